@@ -1,0 +1,65 @@
+import ArgumentParser
+import Foundation
+import GBGBridge
+
+/// A walk through the bridge with no browser and no hardware: a scripted "journey" posts requests
+/// into an in-memory transport and the host's answers are printed as they would reach the page.
+struct DemoCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "demo",
+        abstract: "Show the bridge at work through an in-memory transport (no browser, no hardware).",
+        discussion: """
+            Plays the part of a web journey: queries capabilities, takes a document capture from a \
+            demonstration slot, calls a custom capability, and sends a malformed message. Every \
+            message is printed as JSON, web → host and host → web.
+            """
+    )
+
+    @Flag(name: .long, help: "Print the JSON messages only, one per line.")
+    var quiet = false
+
+    @MainActor
+    func run() async throws {
+        let transport = InMemoryBridgeTransport()
+        let host = BridgeHost(hostVersion: GBGBridgeVersion.current)
+        host.attach(transport: transport)
+
+        host.documentCapture.permissionState = .notApplicable
+        host.documentCapture.handler = { _ in
+            // A demonstration capture: a 1×1 transparent PNG.
+            let png = Data(base64Encoded: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGBgAAAABQABh6FO1AAAAABJRU5ErkJggg==")!
+            host.documentCapture.complete(.document(DocumentCaptureResult(imageData: png, width: 1, height: 1,
+                                                                          mimeType: "image/png")))
+        }
+        host.registerCustomCapability("demo.echo", version: "1.0") { request, responder in
+            responder.succeed(.object(["echo": request.payload.data ?? .null]))
+        }
+
+        let script: [(String, String)] = [
+            ("query the host's capabilities",
+             #"{"version":"1.0","correlationId":"q-1","type":"request","timestamp":1700000000000,"payload":{"action":"capability.query"}}"#),
+            ("capture a document",
+             #"{"version":"1.0","correlationId":"d-1","type":"request","timestamp":1700000000001,"payload":{"action":"camera.document.capture"}}"#),
+            ("ask for a selfie (no handler on this host)",
+             #"{"version":"1.0","correlationId":"s-1","type":"request","timestamp":1700000000002,"payload":{"action":"camera.selfie.capture"}}"#),
+            ("call a custom capability",
+             #"{"version":"1.0","correlationId":"e-1","type":"request","timestamp":1700000000003,"payload":{"action":"demo.echo","data":{"hello":"kiosk"}}}"#),
+            ("post something that is not a bridge message", #"{"type":"request"}"#),
+        ]
+        for (title, json) in script {
+            if !quiet { print("\n# \(title)\nweb → host  \(json)") }
+            let before = transport.sent.count
+            transport.post(json)
+            for reply in transport.sent[before...] {
+                print(quiet ? reply : "host → web  \(reply)")
+            }
+            if let error = host.lastError {
+                if !quiet { print("host error  \(error)") }
+                host.clearError()
+            }
+        }
+        if !quiet {
+            print("\n\(host.receivedMessages.count) valid messages received, \(transport.sent.count) sent.")
+        }
+    }
+}

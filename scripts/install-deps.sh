@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs the Debian packages GBGBridge needs to build, test and run, skipping what is present.
+# Usage: scripts/install-deps.sh            (build + test dependencies)
+set -euo pipefail
+
+packages=(
+  pkg-config
+  libpcsclite-dev pcscd vsmartcard-vpcd   # PC/SC reader access; vpcd lets the emulator act as a card
+  libnfc-dev                              # PN53x readers
+  libssl-dev                              # OpenSSL 3: BAC/PACE/CA/AA/passive authentication
+  libopenjp2-7-dev libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev zlib1g-dev  # images
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "Installing: ${missing[*]}"
+  sudo_cmd=()
+  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+if ! command -v swift >/dev/null 2>&1; then
+  for candidate in /opt/swift/usr/bin /usr/share/swift/usr/bin; do
+    [ -x "$candidate/swift" ] && { echo "Swift found at $candidate; add it to PATH." >&2; break; }
+  done
+  echo "error: the Swift toolchain (6.0 or later) is not on PATH." >&2
+  exit 1
+fi
