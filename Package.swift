@@ -6,6 +6,8 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "GBGBridge", targets: ["GBGBridge"]),
+        .library(name: "SmartCard", targets: ["SmartCard"]),
+        .library(name: "MRTD", targets: ["MRTD"]),
         .executable(name: "gbgbridge", targets: ["gbgbridge"]),
     ],
     dependencies: [
@@ -14,6 +16,27 @@ let package = Package(
     targets: [
         // Protocol core: message model, routing, capability slots. No I/O.
         .target(name: "GBGBridge"),
+        // pcsc-lite, as Debian's libpcsclite-dev installs it.
+        .systemLibrary(
+            name: "CPCSCLite",
+            providers: [.apt(["libpcsclite-dev"])]
+        ),
+        // What pcsc-lite only offers as macros (SCARD_PCI_T1 …), as functions.
+        .target(name: "CSmartCardShim", dependencies: ["CPCSCLite"]),
+        // APDUs, BER-TLV, the reader/card protocol and its PC/SC back end.
+        .target(name: "SmartCard", dependencies: ["CPCSCLite", "CSmartCardShim"]),
+        // OpenSSL 3, as Debian's libssl-dev installs it.
+        .systemLibrary(
+            name: "COpenSSL",
+            pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        // OpenSSL macros and stack helpers, as functions.
+        .target(name: "COpenSSLShim", dependencies: ["COpenSSL"]),
+        // The cryptography eMRTDs need (3DES/AES, MACs, hashes, keys, CMS, X.509) over OpenSSL.
+        .target(name: "MRTDCrypto", dependencies: ["COpenSSL", "COpenSSLShim"]),
+        // eMRTD reading: LDS, access control, secure messaging, authentication.
+        .target(name: "MRTD", dependencies: ["SmartCard", "MRTDCrypto"]),
         .executableTarget(
             name: "gbgbridge",
             dependencies: [
@@ -24,6 +47,18 @@ let package = Package(
         .testTarget(
             name: "GBGBridgeTests",
             dependencies: ["GBGBridge"]
+        ),
+        .testTarget(
+            name: "MRTDCryptoTests",
+            dependencies: ["MRTDCrypto", "SmartCard"]
+        ),
+        .testTarget(
+            name: "MRTDTests",
+            dependencies: ["MRTD", "MRTDCrypto", "SmartCard"]
+        ),
+        .testTarget(
+            name: "SmartCardTests",
+            dependencies: ["SmartCard"]
         ),
     ]
 )

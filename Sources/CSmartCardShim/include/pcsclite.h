@@ -1,0 +1,2 @@
+/* pcsc-lite includes <pcsclite.h> without its PCSC/ folder; forward to it so no -I/usr/include/PCSC (and no pkg-config -pthread) is needed. */
+#include <PCSC/pcsclite.h>

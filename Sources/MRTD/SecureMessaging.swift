@@ -1,0 +1,254 @@
+import MRTDCrypto
+import SmartCard
+
+/// Session keys and send sequence counter for ISO 7816-4 / ICAO 9303-11 §9.8 secure messaging,
+/// with both roles: the reader protects commands and checks responses; a chip (the emulator)
+/// checks commands and protects responses. 3DES (retail MAC, zero IV) and AES (CMAC,
+/// IV = E(KSenc, SSC)).
+public struct SecureMessaging: Sendable {
+    public let cipher: BlockCipher
+    let encryptionKey: [UInt8]
+    let macKey: [UInt8]
+    /// The send sequence counter (8 bytes for 3DES, 16 for AES).
+    public private(set) var ssc: [UInt8]
+
+    public init(cipher: BlockCipher, encryptionKey: [UInt8], macKey: [UInt8], ssc: [UInt8]) {
+        self.cipher = cipher
+        self.encryptionKey = encryptionKey
+        self.macKey = macKey
+        self.ssc = ssc
+    }
+
+    /// 3DES session keys from a key seed (BAC, or CA/PACE with 3DES).
+    public static func tripleDES(keySeed: [UInt8], ssc: [UInt8]) -> SecureMessaging {
+        SecureMessaging(cipher: .tripleDES,
+                        encryptionKey: KeyDerivation.derive(keySeed, purpose: .encryption, type: .tripleDES),
+                        macKey: KeyDerivation.derive(keySeed, purpose: .mac, type: .tripleDES), ssc: ssc)
+    }
+
+    var blockSize: Int { cipher.blockSize }
+
+    mutating func incrementSSC() {
+        var index = ssc.count - 1
+        while index >= 0 {
+            ssc[index] &+= 1
+            if ssc[index] != 0 { break }
+            index -= 1
+        }
+    }
+
+    func mac(_ data: [UInt8]) throws(CryptoError) -> [UInt8] {
+        let padded = iso9797Pad(ssc + data, blockSize: blockSize)
+        switch cipher {
+        case .aes: return Array(try aesCMAC(key: macKey, padded).prefix(8))
+        default: return try retailMAC(key: macKey, padded)
+        }
+    }
+
+    func iv() throws(CryptoError) -> [UInt8] {
+        cipher == .aes ? try BlockCipher.aes.ecb(encrypt: true, key: encryptionKey, ssc) : [UInt8](repeating: 0, count: 8)
+    }
+
+    func encrypt(_ plain: [UInt8]) throws(CryptoError) -> [UInt8] {
+        try cipher.cbc(encrypt: true, key: encryptionKey, iv: try iv(), iso9797Pad(plain, blockSize: blockSize))
+    }
+
+    func decrypt(_ cryptogram: [UInt8]) throws(MRTDError) -> [UInt8] {
+        guard !cryptogram.isEmpty, cryptogram.count.isMultiple(of: blockSize) else {
+            throw MRTDError(.secureMessagingFailure, "cryptogram of \(cryptogram.count) bytes is not whole blocks")
+        }
+        let plain: [UInt8]
+        do {
+            plain = try cipher.cbc(encrypt: false, key: encryptionKey, iv: try iv(), cryptogram)
+        } catch {
+            throw MRTDError(.cryptoFailure, "decryption failed: \(error.reason)")
+        }
+        guard let unpadded = iso9797Unpad(plain) else {
+            throw MRTDError(.secureMessagingFailure, "decrypted data has invalid padding")
+        }
+        return unpadded
+    }
+
+    static func isOddINS(_ ins: UInt8) -> Bool { ins & 1 == 1 }
+
+    static func leBytes(_ ne: Int, extended: Bool) -> [UInt8] {
+        if extended { return ne == 65_536 ? [0, 0] : [UInt8(ne >> 8), UInt8(ne & 0xFF)] }
+        return [ne == 256 ? 0 : UInt8(ne)]
+    }
+
+    // MARK: Reader role
+
+    /// Protects a plain command: encrypts its data into DO87 (DO85 for an odd INS), puts Ne into
+    /// DO97, and appends the MAC as DO8E. Increments the SSC.
+    public mutating func protect(_ command: CommandAPDU) throws(MRTDError) -> CommandAPDU {
+        do {
+            incrementSSC()
+            let cla = command.cla | 0x0C
+            let header = iso9797Pad([cla, command.ins, command.p1, command.p2], blockSize: blockSize)
+            var objects: [UInt8] = []
+            if !command.data.isEmpty {
+                let cryptogram = try encrypt(command.data)
+                objects += Self.isOddINS(command.ins)
+                    ? BERTLV.encode(tag: 0x85, value: cryptogram)
+                    : BERTLV.encode(tag: 0x87, value: [0x01] + cryptogram)
+            }
+            let extended = command.isExtended
+            if let ne = command.ne {
+                objects += BERTLV.encode(tag: 0x97, value: Self.leBytes(ne, extended: extended))
+            }
+            let checksum = try mac(header + objects)
+            objects += BERTLV.encode(tag: 0x8E, value: checksum)
+            return CommandAPDU(cla: cla, ins: command.ins, p1: command.p1, p2: command.p2, data: objects,
+                               ne: extended ? 65_536 : 256, forceExtended: extended)
+        } catch {
+            throw MRTDError(.cryptoFailure, "protecting a command failed: \(error.reason)")
+        }
+    }
+
+    /// Checks and decrypts a protected response. Throws `.secureMessagingFailure` when the chip
+    /// answered without secure messaging (it dropped the session) or the MAC does not match;
+    /// no data from such a response is returned.
+    public mutating func unprotect(_ response: ResponseAPDU) throws(MRTDError) -> ResponseAPDU {
+        incrementSSC()
+        guard !response.data.isEmpty else {
+            throw MRTDError(.secureMessagingFailure,
+                            "the chip answered without secure messaging: \(response.statusWord.meaning)",
+                            statusWord: response.statusWord)
+        }
+        let objects: [TLV]
+        do {
+            objects = try BERTLV.parseAll(response.data)
+        } catch {
+            throw MRTDError(.secureMessagingFailure, "protected response is not valid TLV: \(error.reason)")
+        }
+        var macInput: [UInt8] = []
+        var cryptogram: [UInt8]?
+        var status: [UInt8]?
+        var checksum: [UInt8]?
+        for object in objects {
+            switch object.tag {
+            case 0x87:
+                guard object.value.first == 0x01 else {
+                    throw MRTDError(.secureMessagingFailure, "DO87 without padding-content indicator 01")
+                }
+                cryptogram = Array(object.value.dropFirst())
+                macInput += object.encoded()
+            case 0x85:
+                cryptogram = object.value
+                macInput += object.encoded()
+            case 0x99:
+                status = object.value
+                macInput += object.encoded()
+            case 0x8E:
+                checksum = object.value
+            default:
+                throw MRTDError(.secureMessagingFailure, "unexpected data object \(BERTLV.tagString(object.tag)) in response")
+            }
+        }
+        guard let checksum else {
+            throw MRTDError(.secureMessagingFailure, "response has no MAC (DO8E)", statusWord: response.statusWord)
+        }
+        let expected: [UInt8]
+        do {
+            expected = try mac(macInput)
+        } catch {
+            throw MRTDError(.cryptoFailure, "computing the response MAC failed: \(error.reason)")
+        }
+        guard constantTimeEqual(expected, checksum) else {
+            throw MRTDError(.secureMessagingFailure, "response MAC does not match", statusWord: response.statusWord)
+        }
+        guard let status, status.count == 2 else {
+            throw MRTDError(.secureMessagingFailure, "response has no status (DO99)")
+        }
+        let data = try cryptogram.map { cryptogram throws(MRTDError) in try decrypt(cryptogram) } ?? []
+        return ResponseAPDU(data: data, statusWord: StatusWord(sw1: status[0], sw2: status[1]))
+    }
+
+    // MARK: Chip role
+
+    /// Checks and decrypts a protected command as a chip does. Throws when the MAC is wrong or
+    /// secure-messaging objects are missing; the caller answers `6988` / `6987` and drops the session.
+    public mutating func unprotectCommand(_ command: CommandAPDU) throws(MRTDError) -> CommandAPDU {
+        incrementSSC()
+        guard command.cla & 0x0C == 0x0C else {
+            throw MRTDError(.secureMessagingFailure, "command is not protected", statusWord: .smDataObjectsMissing)
+        }
+        let objects: [TLV]
+        do {
+            objects = try BERTLV.parseAll(command.data)
+        } catch {
+            throw MRTDError(.secureMessagingFailure, "malformed protected command", statusWord: .smDataObjectsIncorrect)
+        }
+        var macInput = iso9797Pad([command.cla, command.ins, command.p1, command.p2], blockSize: blockSize)
+        var cryptogram: [UInt8]?
+        var ne: Int?
+        var checksum: [UInt8]?
+        for object in objects {
+            switch object.tag {
+            case 0x87:
+                guard object.value.first == 0x01 else {
+                    throw MRTDError(.secureMessagingFailure, "bad DO87", statusWord: .smDataObjectsIncorrect)
+                }
+                cryptogram = Array(object.value.dropFirst())
+                macInput += object.encoded()
+            case 0x85:
+                cryptogram = object.value
+                macInput += object.encoded()
+            case 0x97:
+                let value = object.value.reduce(0) { $0 << 8 | Int($1) }
+                ne = value == 0 ? (object.value.count >= 2 ? 65_536 : 256) : value
+                macInput += object.encoded()
+            case 0x8E:
+                checksum = object.value
+            default:
+                throw MRTDError(.secureMessagingFailure, "unexpected DO", statusWord: .smDataObjectsIncorrect)
+            }
+        }
+        guard let checksum else {
+            throw MRTDError(.secureMessagingFailure, "no DO8E", statusWord: .smDataObjectsMissing)
+        }
+        let expected: [UInt8]
+        do {
+            expected = try mac(macInput)
+        } catch {
+            throw MRTDError(.cryptoFailure, "MAC failed", statusWord: .smDataObjectsIncorrect)
+        }
+        guard constantTimeEqual(expected, checksum) else {
+            throw MRTDError(.secureMessagingFailure, "command MAC does not match", statusWord: .smDataObjectsIncorrect)
+        }
+        let data: [UInt8]
+        do {
+            data = try cryptogram.map { cryptogram throws(MRTDError) in try decrypt(cryptogram) } ?? []
+        } catch {
+            throw MRTDError(.secureMessagingFailure, error.reason, statusWord: .smDataObjectsIncorrect)
+        }
+        return CommandAPDU(cla: command.cla & ~0x0C, ins: command.ins, p1: command.p1, p2: command.p2, data: data,
+                           ne: ne, forceExtended: command.isExtended)
+    }
+
+    /// Protects a chip's plain response (DO87 or, for an odd INS, DO85; DO99; DO8E).
+    public mutating func protectResponse(_ response: ResponseAPDU, oddINS: Bool = false) throws(MRTDError) -> ResponseAPDU {
+        do {
+            incrementSSC()
+            var objects: [UInt8] = []
+            if !response.data.isEmpty {
+                let cryptogram = try encrypt(response.data)
+                objects += oddINS ? BERTLV.encode(tag: 0x85, value: cryptogram)
+                    : BERTLV.encode(tag: 0x87, value: [0x01] + cryptogram)
+            }
+            objects += BERTLV.encode(tag: 0x99, value: [response.statusWord.sw1, response.statusWord.sw2])
+            objects += BERTLV.encode(tag: 0x8E, value: try mac(objects))
+            return ResponseAPDU(data: objects, statusWord: response.statusWord)
+        } catch {
+            throw MRTDError(.cryptoFailure, "protecting a response failed: \(error.reason)")
+        }
+    }
+}
+
+/// Compares two byte strings in time independent of where they differ.
+func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+    guard a.count == b.count else { return false }
+    var difference: UInt8 = 0
+    for (x, y) in zip(a, b) { difference |= x ^ y }
+    return difference == 0
+}

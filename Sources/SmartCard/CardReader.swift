@@ -1,0 +1,89 @@
+/// What a reader reports about itself and its card.
+public struct ReaderInfo: Sendable, Hashable, Codable {
+    /// The back end that drives it: `pcsc` or `libnfc`.
+    public var backend: String
+    /// The reader's name as its back end gives it (PC/SC: `Virtual PCD 00 00`).
+    public var name: String
+    public var cardPresent: Bool
+    /// The card's ATR (contact) or the reader's pseudo-ATR for a contactless card.
+    public var atr: [UInt8]?
+    /// Another application holds the card exclusively.
+    public var exclusive: Bool
+    /// The card is present but does not answer.
+    public var mute: Bool
+
+    public init(backend: String, name: String, cardPresent: Bool, atr: [UInt8]? = nil, exclusive: Bool = false,
+                mute: Bool = false) {
+        self.backend = backend
+        self.name = name
+        self.cardPresent = cardPresent
+        self.atr = atr
+        self.exclusive = exclusive
+        self.mute = mute
+    }
+}
+
+/// A source of readers: PC/SC, libnfc, or an in-process emulator. Everything above the smart-card
+/// layer (BAC, PACE, nfc.read) talks to cards only through this protocol and `CardConnection`.
+public protocol CardReaderBackend: Sendable {
+    /// A short name for messages and `ReaderInfo.backend`.
+    var backendName: String { get }
+
+    /// The readers present now.
+    func readers() async throws -> [ReaderInfo]
+
+    /// Waits until a card is present in a reader whose name contains `readerMatching` (any reader
+    /// when `nil`), up to `timeout` (forever when `nil`). Throws `.timeout`, `.cancelled` when the
+    /// task is cancelled, `.noReaders` / `.readerNotFound` when no reader matches.
+    func waitForCard(readerMatching: String?, timeout: Duration?) async throws -> ReaderInfo
+
+    /// Waits until the set of readers changes (plug-in or removal), up to `timeout`; returns the
+    /// new list. Returns the current list when `timeout` passes without a change.
+    func waitForReaderChange(timeout: Duration?) async throws -> [ReaderInfo]
+
+    /// Connects to the card in the named reader.
+    func connect(reader: String) async throws -> any CardConnection
+}
+
+/// A connected card. Calls are serialised by the implementation; they may block on I/O but never
+/// block the Swift cooperative thread pool.
+public protocol CardConnection: AnyObject, Sendable {
+    var readerName: String { get }
+    /// The ATR (or, for contactless cards under PC/SC, the pseudo-ATR built from ATS/ATQB).
+    var atr: [UInt8] { get }
+
+    /// Sends raw command bytes and returns the raw response (data + SW1 SW2).
+    func transmit(raw: [UInt8]) async throws -> [UInt8]
+
+    /// Whether the card is still there.
+    func isCardPresent() async -> Bool
+
+    /// Releases the card (leaving it powered). Further calls fail.
+    func disconnect() async
+}
+
+extension CardConnection {
+    /// Sends a command APDU and returns its response. Handles the transport-level status words:
+    /// `61xx` (fetches the rest with GET RESPONSE) and `6Cxx` (resends with the exact Le).
+    public func transmit(_ command: CommandAPDU) async throws -> ResponseAPDU {
+        var response = try ResponseAPDU(bytes: try await transmit(raw: command.encoded()))
+        if response.statusWord.sw1 == 0x6C, command.ne != nil {
+            var retry = command
+            retry.ne = response.statusWord.sw2 == 0 ? 256 : Int(response.statusWord.sw2)
+            response = try ResponseAPDU(bytes: try await transmit(raw: retry.encoded()))
+        }
+        var data = response.data
+        var rounds = 0
+        while response.statusWord.sw1 == 0x61 {
+            rounds += 1
+            guard rounds <= 256 else {
+                throw SmartCardError(.invalidResponse, "card kept answering 61xx after 256 GET RESPONSE commands")
+            }
+            let remaining = response.statusWord.sw2 == 0 ? 256 : Int(response.statusWord.sw2)
+            let getResponse = CommandAPDU(cla: command.cla & 0x03, ins: 0xC0, p1: 0, p2: 0, ne: remaining)
+            response = try ResponseAPDU(bytes: try await transmit(raw: getResponse.encoded()))
+            data += response.data
+        }
+        return ResponseAPDU(data: data, statusWord: response.statusWord)
+    }
+}
