@@ -18,3 +18,4 @@ void COpenSSLShim_x509_stack_free(STACK_OF(X509) *stack) { sk_X509_pop_free(stac
 int COpenSSLShim_x509_stack_count(const STACK_OF(X509) *stack) { return sk_X509_num(stack); }
 X509 *COpenSSLShim_x509_stack_value(const STACK_OF(X509) *stack, int index) { return sk_X509_value(stack, index); }
 long COpenSSLShim_bio_mem_data(BIO *bio, char **data) { return BIO_get_mem_data(bio, data); }
+unsigned long COpenSSLShim_name_flags_rfc2253(void) { return XN_FLAG_RFC2253; }

@@ -15,4 +15,6 @@ int COpenSSLShim_x509_stack_count(const STACK_OF(X509) *stack);
 X509 *COpenSSLShim_x509_stack_value(const STACK_OF(X509) *stack, int index);
 /* Copies a memory BIO's contents out: returns length, sets *data to BIO-owned storage. */
 long COpenSSLShim_bio_mem_data(BIO *bio, char **data);
+/* XN_FLAG_RFC2253 (a composite macro). */
+unsigned long COpenSSLShim_name_flags_rfc2253(void);
 #endif
