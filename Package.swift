@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "GBGBridge", targets: ["GBGBridge"]),
         .library(name: "SmartCard", targets: ["SmartCard"]),
         .library(name: "MRTD", targets: ["MRTD"]),
+        .library(name: "MRTDEmulator", targets: ["MRTDEmulator"]),
         .executable(name: "gbgbridge", targets: ["gbgbridge"]),
     ],
     dependencies: [
@@ -37,6 +38,10 @@ let package = Package(
         .target(name: "MRTDCrypto", dependencies: ["COpenSSL", "COpenSSLShim"]),
         // eMRTD reading: LDS, access control, secure messaging, authentication.
         .target(name: "MRTD", dependencies: ["SmartCard", "MRTDCrypto"]),
+        // A virtual eMRTD chip: in-process, or as a card in pcscd through vpcd.
+        .target(name: "MRTDEmulator", dependencies: ["MRTD", "MRTDCrypto", "SmartCard"]),
+        // Shared by the test targets: fixtures and the pcscd harness.
+        .target(name: "TestSupport", dependencies: ["MRTDEmulator"]),
         .executableTarget(
             name: "gbgbridge",
             dependencies: [
@@ -58,7 +63,11 @@ let package = Package(
         ),
         .testTarget(
             name: "SmartCardTests",
-            dependencies: ["SmartCard"]
+            dependencies: ["SmartCard", "MRTD", "MRTDEmulator", "TestSupport"]
+        ),
+        .testTarget(
+            name: "MRTDEmulatorTests",
+            dependencies: ["MRTDEmulator", "MRTD", "MRTDCrypto", "SmartCard", "TestSupport"]
         ),
     ]
 )

@@ -1,0 +1,165 @@
+import Foundation
+import MRTD
+import MRTDCrypto
+import SmartCard
+
+/// The content and behaviour of one virtual passport chip: its files, its access key and its
+/// limits. Build one from a description (files are generated and EF.SOD is signed) or from a
+/// directory of EF dumps.
+public struct EmulatedPassport: Sendable {
+    /// Files on the master file (EF.CardAccess 011C, EF.ATR/INFO 2F01, EF.CardSecurity 011D).
+    public var masterFiles: [UInt16: [UInt8]]
+    /// Files of the eMRTD application (EF.COM 011E, EF.SOD 011D, DG1–DG16 0101–0110).
+    public var applicationFiles: [UInt16: [UInt8]]
+    /// Document number, date of birth and date of expiry with check digits (the BAC key input).
+    public var mrzKeyInformation: String
+    /// Whether the chip accepts extended-length APDUs.
+    public var extendedLength: Bool
+    /// The most bytes one READ BINARY returns.
+    public var maxReadLength: Int
+
+    public static let eMRTDApplicationID: [UInt8] = [0xA0, 0x00, 0x00, 0x02, 0x47, 0x10, 0x01]
+    public static let efCOM: UInt16 = 0x011E
+    public static let efSOD: UInt16 = 0x011D
+    public static let efCardAccess: UInt16 = 0x011C
+    public static let efATRInfo: UInt16 = 0x2F01
+
+    public static func dataGroupFID(_ number: Int) -> UInt16 { 0x0100 + UInt16(number) }
+
+    public init(masterFiles: [UInt16: [UInt8]], applicationFiles: [UInt16: [UInt8]], mrzKeyInformation: String,
+                extendedLength: Bool = true, maxReadLength: Int? = nil) {
+        self.masterFiles = masterFiles
+        self.applicationFiles = applicationFiles
+        self.mrzKeyInformation = mrzKeyInformation
+        self.extendedLength = extendedLength
+        self.maxReadLength = maxReadLength ?? (extendedLength ? 65_536 : 256)
+        if extendedLength, masterFiles[Self.efATRInfo] == nil {
+            self.masterFiles[Self.efATRInfo] = Self.atrInfo(maxCommand: 65_535, maxResponse: self.maxReadLength)
+        }
+    }
+
+    /// EF.ATR/INFO announcing extended length (ISO 7816-4 §12.7.1, tag 7F66).
+    static func atrInfo(maxCommand: Int, maxResponse: Int) -> [UInt8] {
+        func integer(_ value: Int) -> [UInt8] {
+            let clamped = min(value, 65_535)
+            return BERTLV.encode(tag: 0x02, value: [UInt8(clamped >> 8), UInt8(clamped & 0xFF)])
+        }
+        return BERTLV.encode(tag: 0x7F66, value: integer(maxCommand) + integer(maxResponse))
+    }
+
+    /// Builds a chip from a description: generates the data groups, EF.COM and a signed EF.SOD.
+    /// Relative image paths resolve against `baseDirectory`.
+    public init(description: PassportDescription, baseDirectory: URL, signer: DocumentSigner) throws(EmulatorError) {
+        let mrz: MRZ
+        do {
+            mrz = try MRZ(description.mrz.lines.joined(separator: "\n"))
+        } catch {
+            throw EmulatorError("the description's MRZ is invalid: \(error.reason)")
+        }
+        func load(_ path: String) throws(EmulatorError) -> [UInt8] {
+            let url = path.hasPrefix("/") ? URL(fileURLWithPath: path) : baseDirectory.appendingPathComponent(path)
+            do {
+                return Array(try Data(contentsOf: url))
+            } catch {
+                throw EmulatorError("cannot read \(url.path): \(error.localizedDescription)")
+            }
+        }
+        var groups: [Int: [UInt8]] = [1: LDSBuilder.dg1(mrz: mrz)]
+        if let face = description.faceImage { groups[2] = try LDSBuilder.dg2(faceImage: try load(face)) }
+        if let signature = description.signatureImage { groups[7] = LDSBuilder.dg7(image: try load(signature)) }
+        if let dg11 = description.dg11 { groups[11] = LDSBuilder.dg11(dg11) }
+        if let dg12 = description.dg12 { groups[12] = LDSBuilder.dg12(dg12) }
+        let digestName = description.chip?.sodDigest ?? "SHA-256"
+        guard let digest = DigestAlgorithm(rawValue: digestName.uppercased()) else {
+            throw EmulatorError("unknown sodDigest '\(digestName)'; use SHA-1, SHA-224, SHA-256, SHA-384 or SHA-512")
+        }
+        var files: [UInt16: [UInt8]] = [:]
+        for (number, content) in groups { files[Self.dataGroupFID(number)] = content }
+        files[Self.efCOM] = LDSBuilder.com(dataGroups: Array(groups.keys))
+        files[Self.efSOD] = try LDSBuilder.sod(dataGroups: groups, digest: digest, signer: signer)
+        let extended = description.chip?.extendedLength ?? true
+        if let max = description.chip?.maxReadLength, !(1...65_536).contains(max) {
+            throw EmulatorError("chip.maxReadLength must be between 1 and 65536")
+        }
+        self.init(masterFiles: [:], applicationFiles: files, mrzKeyInformation: mrz.keyInformation,
+                  extendedLength: extended, maxReadLength: description.chip?.maxReadLength)
+    }
+
+    /// Loads a passport description file and builds its chip, signing with `signer`.
+    public static func load(descriptionAt url: URL, signer: DocumentSigner) throws(EmulatorError) -> EmulatedPassport {
+        try EmulatedPassport(description: try PassportDescription.load(from: url),
+                             baseDirectory: url.deletingLastPathComponent(), signer: signer)
+    }
+
+    /// Builds a chip from a directory of EF dumps as readers save them: `EF_COM.bin`, `EF_SOD.bin`,
+    /// `DG1.bin` … (also `Datagroup1.bin`, `EF_DG1.bin`, or by file id: `ef0101.bin`, `011E.bin`).
+    /// The BAC key comes from DG1's MRZ unless `mrz` is given.
+    public init(dumpDirectory: URL, mrz overrideMRZ: String? = nil, extendedLength: Bool = true,
+                maxReadLength: Int? = nil) throws(EmulatorError) {
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: dumpDirectory.path)
+        } catch {
+            throw EmulatorError("cannot list \(dumpDirectory.path): \(error.localizedDescription)")
+        }
+        var application: [UInt16: [UInt8]] = [:]
+        var master: [UInt16: [UInt8]] = [:]
+        for name in names.sorted() {
+            guard let (fid, inMaster) = Self.fileID(forDumpName: name) else { continue }
+            let content: [UInt8]
+            do {
+                content = Array(try Data(contentsOf: dumpDirectory.appendingPathComponent(name)))
+            } catch {
+                throw EmulatorError("cannot read \(name): \(error.localizedDescription)")
+            }
+            if inMaster { master[fid] = content } else { application[fid] = content }
+        }
+        guard application[Self.efCOM] != nil || application[Self.efSOD] != nil || application[Self.dataGroupFID(1)] != nil else {
+            throw EmulatorError("\(dumpDirectory.path) holds no EF.COM, EF.SOD or DG1 dump")
+        }
+        let keyInformation: String
+        do {
+            if let overrideMRZ {
+                keyInformation = try MRZ(overrideMRZ).keyInformation
+            } else {
+                guard let dg1 = application[Self.dataGroupFID(1)] else {
+                    throw EmulatorError("the dump has no DG1; give the MRZ explicitly")
+                }
+                let mrzBytes = try BERTLV.parseSingle(dg1).child(0x5F1F)?.value ?? []
+                keyInformation = try MRZ(String(decoding: mrzBytes, as: UTF8.self)).keyInformation
+            }
+        } catch let error as EmulatorError {
+            throw error
+        } catch {
+            throw EmulatorError("cannot derive the access key from the dump's MRZ: \(error)")
+        }
+        self.init(masterFiles: master, applicationFiles: application, mrzKeyInformation: keyInformation,
+                  extendedLength: extendedLength, maxReadLength: maxReadLength)
+    }
+
+    /// Maps a dump file name to a file id and whether it lives on the master file.
+    static func fileID(forDumpName name: String) -> (UInt16, Bool)? {
+        var stem = name.lowercased()
+        for suffix in [".bin", ".der", ".dat"] where stem.hasSuffix(suffix) { stem.removeLast(suffix.count) }
+        stem = stem.replacingOccurrences(of: ".", with: "_")
+        for prefix in ["ef_", "ef"] where stem.hasPrefix(prefix) && stem.count > prefix.count {
+            let rest = String(stem.dropFirst(prefix.count))
+            if rest.count == 4, let fid = UInt16(rest, radix: 16) { stem = String(format: "%04x", fid); break }
+            stem = rest
+            break
+        }
+        switch stem {
+        case "com", "011e": return (efCOM, false)
+        case "sod", "011d": return (efSOD, false)
+        case "cardaccess", "card_access", "011c": return (efCardAccess, true)
+        case "cardsecurity", "card_security": return (0x011D, true)
+        case "atrinfo", "atr_info", "2f01": return (efATRInfo, true)
+        default: break
+        }
+        for prefix in ["datagroup", "dg", "_dg"] where stem.hasPrefix(prefix) {
+            if let number = Int(stem.dropFirst(prefix.count)), (1...16).contains(number) { return (dataGroupFID(number), false) }
+        }
+        if stem.count == 4, let fid = UInt16(stem, radix: 16), (0x0101...0x0110).contains(fid) { return (fid, false) }
+        return nil
+    }
+}

@@ -1,0 +1,102 @@
+import SmartCard
+import Synchronization
+
+/// An in-process reader holding a virtual chip, for fast tests and demos without pcscd. It
+/// implements the same `CardReaderBackend` as PC/SC, so reader code cannot tell the difference.
+public final class EmulatedReaderBackend: CardReaderBackend {
+    public let backendName = "emulator"
+    public let readerName: String
+    private let slot: Mutex<VirtualPassportChip?>
+
+    public init(chip: VirtualPassportChip? = nil, readerName: String = "GBGBridge Emulated Reader") {
+        self.readerName = readerName
+        self.slot = Mutex(chip)
+    }
+
+    /// Puts a chip in the field (replacing any other).
+    public func insert(_ chip: VirtualPassportChip) {
+        chip.reset()
+        slot.withLock { $0 = chip }
+    }
+
+    /// Takes the chip away.
+    public func remove() {
+        slot.withLock { $0 = nil }
+    }
+
+    public var chip: VirtualPassportChip? { slot.withLock { $0 } }
+
+    private func presentChip() -> VirtualPassportChip? {
+        guard let chip = slot.withLock({ $0 }), !chip.isRemoved else { return nil }
+        return chip
+    }
+
+    private func info() -> ReaderInfo {
+        let chip = presentChip()
+        return ReaderInfo(backend: backendName, name: readerName, cardPresent: chip != nil, atr: chip?.atr)
+    }
+
+    public func readers() async throws -> [ReaderInfo] { [info()] }
+
+    public func waitForCard(readerMatching: String?, timeout: Duration?) async throws -> ReaderInfo {
+        if let filter = readerMatching, !filter.isEmpty, !readerName.localizedCaseInsensitiveContains(filter) {
+            throw SmartCardError(.readerNotFound, "no reader matches '\(filter)'")
+        }
+        let deadline = timeout.map { ContinuousClock.now + $0 }
+        while true {
+            if presentChip() != nil { return info() }
+            if let deadline, ContinuousClock.now >= deadline {
+                throw SmartCardError(.timeout, "no card was presented before the timeout")
+            }
+            do {
+                try await Task.sleep(for: .milliseconds(20))
+            } catch {
+                throw SmartCardError(.cancelled, "waiting for a card was cancelled")
+            }
+        }
+    }
+
+    public func waitForReaderChange(timeout: Duration?) async throws -> [ReaderInfo] {
+        // The emulated reader never goes away.
+        do {
+            try await Task.sleep(for: timeout ?? .seconds(3600))
+        } catch {
+            throw SmartCardError(.cancelled, "waiting for readers was cancelled")
+        }
+        return [info()]
+    }
+
+    public func connect(reader: String) async throws -> any CardConnection {
+        guard reader == readerName else { throw SmartCardError(.readerNotFound, "no reader named '\(reader)'") }
+        guard let chip = presentChip() else { throw SmartCardError(.noCard, "no card is in the reader") }
+        return EmulatedCardConnection(chip: chip, readerName: readerName)
+    }
+}
+
+/// A connection to a virtual chip in the same process.
+public final class EmulatedCardConnection: CardConnection {
+    public let readerName: String
+    public let chip: VirtualPassportChip
+    private let open = Mutex(true)
+
+    public init(chip: VirtualPassportChip, readerName: String = "GBGBridge Emulated Reader") {
+        self.chip = chip
+        self.readerName = readerName
+    }
+
+    public var atr: [UInt8] { chip.atr }
+
+    public func transmit(raw: [UInt8]) async throws -> [UInt8] {
+        guard open.withLock({ $0 }) else { throw SmartCardError(.cardRemoved, "the connection was closed") }
+        let latency = chip.faults.latencyPerAPDU
+        if latency > .zero { try? await Task.sleep(for: latency) }
+        switch chip.process(raw) {
+        case .response(let bytes): return bytes
+        case .removed: throw SmartCardError(.cardRemoved, "the card was removed from the reader")
+        }
+    }
+
+    public func isCardPresent() async -> Bool { !chip.isRemoved && open.withLock { $0 } }
+
+    public func disconnect() async { open.withLock { $0 = false } }
+}

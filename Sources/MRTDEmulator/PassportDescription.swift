@@ -1,0 +1,109 @@
+import Foundation
+import MRTD
+
+/// A virtual passport as a JSON file describes it: who it belongs to, what its chip holds and
+/// how the chip behaves.
+///
+/// ```json
+/// { "mrz": ["P<UTOERIKSSON<<ANNA<MARIA<<<…", "L898902C36UTO7408122F1204159ZE184226B<<<<<10"],
+///   "faceImage": "../faces/face.jpg",
+///   "dg11": { "fullName": "ERIKSSON<<ANNA<MARIA", "placeOfBirth": "ZENITH" },
+///   "dg12": { "issuingAuthority": "UTOPIA PASSPORT OFFICE", "dateOfIssue": "20020415" },
+///   "chip": { "extendedLength": true, "maxReadLength": 65536 } }
+/// ```
+public struct PassportDescription: Codable, Sendable, Hashable {
+    /// What this document is, for people reading the fixture.
+    public var description: String?
+    /// The MRZ, as an array of lines or one string with line breaks.
+    public var mrz: MRZLines
+    /// The face image (JPEG or JPEG 2000), relative to the JSON file.
+    public var faceImage: String?
+    /// A signature or usual-mark image for DG7 (JPEG or JPEG 2000), relative to the JSON file.
+    public var signatureImage: String?
+    public var dg11: AdditionalPersonalDetails?
+    public var dg12: AdditionalDocumentDetails?
+    public var chip: ChipSettings?
+
+    public struct MRZLines: Codable, Sendable, Hashable {
+        public var lines: [String]
+        public init(lines: [String]) { self.lines = lines }
+        public init(from decoder: Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if let lines = try? container.decode([String].self) {
+                self.lines = lines
+            } else {
+                self.lines = try container.decode(String.self).split(whereSeparator: \.isNewline).map(String.init)
+            }
+        }
+        public func encode(to encoder: Encoder) throws {
+            var container = encoder.singleValueContainer()
+            try container.encode(lines)
+        }
+    }
+
+    /// DG11 fields (ICAO 9303-10 §4.7.11); names as in the LDS.
+    public struct AdditionalPersonalDetails: Codable, Sendable, Hashable {
+        public var fullName: String?
+        public var otherNames: [String]?
+        public var personalNumber: String?
+        /// YYYYMMDD.
+        public var fullDateOfBirth: String?
+        public var placeOfBirth: String?
+        public var permanentAddress: String?
+        public var telephone: String?
+        public var profession: String?
+        public var title: String?
+        public var personalSummary: String?
+        public var custodyInformation: String?
+    }
+
+    /// DG12 fields (ICAO 9303-10 §4.7.12).
+    public struct AdditionalDocumentDetails: Codable, Sendable, Hashable {
+        public var issuingAuthority: String?
+        /// YYYYMMDD.
+        public var dateOfIssue: String?
+        public var endorsementsAndObservations: String?
+        public var taxOrExitRequirements: String?
+        /// YYYYMMDDhhmmss.
+        public var dateAndTimeOfPersonalization: String?
+        public var personalizationSystemSerialNumber: String?
+    }
+
+    /// How the chip behaves.
+    public struct ChipSettings: Codable, Sendable, Hashable {
+        /// Whether the chip accepts extended-length APDUs (announced in EF.ATR/INFO). Default true.
+        public var extendedLength: Bool?
+        /// The most bytes one READ BINARY returns; a larger Ne is answered 6700. Default: 65536
+        /// with extended length, 256 without.
+        public var maxReadLength: Int?
+        /// The digest used in EF.SOD (`SHA-256` default; `SHA-1`, `SHA-384`, `SHA-512` …).
+        public var sodDigest: String?
+    }
+
+    public init(mrz: [String], faceImage: String? = nil) {
+        self.mrz = MRZLines(lines: mrz)
+        self.faceImage = faceImage
+    }
+
+    /// Loads a description from a JSON file.
+    public static func load(from url: URL) throws(EmulatorError) -> PassportDescription {
+        let data: Data
+        do {
+            data = try Data(contentsOf: url)
+        } catch {
+            throw EmulatorError("cannot read passport description \(url.path): \(error.localizedDescription)")
+        }
+        do {
+            return try JSONDecoder().decode(PassportDescription.self, from: data)
+        } catch {
+            throw EmulatorError("\(url.lastPathComponent) is not a valid passport description: \(error)")
+        }
+    }
+}
+
+/// A problem setting up or running the emulator (bad description, unreadable files, vpcd).
+public struct EmulatorError: Error, Sendable, Hashable, CustomStringConvertible {
+    public var reason: String
+    public init(_ reason: String) { self.reason = reason }
+    public var description: String { reason }
+}

@@ -1,0 +1,214 @@
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Puts a virtual chip into a real `pcscd` through the vpcd reader driver (Debian's
+/// `vsmartcard-vpcd`): connects to vpcd's TCP port and answers its requests — 2-byte big-endian
+/// length, then either one control byte (00 power off, 01 power on, 02 reset, 04 get ATR) or an
+/// APDU. Runs on a thread of its own and reconnects when pcscd (and so vpcd) restarts.
+public final class VPCDClient: Sendable {
+    public enum Event: Sendable, Hashable {
+        case connected
+        case disconnected(String)
+        case powerOn, powerOff, reset
+        case apdu(command: Int, response: Int)
+        case cardRemoved
+    }
+
+    public let host: String
+    public let port: UInt16
+    public let chip: VirtualPassportChip
+    private let onEvent: @Sendable (Event) -> Void
+
+    private struct State {
+        var socket: Int32 = -1
+        var stopping = false
+        var inserted = true
+        var connected = false
+        var started = false
+    }
+    private let state = Mutex(State())
+    private let done = DispatchSemaphore(value: 0)
+
+    public init(chip: VirtualPassportChip, host: String = "127.0.0.1", port: UInt16 = 35963,
+                onEvent: @escaping @Sendable (Event) -> Void = { _ in }) {
+        self.chip = chip
+        self.host = host
+        self.port = port
+        self.onEvent = onEvent
+    }
+
+    /// Whether vpcd is connected (the card is "in the reader").
+    public var isConnected: Bool { state.withLock { $0.connected } }
+
+    /// Starts serving on a dedicated thread.
+    public func start() {
+        let shouldStart = state.withLock { state -> Bool in
+            guard !state.started else { return false }
+            state.started = true
+            return true
+        }
+        guard shouldStart else { return }
+        let thread = Thread { [self] in
+            self.run()
+            self.done.signal()
+        }
+        thread.name = "vpcd-\(port)"
+        thread.start()
+    }
+
+    /// Stops serving and waits for the thread to end (the card leaves the reader).
+    public func stop() {
+        let (socket, started) = state.withLock { state -> (Int32, Bool) in
+            state.stopping = true
+            return (state.socket, state.started)
+        }
+        if socket >= 0 { shutdown(socket, Int32(SHUT_RDWR)) }
+        if started { done.wait() }
+    }
+
+    /// Takes the card out of the reader (closes the vpcd connection) until `insertCard()`.
+    public func removeCard() {
+        let socket = state.withLock { state -> Int32 in
+            state.inserted = false
+            return state.socket
+        }
+        if socket >= 0 { shutdown(socket, Int32(SHUT_RDWR)) }
+    }
+
+    /// Puts the card back: the chip restarts unauthenticated.
+    public func insertCard() {
+        chip.reinsert()
+        state.withLock { $0.inserted = true }
+    }
+
+    /// Waits until vpcd has accepted the connection, up to `timeout`.
+    public func waitUntilConnected(timeout: Duration) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if isConnected { return true }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return isConnected
+    }
+
+    private func run() {
+        var backoff = 0.05
+        while !state.withLock({ $0.stopping }) {
+            guard state.withLock({ $0.inserted }) else {
+                Thread.sleep(forTimeInterval: 0.05)
+                continue
+            }
+            guard let socket = connectSocket() else {
+                Thread.sleep(forTimeInterval: backoff)
+                backoff = min(backoff * 2, 1.0)
+                continue
+            }
+            backoff = 0.05
+            state.withLock {
+                $0.socket = socket
+                $0.connected = true
+            }
+            onEvent(.connected)
+            let reason = serve(socket)
+            state.withLock {
+                $0.socket = -1
+                $0.connected = false
+            }
+            close(socket)
+            onEvent(.disconnected(reason))
+            chip.reset()
+        }
+    }
+
+    private func connectSocket() -> Int32? {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var result: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(host, String(port), &hints, &result) == 0, let first = result else { return nil }
+        defer { freeaddrinfo(result) }
+        var entry: UnsafeMutablePointer<addrinfo>? = first
+        while let info = entry {
+            let fd = socket(info.pointee.ai_family, info.pointee.ai_socktype, info.pointee.ai_protocol)
+            if fd >= 0 {
+                if Glibc.connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 {
+                    var one: Int32 = 1
+                    setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+                    return fd
+                }
+                close(fd)
+            }
+            entry = info.pointee.ai_next
+        }
+        return nil
+    }
+
+    private func readExactly(_ socket: Int32, _ count: Int) -> [UInt8]? {
+        var buffer = [UInt8](repeating: 0, count: count)
+        var got = 0
+        while got < count {
+            let n = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress! + got, count - got, 0) }
+            if n > 0 {
+                got += n
+            } else if n < 0 && errno == EINTR {
+                continue
+            } else {
+                return nil
+            }
+        }
+        return buffer
+    }
+
+    private func send(_ socket: Int32, _ payload: [UInt8]) -> Bool {
+        let frame = [UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)] + payload
+        var sent = 0
+        while sent < frame.count {
+            let n = frame.withUnsafeBytes { Glibc.send(socket, $0.baseAddress! + sent, frame.count - sent, Int32(MSG_NOSIGNAL)) }
+            if n > 0 { sent += n } else if n < 0 && errno == EINTR { continue } else { return false }
+        }
+        return true
+    }
+
+    /// Serves one vpcd connection until it closes; returns why it ended.
+    private func serve(_ socket: Int32) -> String {
+        while true {
+            guard let header = readExactly(socket, 2) else { return "vpcd closed the connection" }
+            let length = Int(header[0]) << 8 | Int(header[1])
+            guard let payload = readExactly(socket, length) else { return "vpcd closed the connection" }
+            if length == 1 {
+                switch payload[0] {
+                case 0x00:
+                    chip.reset()
+                    onEvent(.powerOff)
+                case 0x01:
+                    chip.reset()
+                    onEvent(.powerOn)
+                case 0x02:
+                    chip.reset()
+                    onEvent(.reset)
+                case 0x04:
+                    guard send(socket, chip.atr) else { return "sending the ATR failed" }
+                default:
+                    break  // unknown control codes are ignored, as vicc does
+                }
+                continue
+            }
+            let latency = chip.faults.latencyPerAPDU
+            if latency > .zero {
+                Thread.sleep(forTimeInterval: Double(latency.components.seconds) + Double(latency.components.attoseconds) / 1e18)
+            }
+            switch chip.process(payload) {
+            case .response(let response):
+                guard send(socket, response) else { return "sending a response failed" }
+                onEvent(.apdu(command: payload.count, response: response.count))
+            case .removed:
+                state.withLock { $0.inserted = false }
+                onEvent(.cardRemoved)
+                return "the card was removed"
+            }
+        }
+    }
+}

@@ -1,0 +1,31 @@
+import Foundation
+import MRTDEmulator
+
+/// Locations of the project's and the shared fixtures, for tests.
+public enum TestFixtures {
+    /// The package root, found from this file's location.
+    public static let packageRoot = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    public static let directory = packageRoot.appendingPathComponent("Fixtures")
+    /// `../shared/fixtures` next to the project (CI has it at the same place).
+    public static let shared = packageRoot.deletingLastPathComponent().appendingPathComponent("shared/fixtures")
+
+    public static func url(_ relative: String) -> URL { directory.appendingPathComponent(relative) }
+    public static func sharedURL(_ relative: String) -> URL { shared.appendingPathComponent(relative) }
+
+    public static let passportNames = ["utopia-td3-jpeg", "utopia-td1-idcard", "utopia-td3-jpeg2000"]
+
+    /// The test document signer of `Fixtures/pki`.
+    public static func documentSigner() throws -> DocumentSigner {
+        try DocumentSigner.load(certificate: url("pki/ds.cert.pem"), key: url("pki/ds.key.pem"))
+    }
+
+    /// A fixture passport's chip content, built and signed.
+    public static func passport(_ name: String) throws -> EmulatedPassport {
+        try EmulatedPassport.load(descriptionAt: url("passports/\(name).json"), signer: try documentSigner())
+    }
+
+    public static func description(_ name: String) throws -> PassportDescription {
+        try PassportDescription.load(from: url("passports/\(name).json"))
+    }
+}

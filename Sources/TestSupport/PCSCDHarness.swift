@@ -1,0 +1,116 @@
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Starts a real `pcscd` (foreground, with Debian's vpcd reader driver) for hardware-in-the-loop
+/// tests when none is running, and stops it by PID when the test process exits. Serialises use
+/// of the virtual readers: vpcd accepts one card per port.
+public actor PCSCDHarness {
+    public static let shared = PCSCDHarness()
+
+    public static let vpcdReaderName = "Virtual PCD 00 00"
+    public static let vpcdPort: UInt16 = 35963
+    public static let socketPath = "/run/pcscd/pcscd.comm"
+
+    private var process: Process?
+    private var available: Bool?
+    private var locked = false
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    /// Why the harness could not provide pcscd, when it could not.
+    public private(set) var unavailableReason: String?
+
+    /// Makes sure pcscd is up with the vpcd driver; returns false (see `unavailableReason`) when it
+    /// cannot be started.
+    public func ensureRunning() async -> Bool {
+        if let available { return available }
+        let result = await start()
+        available = result
+        return result
+    }
+
+    private func start() async -> Bool {
+        guard FileManager.default.fileExists(atPath: "/usr/lib/pcsc/drivers/serial/libifdvpcd.so") else {
+            unavailableReason = "vsmartcard-vpcd is not installed (scripts/install-deps.sh installs it)"
+            return false
+        }
+        if Self.socketAnswers() { return true }
+        let candidates = ["/usr/sbin/pcscd", "/sbin/pcscd", "/usr/bin/pcscd"]
+        guard let path = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+            unavailableReason = "pcscd is not installed"
+            return false
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = ["--foreground"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        do {
+            try process.run()
+        } catch {
+            unavailableReason = "cannot start pcscd: \(error.localizedDescription)"
+            return false
+        }
+        self.process = process
+        let pid = process.processIdentifier
+        PCSCDHarness.registerExitCleanup(pid: pid)
+        for _ in 0..<100 {
+            if Self.socketAnswers() { return true }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        unavailableReason = "pcscd did not come up within 5 s"
+        return false
+    }
+
+    private static func socketAnswers() -> Bool {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            let bytes = Array(socketPath.utf8.prefix(buffer.count - 1))
+            buffer.copyBytes(from: bytes + [0])
+        }
+        return withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0
+            }
+        }
+    }
+
+    private static let pids = Mutex<[pid_t]>([])
+    private static let cleanupRegistered = Mutex(false)
+
+    private static func registerExitCleanup(pid: pid_t) {
+        pids.withLock { $0.append(pid) }
+        let first = cleanupRegistered.withLock { registered -> Bool in
+            defer { registered = true }
+            return !registered
+        }
+        if first {
+            atexit {
+                for pid in PCSCDHarness.pids.withLock({ $0 }) {
+                    kill(pid, SIGTERM)
+                    var status: Int32 = 0
+                    waitpid(pid, &status, 0)
+                }
+            }
+        }
+    }
+
+    /// Runs `body` with exclusive use of the vpcd readers.
+    public func withExclusiveReaders<T: Sendable>(_ body: @Sendable () async throws -> T) async rethrows -> T {
+        while locked {
+            await withCheckedContinuation { waiters.append($0) }
+        }
+        locked = true
+        defer {
+            locked = false
+            if !waiters.isEmpty { waiters.removeFirst().resume() }
+        }
+        return try await body()
+    }
+}
