@@ -41,11 +41,13 @@ let package = Package(
         // A virtual eMRTD chip: in-process, or as a card in pcscd through vpcd.
         .target(name: "MRTDEmulator", dependencies: ["MRTD", "MRTDCrypto", "SmartCard"]),
         // Shared by the test targets: fixtures and the pcscd harness.
-        .target(name: "TestSupport", dependencies: ["MRTDEmulator"]),
+        .target(name: "TestSupport", dependencies: ["MRTDEmulator", "MRTD", "SmartCard"]),
+        // stdio set-up for the command-line tool.
+        .target(name: "CGBGBridgeCLI"),
         .executableTarget(
             name: "gbgbridge",
             dependencies: [
-                "GBGBridge",
+                "GBGBridge", "SmartCard", "MRTD", "MRTDEmulator", "CGBGBridgeCLI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -20,6 +20,7 @@ public struct PCSCStatus: Sendable, Hashable, CustomStringConvertible {
     public static let systemCancelled = PCSCStatus(rawValue: 0x8010_0012)
     public static let commError = PCSCStatus(rawValue: 0x8010_0013)
     public static let unknownError = PCSCStatus(rawValue: 0x8010_0014)
+    public static let notTransacted = PCSCStatus(rawValue: 0x8010_0016)
     public static let readerUnavailable = PCSCStatus(rawValue: 0x8010_0017)
     public static let noService = PCSCStatus(rawValue: 0x8010_001D)
     public static let serviceStopped = PCSCStatus(rawValue: 0x8010_001E)
@@ -79,7 +80,8 @@ public struct PCSCStatus: Sendable, Hashable, CustomStringConvertible {
         case .cancelled, .systemCancelled: (.cancelled, "the operation was cancelled")
         case .sharingViolation: (.sharingViolation, "another application is using the card")
         case .protoMismatch: (.protocolMismatch, "the card and the reader share no protocol")
-        case .commError, .commDataLost, .notReady: (.communicationFailure, "communication with the card failed")
+        case .commError, .commDataLost, .notReady, .notTransacted:
+            (.communicationFailure, "communication with the card failed")
         default: (.internalError, "PC/SC call failed")
         }
         return SmartCardError(code, "\(operation): \(reason)", pcscStatus: self, file: file, line: line)

@@ -1,4 +1,6 @@
 import Foundation
+import MRTDEmulator
+import SmartCard
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -112,5 +114,57 @@ public actor PCSCDHarness {
             if !waiters.isEmpty { waiters.removeFirst().resume() }
         }
         return try await body()
+    }
+}
+
+/// Waits until pcscd reports the vpcd reader with (or without) a card, so one test's card
+/// leaving does not race the next test's card arriving.
+func settle(cardPresent: Bool) async -> Bool {
+    let backend = PCSCBackend()
+    for _ in 0..<100 {
+        if let readers = try? await backend.readers(),
+           readers.first(where: { $0.name == PCSCDHarness.vpcdReaderName })?.cardPresent == cardPresent {
+            return true
+        }
+        try? await Task.sleep(for: .milliseconds(50))
+    }
+    return false
+}
+
+/// Why a hardware-in-the-loop test could not set up its rig.
+public struct RigUnavailable: Error, CustomStringConvertible {
+    public let description: String
+}
+
+extension PCSCDHarness {
+    /// Starts pcscd if needed, takes the vpcd readers for itself, puts `chip` into reader
+    /// `Virtual PCD 00 00` and runs `body`; the card is taken out afterwards.
+    public static func withEmulatedCard<T: Sendable>(
+        _ chip: VirtualPassportChip,
+        _ body: @Sendable (VPCDClient) async throws -> T
+    ) async throws -> T {
+        let harness = PCSCDHarness.shared
+        guard await harness.ensureRunning() else {
+            throw RigUnavailable(description: "pcscd with vpcd is required: \(await harness.unavailableReason ?? "unknown reason")")
+        }
+        return try await harness.withExclusiveReaders {
+            let client = VPCDClient(chip: chip, port: vpcdPort)
+            client.start()
+            guard await client.waitUntilConnected(timeout: .seconds(10)),
+                  await settle(cardPresent: true) else {
+                client.stop()
+                throw RigUnavailable(description: "vpcd did not accept the emulator on port \(vpcdPort)")
+            }
+            do {
+                let result = try await body(client)
+                client.stop()
+                _ = await settle(cardPresent: false)
+                return result
+            } catch {
+                client.stop()
+                _ = await settle(cardPresent: false)
+                throw error
+            }
+        }
     }
 }

@@ -10,7 +10,7 @@ struct GBGBridgeCommand: AsyncParsableCommand {
             capabilities of a Linux kiosk over the GBGBridge JSON message protocol.
             """,
         version: GBGBridgeVersion.current,
-        subcommands: [DemoCommand.self],
+        subcommands: [DemoCommand.self, ReadersCommand.self, EmulateCommand.self],
         defaultSubcommand: nil
     )
 }

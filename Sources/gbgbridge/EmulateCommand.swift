@@ -1,0 +1,143 @@
+import ArgumentParser
+import CGBGBridgeCLI
+import Foundation
+import MRTD
+import MRTDEmulator
+import Synchronization
+
+/// `gbgbridge emulate`: a virtual passport in a real pcscd.
+struct EmulateCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "emulate",
+        abstract: "Put a virtual passport into pcscd through the vpcd reader driver.",
+        discussion: """
+            Connects to vpcd (Debian package vsmartcard-vpcd) as the card of reader \
+            'Virtual PCD 00 00' (port 35963) or 'Virtual PCD 00 01' (port 35964) and answers \
+            like an ICAO 9303 chip with BAC and secure messaging. Runs until interrupted; \
+            reconnects when pcscd restarts. The chip's EF.SOD is signed with the test document \
+            signer in Fixtures/pki (test only) unless --signer-cert/--signer-key are given.
+            """
+    )
+
+    @Option(name: .long, help: "A passport description (JSON), e.g. Fixtures/passports/utopia-td3-jpeg.json.")
+    var passport: String?
+
+    @Option(name: .long, help: "A directory of EF dumps (EF_COM.bin, EF_SOD.bin, DG1.bin …) to serve as they are.")
+    var dump: String?
+
+    @Option(name: .long, help: "The MRZ to use as access key for a dump without DG1.")
+    var mrz: String?
+
+    @Option(name: .long, help: "vpcd's TCP port: 35963 for reader 00 00, 35964 for 00 01.")
+    var vpcdPort: UInt16 = 35963
+
+    @Option(name: .long, help: "vpcd's host.")
+    var vpcdHost = "127.0.0.1"
+
+    @Option(name: .long, help: "Document signer certificate (PEM/DER) for EF.SOD.")
+    var signerCert: String?
+
+    @Option(name: .long, help: "Document signer private key (PEM/DER) for EF.SOD.")
+    var signerKey: String?
+
+    @Flag(name: .long, help: "Refuse extended-length APDUs (overrides the description).")
+    var noExtendedLength = false
+
+    @Option(name: .long, help: "Answer READ BINARY with Ne above this with 6700.")
+    var maxReadLength: Int?
+
+    @Flag(name: .long, help: "Log every APDU exchange (sizes only, never contents).")
+    var verbose = false
+
+    func validate() throws {
+        guard (passport == nil) != (dump == nil) else {
+            throw ValidationError("give exactly one of --passport FILE or --dump DIR")
+        }
+        if (signerCert == nil) != (signerKey == nil) {
+            throw ValidationError("--signer-cert and --signer-key go together")
+        }
+        if let maxReadLength, !(1...65_536).contains(maxReadLength) {
+            throw ValidationError("--max-read-length must be between 1 and 65536")
+        }
+    }
+
+    func run() async throws {
+        CGBGBridgeCLI_line_buffer_stdout()
+        var chipContent: EmulatedPassport
+        do {
+            if let dump {
+                chipContent = try EmulatedPassport(dumpDirectory: URL(fileURLWithPath: dump), mrz: mrz)
+            } else {
+                let signer = try loadSigner()
+                chipContent = try EmulatedPassport.load(descriptionAt: URL(fileURLWithPath: passport!), signer: signer)
+            }
+        } catch let error as EmulatorError {
+            printError("gbgbridge emulate: \(error.reason)")
+            throw ExitCode(2)
+        }
+        if noExtendedLength {
+            chipContent.extendedLength = false
+            chipContent.masterFiles.removeValue(forKey: EmulatedPassport.efATRInfo)
+            chipContent.maxReadLength = min(chipContent.maxReadLength, 256)
+        }
+        if let maxReadLength { chipContent.maxReadLength = maxReadLength }
+        let chip = VirtualPassportChip(passport: chipContent)
+        let verbose = self.verbose
+        let port = vpcdPort
+        let client = VPCDClient(chip: chip, host: vpcdHost, port: vpcdPort) { event in
+            switch event {
+            case .connected: print("vpcd connected on port \(port): the card is in the reader")
+            case .disconnected(let reason): print("vpcd disconnected (\(reason)); reconnecting")
+            case .cardRemoved: print("card removed")
+            case .powerOn where verbose: print("power on")
+            case .powerOff where verbose: print("power off")
+            case .reset where verbose: print("reset")
+            case .apdu(let command, let response) where verbose: print("APDU \(command) bytes → \(response) bytes")
+            default: break
+            }
+        }
+        let files = chipContent.applicationFiles.keys.sorted().map { String(format: "%04X", $0) }.joined(separator: " ")
+        print("Emulating a passport (files \(files); \(chipContent.extendedLength ? "extended length" : "short APDUs only"), max read \(chipContent.maxReadLength) bytes)")
+        print("Waiting for vpcd on \(vpcdHost):\(vpcdPort) … (Ctrl-C to stop)")
+        client.start()
+        await waitForTermination()
+        client.stop()
+        print("stopped")
+    }
+
+    private func loadSigner() throws -> DocumentSigner {
+        let root = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+        let cert = signerCert.map { URL(fileURLWithPath: $0) } ?? root.appendingPathComponent("Fixtures/pki/ds.cert.pem")
+        let key = signerKey.map { URL(fileURLWithPath: $0) } ?? root.appendingPathComponent("Fixtures/pki/ds.key.pem")
+        do {
+            return try DocumentSigner.load(certificate: cert, key: key)
+        } catch {
+            printError("gbgbridge emulate: \(error.reason) (run from the project root, or pass --signer-cert/--signer-key)")
+            throw ExitCode(2)
+        }
+    }
+}
+
+/// Suspends until SIGINT or SIGTERM.
+func waitForTermination() async {
+    signal(SIGINT, SIG_IGN)
+    signal(SIGTERM, SIG_IGN)
+    let queue = DispatchQueue(label: "signals")
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        let sources = [SIGINT, SIGTERM].map { DispatchSource.makeSignalSource(signal: $0, queue: queue) }
+        let resumed = Mutex(false)
+        for source in sources {
+            source.setEventHandler {
+                let first = resumed.withLock { value -> Bool in
+                    defer { value = true }
+                    return !value
+                }
+                if first {
+                    sources.forEach { $0.cancel() }
+                    continuation.resume()
+                }
+            }
+            source.resume()
+        }
+    }
+}

@@ -1,0 +1,62 @@
+import ArgumentParser
+import Foundation
+import SmartCard
+
+/// `gbgbridge readers`: what the reader back ends see.
+struct ReadersCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "readers",
+        abstract: "List smart-card readers with their card state and ATR.",
+        discussion: """
+            Asks pcscd for its readers (PC/SC). Exit status: 0 readers listed (possibly none), \
+            1 pcscd not reachable or refused access.
+            """
+    )
+
+    @Flag(name: .long, help: "Print JSON: {\"readers\":[{backend,name,cardPresent,atr,exclusive,mute}]}.")
+    var json = false
+
+    func run() async throws {
+        let readers: [ReaderInfo]
+        do {
+            readers = try await PCSCBackend().readers()
+        } catch let error as SmartCardError {
+            if json {
+                printJSON(["error": ["code": error.code.rawValue, "message": error.reason]])
+            } else {
+                printError("gbgbridge: \(error.reason)")
+            }
+            throw ExitCode(1)
+        }
+        if json {
+            printJSON(["readers": readers.map { reader -> [String: Any] in
+                var entry: [String: Any] = ["backend": reader.backend, "name": reader.name, "cardPresent": reader.cardPresent,
+                                            "exclusive": reader.exclusive, "mute": reader.mute]
+                entry["atr"] = reader.atr.map { hex($0) } ?? NSNull()
+                return entry
+            }])
+            return
+        }
+        if readers.isEmpty {
+            print("No smart-card reader is connected (pcscd is running but reports no readers).")
+            return
+        }
+        for reader in readers {
+            var state = reader.cardPresent ? "card present" : "no card"
+            if reader.mute { state += ", card mute" }
+            if reader.exclusive { state += ", in exclusive use" }
+            print("[\(reader.backend)] \(reader.name): \(state)")
+            if let atr = reader.atr { print("    ATR \(hex(atr, separator: " "))") }
+        }
+    }
+}
+
+func printJSON(_ object: Any) {
+    if let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]) {
+        print(String(decoding: data, as: UTF8.self))
+    }
+}
+
+func printError(_ message: String) {
+    FileHandle.standardError.write(Data((message + "\n").utf8))
+}
