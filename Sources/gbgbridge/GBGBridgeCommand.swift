@@ -1,7 +1,30 @@
 import ArgumentParser
+import Foundation
 
 @main
 struct GBGBridgeCommand: AsyncParsableCommand {
+    /// Runs the tool. Usage errors exit with status 2 (not ArgumentParser's 64), as scripts and
+    /// the documented exit codes of `gbgbridge read` expect.
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            let code = exitCode(for: error)
+            if code == .validationFailure {
+                // Print the usage message, then exit 2.
+                let message = fullMessage(for: error)
+                if !message.isEmpty { FileHandle.standardError.write(Data((message + "\n").utf8)) }
+                Foundation.exit(2)
+            }
+            exit(withError: error)
+        }
+    }
+
     static let configuration = CommandConfiguration(
         commandName: "gbgbridge",
         abstract: "GBGBridge for Linux: the native host for GBG identity-verification web journeys.",
