@@ -37,13 +37,18 @@ let package = Package(
         // The cryptography eMRTDs need (3DES/AES, MACs, hashes, keys, CMS, X.509) over OpenSSL.
         .target(name: "MRTDCrypto", dependencies: ["COpenSSL", "COpenSSLShim"]),
         // eMRTD reading: LDS, access control, secure messaging, authentication.
-        .target(name: "MRTD", dependencies: ["SmartCard", "MRTDCrypto"]),
+        .target(name: "MRTD", dependencies: ["SmartCard", "MRTDCrypto", "CImageCodecs"]),
         // A virtual eMRTD chip: in-process, or as a card in pcscd through vpcd.
         .target(name: "MRTDEmulator", dependencies: ["MRTD", "MRTDCrypto", "SmartCard"]),
         // Shared by the test targets: fixtures and the pcscd harness.
         .target(name: "TestSupport", dependencies: ["MRTDEmulator", "MRTD", "SmartCard"]),
         // stdio set-up for the command-line tool.
         .target(name: "CGBGBridgeCLI"),
+        // JPEG 2000 decoding and JPEG encoding, as Debian's libopenjp2-7-dev and libturbojpeg0-dev install them.
+        .systemLibrary(name: "COpenJPEG", pkgConfig: "libopenjp2", providers: [.apt(["libopenjp2-7-dev"])]),
+        .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
+        // Memory-to-memory JPEG 2000 → RGB → JPEG, written in C where the codecs' callbacks live.
+        .target(name: "CImageCodecs", dependencies: ["COpenJPEG", "CTurboJPEG"]),
         .executableTarget(
             name: "gbgbridge",
             dependencies: [

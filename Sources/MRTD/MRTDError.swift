@@ -26,6 +26,8 @@ public struct MRTDError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let communicationFailure = Code("COMMUNICATION_FAILURE")
         /// The operation was cancelled.
         public static let cancelled = Code("CANCELLED")
+        /// A trust-store file is missing or unreadable.
+        public static let trustStore = Code("TRUST_STORE")
         /// A cryptographic operation failed.
         public static let cryptoFailure = Code("CRYPTO_FAILURE")
     }

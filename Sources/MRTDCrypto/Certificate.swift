@@ -106,3 +106,162 @@ public enum CMSSigner {
         }
     }
 }
+
+extension Certificate {
+    /// Validity start, as seconds since 1970.
+    public var notBefore: Double? { Self.seconds(X509_get0_notBefore(pointer)) }
+    /// Validity end, as seconds since 1970.
+    public var notAfter: Double? { Self.seconds(X509_get0_notAfter(pointer)) }
+
+    static func seconds(_ time: UnsafePointer<ASN1_TIME>?) -> Double? {
+        guard let time else { return nil }
+        var parts = tm()
+        guard ASN1_TIME_to_tm(time, &parts) == 1 else { return nil }
+        return Double(timegm(&parts))
+    }
+
+    /// Whether `instant` (seconds since 1970) lies in the validity period.
+    public func isValid(at instant: Double) -> Bool {
+        guard let notBefore, let notAfter else { return false }
+        return notBefore <= instant && instant <= notAfter
+    }
+
+    /// Whether this certificate's issuer name equals `other`'s subject name.
+    public func isIssued(byNameOf other: Certificate) -> Bool {
+        guard let issuer = X509_get_issuer_name(pointer), let subject = X509_get_subject_name(other.pointer) else { return false }
+        return X509_NAME_cmp(issuer, subject) == 0
+    }
+
+    /// Whether `issuer`'s public key verifies this certificate's signature (explicit EC domain
+    /// parameters included: this checks the signature only, not OpenSSL's chain policy).
+    public func isSignatureValid(issuer: Certificate) -> Bool {
+        guard let key = X509_get0_pubkey(issuer.pointer) else { return false }
+        ERR_clear_error()
+        let ok = X509_verify(pointer, key) == 1
+        ERR_clear_error()
+        return ok
+    }
+
+    /// Whether the subject and issuer names are the same.
+    public var isSelfIssued: Bool { isIssued(byNameOf: self) }
+
+    /// The serial number in hex.
+    public var serialNumber: String {
+        guard let serial = X509_get0_serialNumber(pointer), let number = ASN1_INTEGER_to_BN(serial, nil) else { return "" }
+        defer { BN_free(number) }
+        guard let text = BN_bn2hex(number) else { return "" }
+        defer { COpenSSLShim_free(text) }
+        return String(cString: text)
+    }
+
+    /// The subject public key's algorithm and size, e.g. `EC 256` / `RSA 2048`, plus whether an EC
+    /// key carries explicit domain parameters.
+    public var publicKeyDescription: String {
+        guard let key = X509_get0_pubkey(pointer) else { return "unknown" }
+        let bits = EVP_PKEY_get_bits(key)
+        let type = EVP_PKEY_get_base_id(key)
+        let name = type == EVP_PKEY_RSA ? "RSA" : type == EVP_PKEY_RSA_PSS ? "RSA-PSS" : type == EVP_PKEY_EC ? "EC"
+            : type == EVP_PKEY_DSA ? "DSA" : "key type \(type)"
+        return "\(name) \(bits)"
+    }
+
+    /// The subject key identifier extension, when present.
+    public var subjectKeyIdentifier: [UInt8]? {
+        guard let ski = X509_get0_subject_key_id(pointer) else { return nil }
+        let length = Int(ASN1_STRING_length(ski))
+        guard let data = ASN1_STRING_get0_data(ski) else { return nil }
+        return Array(UnsafeBufferPointer(start: data, count: length))
+    }
+
+    /// The authority key identifier's key id, when present.
+    public var authorityKeyIdentifier: [UInt8]? {
+        guard let aki = X509_get0_authority_key_id(pointer) else { return nil }
+        let length = Int(ASN1_STRING_length(aki))
+        guard let data = ASN1_STRING_get0_data(aki) else { return nil }
+        return Array(UnsafeBufferPointer(start: data, count: length))
+    }
+}
+
+/// A certificate revocation list (owning an OpenSSL `X509_CRL`).
+public final class RevocationList: @unchecked Sendable {
+    let pointer: OpaquePointer
+
+    public init(bytes: [UInt8]) throws(CryptoError) {
+        let isPEM = bytes.starts(with: Array("-----BEGIN".utf8))
+        let parsed: OpaquePointer? = try withMemoryBIO(bytes) { bio in
+            isPEM ? PEM_read_bio_X509_CRL(bio, nil, nil, nil) : d2i_X509_CRL_bio(bio, nil)
+        }
+        guard let parsed else { throw CryptoError.openSSL("parsing a CRL") }
+        pointer = parsed
+    }
+
+    deinit { X509_CRL_free(pointer) }
+
+    /// The issuer as RFC 2253 text.
+    public var issuer: String { Certificate.name(X509_CRL_get_issuer(pointer)) }
+
+    /// Whether `issuer` signed this CRL (its name and key).
+    public func isIssued(by issuer: Certificate) -> Bool {
+        guard let name = X509_CRL_get_issuer(pointer), let subject = X509_get_subject_name(issuer.pointer),
+              X509_NAME_cmp(name, subject) == 0, let key = X509_get0_pubkey(issuer.pointer) else { return false }
+        ERR_clear_error()
+        defer { ERR_clear_error() }
+        return X509_CRL_verify(pointer, key) == 1
+    }
+
+    /// Whether `certificate`'s serial number is listed.
+    public func revokes(_ certificate: Certificate) -> Bool {
+        guard let serial = X509_get0_serialNumber(certificate.pointer) else { return false }
+        var entry: OpaquePointer?
+        return X509_CRL_get0_by_serial(pointer, &entry, UnsafeMutablePointer(mutating: serial)) == 1
+    }
+}
+
+extension Certificate {
+    /// Every certificate in a PEM bundle, or the one certificate of a DER file.
+    public static func all(bytes: [UInt8]) throws(CryptoError) -> [Certificate] {
+        guard String(decoding: bytes.prefix(4096), as: UTF8.self).contains("-----BEGIN CERTIFICATE") else {
+            return [try Certificate(bytes: bytes)]
+        }
+        return try withMemoryBIO(bytes) { bio in
+            var result: [Certificate] = []
+            while let cert = PEM_read_bio_X509(bio, nil, nil, nil) { result.append(Certificate(taking: cert)) }
+            ERR_clear_error()
+            return result
+        }
+    }
+}
+
+/// A public key (owning an OpenSSL `EVP_PKEY`), from a SubjectPublicKeyInfo.
+public final class PublicKey: @unchecked Sendable, CustomStringConvertible {
+    let pointer: OpaquePointer
+
+    init(taking pointer: OpaquePointer) { self.pointer = pointer }
+    deinit { EVP_PKEY_free(pointer) }
+
+    /// Parses a DER SubjectPublicKeyInfo (explicit EC domain parameters included).
+    public convenience init(subjectPublicKeyInfo der: [UInt8]) throws(CryptoError) {
+        var cursor: UnsafePointer<UInt8>?
+        let parsed: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
+            cursor = buffer.baseAddress
+            return d2i_PUBKEY(nil, &cursor, buffer.count)
+        }
+        guard let parsed else { throw CryptoError(.malformedData, "not a SubjectPublicKeyInfo: \(CryptoError.openSSL("d2i_PUBKEY").reason)") }
+        self.init(taking: parsed)
+    }
+
+    public enum KeyType: String, Sendable { case rsa = "RSA", ec = "EC", dh = "DH", dsa = "DSA", other = "other" }
+
+    public var keyType: KeyType {
+        switch EVP_PKEY_get_base_id(pointer) {
+        case EVP_PKEY_RSA, EVP_PKEY_RSA_PSS: return .rsa
+        case EVP_PKEY_EC: return .ec
+        case EVP_PKEY_DH, EVP_PKEY_DHX: return .dh
+        case EVP_PKEY_DSA: return .dsa
+        default: return .other
+        }
+    }
+
+    public var bits: Int { Int(EVP_PKEY_get_bits(pointer)) }
+    public var description: String { "\(keyType.rawValue) \(bits)" }
+}

@@ -1,0 +1,184 @@
+#include "CImageCodecs.h"
+#include <openjpeg.h>
+#include <turbojpeg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- OpenJPEG reading from memory ---- */
+
+typedef struct {
+    const uint8_t *data;
+    size_t length;
+    size_t offset;
+} memory_stream;
+
+static OPJ_SIZE_T ms_read(void *buffer, OPJ_SIZE_T count, void *user) {
+    memory_stream *ms = user;
+    if (ms->offset >= ms->length) return (OPJ_SIZE_T)-1;
+    size_t n = ms->length - ms->offset;
+    if (n > count) n = count;
+    memcpy(buffer, ms->data + ms->offset, n);
+    ms->offset += n;
+    return n;
+}
+
+static OPJ_OFF_T ms_skip(OPJ_OFF_T count, void *user) {
+    memory_stream *ms = user;
+    if (count < 0) {
+        if ((size_t)(-count) > ms->offset) { OPJ_OFF_T moved = -(OPJ_OFF_T)ms->offset; ms->offset = 0; return moved; }
+    } else if (ms->offset + (size_t)count > ms->length) {
+        OPJ_OFF_T moved = (OPJ_OFF_T)(ms->length - ms->offset); ms->offset = ms->length; return moved;
+    }
+    ms->offset += count;
+    return count;
+}
+
+static OPJ_BOOL ms_seek(OPJ_OFF_T position, void *user) {
+    memory_stream *ms = user;
+    if (position < 0 || (size_t)position > ms->length) return OPJ_FALSE;
+    ms->offset = (size_t)position;
+    return OPJ_TRUE;
+}
+
+static void quiet(const char *message, void *user) { (void)message; (void)user; }
+
+static void set_error(char *error, size_t size, const char *message) {
+    if (error && size) { strncpy(error, message, size - 1); error[size - 1] = 0; }
+}
+
+static uint8_t clamp8(double v) { return v < 0 ? 0 : v > 255 ? 255 : (uint8_t)(v + 0.5); }
+
+/* Scales component c's sample to 8 bits. */
+static int sample8(const opj_image_comp_t *c, int index) {
+    int v = c->data[index];
+    if (c->sgnd) v += 1 << (c->prec - 1);
+    if (c->prec > 8) v >>= (c->prec - 8);
+    else if (c->prec < 8) v <<= (8 - c->prec);
+    return v < 0 ? 0 : v > 255 ? 255 : v;
+}
+
+int CImageCodecs_decode_jpeg2000(const uint8_t *data, size_t length, int max_pixels,
+                                 uint8_t **rgb, int *width, int *height, char *error, size_t size) {
+    *rgb = NULL;
+    if (length < 12) { set_error(error, size, "too short for JPEG 2000"); return -1; }
+    OPJ_CODEC_FORMAT format;
+    static const uint8_t jp2_signature[12] = {0, 0, 0, 0x0C, 0x6A, 0x50, 0x20, 0x20, 0x0D, 0x0A, 0x87, 0x0A};
+    if (memcmp(data, jp2_signature, 12) == 0) format = OPJ_CODEC_JP2;
+    else if (data[0] == 0xFF && data[1] == 0x4F && data[2] == 0xFF && data[3] == 0x51) format = OPJ_CODEC_J2K;
+    else { set_error(error, size, "not a JP2 file or J2K codestream"); return -2; }
+
+    memory_stream ms = {data, length, 0};
+    opj_stream_t *stream = opj_stream_create(OPJ_J2K_STREAM_CHUNK_SIZE, OPJ_TRUE);
+    if (!stream) { set_error(error, size, "out of memory"); return -3; }
+    opj_stream_set_user_data(stream, &ms, NULL);
+    opj_stream_set_user_data_length(stream, length);
+    opj_stream_set_read_function(stream, ms_read);
+    opj_stream_set_skip_function(stream, ms_skip);
+    opj_stream_set_seek_function(stream, ms_seek);
+
+    opj_codec_t *codec = opj_create_decompress(format);
+    opj_set_info_handler(codec, quiet, NULL);
+    opj_set_warning_handler(codec, quiet, NULL);
+    opj_set_error_handler(codec, quiet, NULL);
+    opj_dparameters_t parameters;
+    opj_set_default_decoder_parameters(&parameters);
+    opj_image_t *image = NULL;
+    int result = 0;
+    if (!opj_setup_decoder(codec, &parameters) || !opj_read_header(stream, codec, &image)) {
+        set_error(error, size, "damaged JPEG 2000 header"); result = -4; goto done;
+    }
+    long long pixels = (long long)(image->x1 - image->x0) * (long long)(image->y1 - image->y0);
+    if (image->x1 <= image->x0 || image->y1 <= image->y0 || pixels > max_pixels) {
+        set_error(error, size, "JPEG 2000 image size is zero or too large"); result = -5; goto done;
+    }
+    if (!opj_decode(codec, stream, image) || !opj_end_decompress(codec, stream)) {
+        set_error(error, size, "damaged JPEG 2000 image data"); result = -6; goto done;
+    }
+    if (image->numcomps < 1) { set_error(error, size, "JPEG 2000 image without components"); result = -7; goto done; }
+    int w = (int)image->comps[0].w, h = (int)image->comps[0].h;
+    if (w <= 0 || h <= 0) { set_error(error, size, "JPEG 2000 image of zero size"); result = -7; goto done; }
+    int colour = image->numcomps >= 3;
+    for (unsigned i = 0; i < (colour ? 3u : 1u); i++) {
+        /* Subsampled chroma is upsampled by nearest neighbour below; require sane factors. */
+        if (!image->comps[i].data || image->comps[i].dx == 0 || image->comps[i].dy == 0) {
+            set_error(error, size, "JPEG 2000 component without data"); result = -7; goto done;
+        }
+    }
+    uint8_t *out = malloc((size_t)w * (size_t)h * 3);
+    if (!out) { set_error(error, size, "out of memory"); result = -3; goto done; }
+    int ycc = colour && (image->color_space == OPJ_CLRSPC_SYCC || image->color_space == OPJ_CLRSPC_EYCC);
+    for (int y = 0; y < h; y++) {
+        for (int x = 0; x < w; x++) {
+            uint8_t *p = out + ((size_t)y * w + x) * 3;
+            if (!colour) {
+                int v = sample8(&image->comps[0], y * w + x);
+                p[0] = p[1] = p[2] = (uint8_t)v;
+                continue;
+            }
+            int s[3];
+            for (int c = 0; c < 3; c++) {
+                const opj_image_comp_t *comp = &image->comps[c];
+                int fx = (int)(comp->dx / image->comps[0].dx), fy = (int)(comp->dy / image->comps[0].dy);
+                int cx = x / (fx > 0 ? fx : 1), cy = y / (fy > 0 ? fy : 1);
+                if (cx >= (int)comp->w) cx = (int)comp->w - 1;
+                if (cy >= (int)comp->h) cy = (int)comp->h - 1;
+                s[c] = sample8(comp, cy * (int)comp->w + cx);
+            }
+            if (ycc) {
+                double Y = s[0], cb = s[1] - 128.0, cr = s[2] - 128.0;
+                p[0] = clamp8(Y + 1.402 * cr);
+                p[1] = clamp8(Y - 0.344136 * cb - 0.714136 * cr);
+                p[2] = clamp8(Y + 1.772 * cb);
+            } else {
+                p[0] = (uint8_t)s[0]; p[1] = (uint8_t)s[1]; p[2] = (uint8_t)s[2];
+            }
+        }
+    }
+    *rgb = out; *width = w; *height = h;
+done:
+    if (image) opj_image_destroy(image);
+    opj_destroy_codec(codec);
+    opj_stream_destroy(stream);
+    return result;
+}
+
+int CImageCodecs_encode_jpeg(const uint8_t *rgb, int width, int height, int quality,
+                             uint8_t **jpeg, unsigned long *jpeg_length, char *error, size_t size) {
+    *jpeg = NULL; *jpeg_length = 0;
+    tjhandle handle = tjInitCompress();
+    if (!handle) { set_error(error, size, "libjpeg-turbo could not start"); return -1; }
+    unsigned char *buffer = NULL;
+    unsigned long length = 0;
+    int rc = tjCompress2(handle, rgb, width, 0, height, TJPF_RGB, &buffer, &length, TJSAMP_420, quality, TJFLAG_ACCURATEDCT);
+    if (rc != 0) { set_error(error, size, tjGetErrorStr2(handle)); tjDestroy(handle); if (buffer) tjFree(buffer); return -2; }
+    tjDestroy(handle);
+    uint8_t *copy = malloc(length);
+    if (!copy) { tjFree(buffer); set_error(error, size, "out of memory"); return -3; }
+    memcpy(copy, buffer, length);
+    tjFree(buffer);
+    *jpeg = copy; *jpeg_length = length;
+    return 0;
+}
+
+int CImageCodecs_decode_jpeg(const uint8_t *data, size_t length, uint8_t **rgb, int *width, int *height,
+                             char *error, size_t size) {
+    *rgb = NULL;
+    tjhandle handle = tjInitDecompress();
+    if (!handle) { set_error(error, size, "libjpeg-turbo could not start"); return -1; }
+    int w = 0, h = 0, subsampling = 0, colourspace = 0;
+    if (tjDecompressHeader3(handle, data, length, &w, &h, &subsampling, &colourspace) != 0 || w <= 0 || h <= 0 ||
+        (long long)w * h > 64LL * 1024 * 1024) {
+        set_error(error, size, "damaged JPEG header"); tjDestroy(handle); return -2;
+    }
+    uint8_t *out = malloc((size_t)w * h * 3);
+    if (!out) { tjDestroy(handle); set_error(error, size, "out of memory"); return -3; }
+    if (tjDecompress2(handle, data, length, out, w, 0, h, TJPF_RGB, TJFLAG_ACCURATEDCT) != 0) {
+        set_error(error, size, tjGetErrorStr2(handle)); free(out); tjDestroy(handle); return -4;
+    }
+    tjDestroy(handle);
+    *rgb = out; *width = w; *height = h;
+    return 0;
+}
+
+void CImageCodecs_free(void *pointer) { free(pointer); }

@@ -1,0 +1,105 @@
+/// An elementary file of the LDS: where it lives and what readers and dumps call it.
+public enum LDSFile: Sendable, Hashable, Comparable, CustomStringConvertible {
+    case com
+    case sod
+    case dataGroup(Int)
+    case cardAccess
+    case cardSecurity
+    case atrInfo
+
+    public static let allDataGroups: [LDSFile] = (1...16).map { .dataGroup($0) }
+
+    /// The file identifier.
+    public var fid: UInt16 {
+        switch self {
+        case .com: return 0x011E
+        case .sod: return 0x011D
+        case .dataGroup(let n): return 0x0100 + UInt16(n)
+        case .cardAccess: return 0x011C
+        case .cardSecurity: return 0x011D
+        case .atrInfo: return 0x2F01
+        }
+    }
+
+    /// The short EF identifier.
+    public var sfi: UInt8 {
+        switch self {
+        case .com: return 0x1E
+        case .sod: return 0x1D
+        case .dataGroup(let n): return UInt8(n)
+        case .cardAccess: return 0x1C
+        case .cardSecurity: return 0x1D
+        case .atrInfo: return 0x01
+        }
+    }
+
+    /// Whether the file is on the master file (not in the eMRTD application).
+    public var isOnMasterFile: Bool {
+        switch self {
+        case .cardAccess, .cardSecurity, .atrInfo: return true
+        default: return false
+        }
+    }
+
+    /// `EF.COM`, `EF.SOD`, `DG1` … as journeys and reports name them.
+    public var name: String {
+        switch self {
+        case .com: return "EF.COM"
+        case .sod: return "EF.SOD"
+        case .dataGroup(let n): return "DG\(n)"
+        case .cardAccess: return "EF.CardAccess"
+        case .cardSecurity: return "EF.CardSecurity"
+        case .atrInfo: return "EF.ATR/INFO"
+        }
+    }
+
+    /// The dump file name: `EF_COM.bin`, `EF_SOD.bin`, `DG1.bin` …
+    public var dumpFileName: String {
+        switch self {
+        case .dataGroup(let n): return "DG\(n).bin"
+        case .atrInfo: return "EF_ATR_INFO.bin"
+        default: return name.replacingOccurrences(of: ".", with: "_") + ".bin"
+        }
+    }
+
+    public var description: String { name }
+
+    /// The data group whose EF.COM tag is `tag` (61 = DG1, 75 = DG2 …).
+    public init?(comTag tag: UInt8) {
+        let tags: [UInt8] = [0x61, 0x75, 0x63, 0x76, 0x65, 0x66, 0x67, 0x68, 0x69, 0x6A, 0x6B, 0x6C, 0x6D, 0x6E, 0x6F, 0x70]
+        guard let index = tags.firstIndex(of: tag) else { return nil }
+        self = .dataGroup(index + 1)
+    }
+
+    /// Parses `DG2`, `dg11`, `EF.COM`, `COM`, `SOD` …; `nil` for anything else.
+    public init?(name: String) {
+        let upper = name.uppercased().replacingOccurrences(of: "EF.", with: "").replacingOccurrences(of: "EF_", with: "")
+        switch upper {
+        case "COM": self = .com
+        case "SOD": self = .sod
+        case "CARDACCESS": self = .cardAccess
+        case "CARDSECURITY": self = .cardSecurity
+        default:
+            guard upper.hasPrefix("DG"), let n = Int(upper.dropFirst(2)), (1...16).contains(n) else { return nil }
+            self = .dataGroup(n)
+        }
+    }
+
+    public var dataGroupNumber: Int? {
+        if case .dataGroup(let n) = self { return n }
+        return nil
+    }
+
+    private var order: Int {
+        switch self {
+        case .cardAccess: return 0
+        case .atrInfo: return 1
+        case .cardSecurity: return 2
+        case .com: return 3
+        case .sod: return 4
+        case .dataGroup(let n): return 10 + n
+        }
+    }
+
+    public static func < (lhs: LDSFile, rhs: LDSFile) -> Bool { lhs.order < rhs.order }
+}

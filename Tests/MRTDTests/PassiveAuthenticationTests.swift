@@ -1,0 +1,116 @@
+import Foundation
+import MRTDCrypto
+import TestSupport
+import Testing
+@testable import MRTD
+
+@Suite("Passive authentication with real-world data")
+struct PassiveAuthenticationTests {
+    static let realSODs = ["AT", "DE", "FI", "FR", "NZ", "UK", "US"]
+
+    static let masterLists: TrustStore = {
+        var store = TrustStore()
+        try! store.add(path: TestFixtures.sharedURL("trust/DE_ML_2026-05-28.ml"))
+        try! store.add(path: TestFixtures.sharedURL("trust/NL_ML_2026-07-22.ml"))
+        return store
+    }()
+
+    func bytes(_ url: URL) throws -> [UInt8] { Array(try Data(contentsOf: url)) }
+
+    @Test func masterListsLoad() {
+        #expect(Self.masterLists.certificates.count > 300)
+        #expect(Self.masterLists.sources.count == 2)
+    }
+
+    @Test("every real EF.SOD verifies: signature valid and chained to a CSCA", arguments: realSODs)
+    func realSOD(country: String) throws {
+        let sod = try SecurityObject(bytes: try bytes(TestFixtures.sharedURL("real-sod/\(country).EF_SOD.bin")))
+        #expect(!sod.dataGroupHashes.isEmpty)
+        let result = PassiveAuthentication.verify(sod: sod, dataGroups: [:], trustStore: Self.masterLists)
+        #expect(result.signature == .valid, "\(country): \(result.signatureDetail)")
+        #expect(result.chain == .trusted, "\(country): \(result.chainDetail)")
+        #expect(result.status == .valid)
+        #expect(result.documentSigner != nil && result.csca != nil)
+        #expect(result.dataGroups.values.allSatisfy { $0 == .notRead })
+    }
+
+    @Test("the real EF.CardSecurity signatures verify too", arguments: ["DE", "FI"])
+    func cardSecurity(country: String) throws {
+        let signed = try CMSSignedData(bytes: try bytes(TestFixtures.sharedURL("real-sod/\(country).EF_CardSecurity.bin")))
+        let signer = try signed.verifySignature()
+        let (chain, detail, csca) = PassiveAuthentication.chain(signer, trustStore: Self.masterLists, at: signer.notBefore!)
+        #expect(chain == .trusted, "\(country): \(detail)")
+        #expect(csca != nil)
+    }
+
+    @Test func realSODWithoutTrustIsUntrusted() throws {
+        let sod = try SecurityObject(bytes: try bytes(TestFixtures.sharedURL("real-sod/DE.EF_SOD.bin")))
+        let result = PassiveAuthentication.verify(sod: sod, dataGroups: [:], trustStore: TrustStore())
+        #expect(result.signature == .valid)
+        #expect(result.chain == .untrusted)
+        #expect(result.status == .untrusted)
+    }
+
+    @Test func bsi2008TestPassport() throws {
+        let dir = TestFixtures.sharedURL("lds/bsi2008")
+        let sod = try SecurityObject(bytes: try bytes(dir.appendingPathComponent("EF_SOD.bin")))
+        var groups: [Int: [UInt8]] = [:]
+        for n in [1, 2, 3, 4, 14, 15] { groups[n] = try bytes(dir.appendingPathComponent("Datagroup\(n).bin")) }
+        let result = PassiveAuthentication.verify(sod: sod, dataGroups: groups, trustStore: Self.masterLists)
+        #expect(result.signature == .valid)
+        #expect(result.chain == .untrusted)
+        #expect(result.status == .untrusted)
+        for name in ["DG1", "DG2", "DG3", "DG14"] { #expect(result.dataGroups[name] == .matched, "\(name)") }
+        #expect(result.dataGroups["DG4"] == .notCovered)
+        #expect(result.dataGroups["DG15"] == .notCovered)
+        #expect(result.documentSigner != nil)
+    }
+
+    @Test func loes2006TestPassport() throws {
+        let dir = TestFixtures.sharedURL("lds/loes2006")
+        let sod = try SecurityObject(bytes: try bytes(dir.appendingPathComponent("ef011D.bin")))
+        let groups = [1: try bytes(dir.appendingPathComponent("ef0101.bin")), 2: try bytes(dir.appendingPathComponent("ef0102.bin")),
+                      15: try bytes(dir.appendingPathComponent("ef010F.bin"))]
+        let result = PassiveAuthentication.verify(sod: sod, dataGroups: groups, trustStore: Self.masterLists)
+        #expect(result.signature == .valid)
+        #expect(result.chain == .untrusted)
+        #expect(result.dataGroups == ["DG1": .matched, "DG2": .matched, "DG15": .matched])
+        #expect(result.documentSigner?.contains("DS Test") == true)
+    }
+
+    @Test func emulatedPassportIsTrustedByTheTestCSCA() throws {
+        let passport = try TestFixtures.passport("utopia-td3-jpeg2000")
+        let sod = try SecurityObject(bytes: passport.applicationFiles[0x011D]!)
+        #expect(sod.digestAlgorithm == .sha512)
+        var trust = TrustStore()
+        try trust.add(path: TestFixtures.url("pki/csca.cert.pem"))
+        var groups: [Int: [UInt8]] = [:]
+        for (fid, content) in passport.applicationFiles where (0x0101...0x0110).contains(fid) { groups[Int(fid - 0x0100)] = content }
+        let result = PassiveAuthentication.verify(sod: sod, dataGroups: groups, trustStore: trust)
+        #expect(result.status == .valid, "\(result.detail)")
+        #expect(result.csca?.contains("GBGBridge Test CSCA") == true)
+
+        // One altered byte in DG1 is caught.
+        groups[1]![10] ^= 1
+        let tampered = PassiveAuthentication.verify(sod: sod, dataGroups: groups, trustStore: trust)
+        #expect(tampered.status == .invalid)
+        #expect(tampered.dataGroups["DG1"] == .mismatched)
+
+        // A directory of trust anchors works too (the DER copy and the PEM are both found).
+        var directory = TrustStore()
+        try directory.add(path: TestFixtures.url("pki"))
+        #expect(directory.certificates.count >= 3)
+    }
+
+    @Test func malformedSODsAreTypedErrors() throws {
+        #expect(throws: MRTDError.self) { _ = try SecurityObject(bytes: []) }
+        #expect(throws: MRTDError.self) { _ = try SecurityObject(bytes: [0x77, 0x03, 0x30, 0x01, 0x00]) }
+        var real = try bytes(TestFixtures.sharedURL("real-sod/FR.EF_SOD.bin"))
+        real.removeLast(100)
+        #expect(throws: MRTDError.self) { _ = try SecurityObject(bytes: real) }
+        // A master list that is not one.
+        var store = TrustStore()
+        #expect(throws: MRTDError.self) { try store.add(bytes: try bytes(TestFixtures.sharedURL("real-sod/DE.EF_CardSecurity.bin"))) }
+        #expect(throws: MRTDError.self) { try store.add(path: URL(fileURLWithPath: "/nonexistent/trust")) }
+    }
+}
