@@ -66,7 +66,7 @@ let package = Package(
         ),
         .testTarget(
             name: "MRTDTests",
-            dependencies: ["MRTD", "MRTDCrypto", "SmartCard"]
+            dependencies: ["MRTD", "MRTDCrypto", "SmartCard", "MRTDEmulator", "TestSupport"]
         ),
         .testTarget(
             name: "SmartCardTests",

@@ -14,6 +14,8 @@ public struct MRTDError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let accessDenied = Code("ACCESS_DENIED")
         /// A secure-messaging response failed its MAC or could not be decrypted.
         public static let secureMessagingFailure = Code("SECURE_MESSAGING_FAILURE")
+        /// The chip answered a protected command in plain: it ended the secure-messaging session.
+        public static let secureMessagingDropped = Code("SECURE_MESSAGING_DROPPED")
         /// The chip answered with an unexpected status word.
         public static let unexpectedStatus = Code("UNEXPECTED_STATUS")
         /// Data on the chip is malformed.

@@ -111,7 +111,7 @@ public struct SecureMessaging: Sendable {
     public mutating func unprotect(_ response: ResponseAPDU) throws(MRTDError) -> ResponseAPDU {
         incrementSSC()
         guard !response.data.isEmpty else {
-            throw MRTDError(.secureMessagingFailure,
+            throw MRTDError(.secureMessagingDropped,
                             "the chip answered without secure messaging: \(response.statusWord.meaning)",
                             statusWord: response.statusWord)
         }

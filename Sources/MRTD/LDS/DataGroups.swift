@@ -65,7 +65,12 @@ public struct LDSImage: Sendable, Hashable {
 public struct DataGroup2: Sendable, Hashable {
     public var faces: [LDSImage]
 
+    /// Parses DG2, or a bare ISO 19794-5 facial record ("FAC\0…", as some tools save it).
     public init(bytes: [UInt8]) throws(MRTDError) {
+        if bytes.starts(with: [0x46, 0x41, 0x43, 0x00]) {
+            faces = [try DataGroup2.iso19794Record(bytes)]
+            return
+        }
         let root = try parseLDS(bytes, expecting: 0x75, "DG2")
         var faces: [LDSImage] = []
         for group in try children(of: root, "DG2") where group.tag == 0x7F61 {

@@ -1,0 +1,411 @@
+import Foundation
+import MRTDCrypto
+import SmartCard
+
+/// Everything a read produced: the raw files, what was parsed from them, and the verifications.
+public struct PassportReadResult: Sendable {
+    /// `BAC` or `PACE`.
+    public var accessControl: String
+    /// `GM`, `IM` or `CAM` for PACE.
+    public var paceMapping: String?
+    /// Every file read, as read.
+    public var files: [LDSFile: [UInt8]]
+    /// Files that were wanted but are absent or protected, with the reason.
+    public var skipped: [LDSFile: String]
+    public var com: EFCOM?
+    public var sod: SecurityObject?
+    public var dg1: DataGroup1?
+    public var dg2: DataGroup2?
+    public var dg7: DataGroup7?
+    public var dg11: DataGroup11?
+    public var dg12: DataGroup12?
+    public var dg14: SecurityInfos?
+    public var dg15: DataGroup15?
+    /// Files that were read but could not be parsed, with the reason.
+    public var parseErrors: [LDSFile: String]
+    public var passive: PassiveAuthenticationResult?
+    public var passiveOutcome: VerificationOutcome
+    public var chip: VerificationOutcome
+    public var active: VerificationOutcome
+    public var statistics: ReadStatistics
+
+    /// The data groups read, sorted (`DG1`, `DG2`, …).
+    public var dataGroupsRead: [String] {
+        files.keys.filter { $0.dataGroupNumber != nil }.sorted().map(\.name)
+    }
+}
+
+/// Reads an eMRTD over an established card connection: access control, then EF.COM, EF.SOD and
+/// the data groups with as few APDUs as the chip allows, then verification.
+///
+/// Adaptive reading: extended-length READ BINARY when EF.ATR/INFO or an extended GET CHALLENGE
+/// says the chip takes it, otherwise the largest short Le secure messaging allows (0xE7 with
+/// 3DES, 0xDF with AES); on 6700 / 6Cxx the size steps down, and where the chip drops secure
+/// messaging the reader re-authenticates and continues at the same offset. A response whose MAC
+/// does not verify aborts the read.
+public final class PassportReader {
+    public typealias ProgressHandler = @Sendable (ReadProgress) -> Void
+
+    static let eMRTDApplication: [UInt8] = [0xA0, 0x00, 0x00, 0x02, 0x47, 0x10, 0x01]
+    /// Read sizes to fall back through, largest first.
+    static let readSizeLadder = [32_768, 16_384, 8_192, 4_096, 2_048, 1_024, 512, 0xE7, 0xDF, 0xC0, 0xA0, 0x80, 0x60, 0x40, 0x20, 0x10, 0x08]
+    static let maxReauthentications = 3
+
+    let channel: SecureChannel
+    let accessKey: AccessKey
+    let options: ReadOptions
+    let progress: ProgressHandler?
+
+    var readSize = 0xE7
+    var reauthentications = 0
+    var accessControl = "BAC"
+    var lastPercent = 0
+    var bytesOfFiles = 0
+
+    public init(connection: any CardConnection, accessKey: AccessKey, options: ReadOptions = ReadOptions(),
+                progress: ProgressHandler? = nil) {
+        self.channel = SecureChannel(connection: connection)
+        self.accessKey = accessKey
+        self.options = options
+        self.progress = progress
+    }
+
+    func report(_ phase: ReadProgress.Phase, file: String? = nil, bytesRead: Int? = nil, bytesTotal: Int? = nil, percent: Int) {
+        lastPercent = max(lastPercent, min(100, percent))
+        progress?(ReadProgress(phase: phase, file: file, bytesRead: bytesRead, bytesTotal: bytesTotal, percent: lastPercent))
+    }
+
+    /// Reads and verifies. Throws `accessDenied` for a wrong key, `cardRemoved`,
+    /// `communicationFailure`, `secureMessagingFailure`, `cancelled` …; never returns a
+    /// half-read file.
+    public func read() async throws(MRTDError) -> PassportReadResult {
+        let started = ContinuousClock.now
+        report(.authenticating, percent: 2)
+        try await discoverLimits()
+        try await authenticate()
+        report(.reading, percent: 10)
+
+        var files: [LDSFile: [UInt8]] = [:]
+        var skipped: [LDSFile: String] = [:]
+        var parseErrors: [LDSFile: String] = [:]
+
+        // EF.COM and EF.SOD first: together they say which data groups exist.
+        for file in [LDSFile.com, .sod] {
+            switch try await readFile(file, index: file == .com ? 0 : 1, of: 4) {
+            case .content(let bytes): files[file] = bytes
+            case .absent(let reason): skipped[file] = reason
+            }
+        }
+        var com: EFCOM?
+        var sod: SecurityObject?
+        if let bytes = files[.com] {
+            do { com = try EFCOM(bytes: bytes) } catch { parseErrors[.com] = error.reason }
+        }
+        if let bytes = files[.sod] {
+            do { sod = try SecurityObject(bytes: bytes) } catch { parseErrors[.sod] = error.reason }
+        }
+        let listed = Set(com?.dataGroups ?? []).union(sod?.dataGroupHashes.keys ?? [:].keys)
+        var wanted = options.dataGroups.map { Set($0) } ?? listed
+        if options.dataGroups == nil, wanted.isEmpty { wanted = [1, 2] }
+        let order = wanted.sorted()
+        for (index, number) in order.enumerated() {
+            let file = LDSFile.dataGroup(number)
+            switch try await readFile(file, index: index + 2, of: order.count + 2) {
+            case .content(let bytes): files[file] = bytes
+            case .absent(let reason): skipped[file] = reason
+            }
+        }
+
+        // Parse what was read.
+        var result = PassportReadResult(
+            accessControl: accessControl, paceMapping: nil, files: files, skipped: skipped, com: com, sod: sod,
+            parseErrors: parseErrors, passive: nil,
+            passiveOutcome: VerificationOutcome(status: .notChecked, detail: "passive authentication was not requested"),
+            chip: VerificationOutcome(status: .notChecked, detail: "chip authentication was not requested"),
+            active: VerificationOutcome(status: .notChecked, detail: "active authentication was not requested"),
+            statistics: ReadStatistics(apdus: 0, bytesSent: 0, bytesReceived: 0, fileBytes: 0, cardTime: .zero,
+                                       totalTime: .zero, readSize: 0, extendedLength: false, reauthentications: 0))
+        Self.parse(into: &result)
+
+        report(.verifying, percent: 92)
+        verify(&result)
+        report(.verifying, percent: 100)
+        result.statistics = ReadStatistics(
+            apdus: channel.apduCount, bytesSent: channel.bytesSent, bytesReceived: channel.bytesReceived,
+            fileBytes: bytesOfFiles, cardTime: channel.cardTime, totalTime: ContinuousClock.now - started,
+            readSize: readSize, extendedLength: channel.extendedLength, reauthentications: reauthentications)
+        return result
+    }
+
+    static func parse(into result: inout PassportReadResult) {
+        func attempt<T>(_ file: LDSFile, _ body: ([UInt8]) throws(MRTDError) -> T) -> T? {
+            guard let bytes = result.files[file] else { return nil }
+            do { return try body(bytes) } catch {
+                result.parseErrors[file] = error.reason
+                return nil
+            }
+        }
+        result.dg1 = attempt(.dataGroup(1)) { bytes throws(MRTDError) in try DataGroup1(bytes: bytes) }
+        result.dg2 = attempt(.dataGroup(2)) { bytes throws(MRTDError) in try DataGroup2(bytes: bytes) }
+        result.dg7 = attempt(.dataGroup(7)) { bytes throws(MRTDError) in try DataGroup7(bytes: bytes) }
+        result.dg11 = attempt(.dataGroup(11)) { bytes throws(MRTDError) in try DataGroup11(bytes: bytes) }
+        result.dg12 = attempt(.dataGroup(12)) { bytes throws(MRTDError) in try DataGroup12(bytes: bytes) }
+        result.dg14 = attempt(.dataGroup(14)) { bytes throws(MRTDError) in try SecurityInfos(bytes: bytes) }
+        result.dg15 = attempt(.dataGroup(15)) { bytes throws(MRTDError) in try DataGroup15(bytes: bytes) }
+    }
+
+    func verify(_ result: inout PassportReadResult) {
+        if options.verifyPassive {
+            if let sod = result.sod {
+                var groups: [Int: [UInt8]] = [:]
+                for (file, bytes) in result.files { if let n = file.dataGroupNumber { groups[n] = bytes } }
+                let passive = PassiveAuthentication.verify(sod: sod, dataGroups: groups, trustStore: options.trustStore)
+                result.passive = passive
+                result.passiveOutcome = VerificationOutcome(status: passive.status, detail: passive.detail)
+            } else if let error = result.parseErrors[.sod] {
+                result.passiveOutcome = VerificationOutcome(status: .invalid, detail: "EF.SOD could not be parsed: \(error)")
+            } else {
+                result.passiveOutcome = VerificationOutcome(status: .notSupported, detail: "the chip has no EF.SOD")
+            }
+        }
+        if options.verifyChip {
+            if result.dg14?.entries.contains(where: { $0.oid.hasPrefix("0.4.0.127.0.7.2.2.3") }) == true {
+                result.chip = VerificationOutcome(status: .notChecked, detail: "the chip offers Chip Authentication (DG14); this reader does not perform it yet")
+            } else {
+                result.chip = VerificationOutcome(status: .notSupported, detail: "the chip offers no Chip Authentication (no DG14 ChipAuthenticationInfo)")
+            }
+        }
+        if options.verifyActive {
+            if result.dg15 != nil {
+                result.active = VerificationOutcome(status: .notChecked, detail: "the chip offers Active Authentication (DG15); this reader does not perform it yet")
+            } else {
+                result.active = VerificationOutcome(status: .notSupported, detail: "the chip offers no Active Authentication (no DG15)")
+            }
+        }
+    }
+
+    // MARK: Access control
+
+    /// Reads EF.ATR/INFO (plain, on the MF) for the chip's extended-length limits.
+    func discoverLimits() async throws(MRTDError) {
+        let response = try await channel.plain(.readBinary(sfi: LDSFile.atrInfo.sfi, offset: 0, length: 256))
+        guard response.statusWord == .success || response.statusWord == .endOfFileReached,
+              let info = try? BERTLV.parseAll(response.data).first(where: { $0.tag == 0x7F66 }) else { return }
+        // 7F66 { 02 maxCommand, 02 maxResponse } (possibly nested in a constructed object).
+        let integers = Self.integers(in: info)
+        guard integers.count >= 2, integers[1] > 256 else { return }
+        channel.extendedLength = true
+        readSize = min(32_768, integers[1] - 64)
+    }
+
+    static func integers(in object: TLV) -> [Int] {
+        guard object.isConstructed, let children = try? object.children() else {
+            return object.tag == 0x02 ? [object.value.reduce(0) { $0 << 8 | Int($1) }] : []
+        }
+        return children.flatMap { integers(in: $0) }
+    }
+
+    func authenticate() async throws(MRTDError) {
+        switch options.accessControl {
+        case .paceOnly:
+            throw MRTDError(.notSupported, "PACE is not available in this reader yet; use BAC")
+        case .automatic, .bacOnly:
+            break
+        }
+        guard case .mrz = accessKey else {
+            throw MRTDError(.notSupported, "a CAN needs PACE, which this reader does not perform yet")
+        }
+        try await selectApplication()
+        try await basicAccessControl()
+        accessControl = "BAC"
+    }
+
+    func selectApplication() async throws(MRTDError) {
+        let response = try await channel.plain(.selectApplication(Self.eMRTDApplication))
+        guard response.statusWord == .success else {
+            throw MRTDError(.notSupported, "the card has no eMRTD application: \(response.statusWord.meaning)",
+                            statusWord: response.statusWord)
+        }
+    }
+
+    func basicAccessControl() async throws(MRTDError) {
+        guard let information = accessKey.mrzInformation else {
+            throw MRTDError(.notSupported, "BAC needs the MRZ key, not a CAN")
+        }
+        let keys = BAC.Keys(keySeed: KeyDerivation.bacKeySeed(mrzInformation: information))
+        channel.session = nil
+        // GET CHALLENGE doubles as the extended-length probe when EF.ATR/INFO said nothing.
+        var challenge: ResponseAPDU
+        if !channel.extendedLength && readSize == 0xE7 && reauthentications == 0 {
+            challenge = try await channel.plain(CommandAPDU(ins: 0x84, p1: 0, p2: 0, ne: 8, forceExtended: true))
+            if challenge.statusWord == .success, challenge.data.count == 8 {
+                channel.extendedLength = true
+                readSize = 32_768
+            } else {
+                challenge = try await channel.plain(.getChallenge())
+            }
+        } else {
+            challenge = try await channel.plain(.getChallenge())
+        }
+        guard challenge.statusWord == .success, challenge.data.count == 8 else {
+            throw MRTDError(.unexpectedStatus, "GET CHALLENGE failed: \(challenge.statusWord.meaning)", statusWord: challenge.statusWord)
+        }
+        let rndIFD = secureRandomBytes(8)
+        let kIFD = secureRandomBytes(16)
+        let data: [UInt8]
+        do {
+            data = try BAC.authenticationData(keys: keys, rndIFD: rndIFD, rndIC: challenge.data, kIFD: kIFD)
+        } catch {
+            throw MRTDError(.cryptoFailure, "BAC: \(error.reason)")
+        }
+        let answer = try await channel.plain(CommandAPDU(ins: 0x82, p1: 0, p2: 0, data: data, ne: 40))
+        guard answer.statusWord == .success else {
+            throw MRTDError(.accessDenied, "the chip refused the access key (BAC): \(answer.statusWord.meaning)",
+                            statusWord: answer.statusWord)
+        }
+        let r = try BAC.verifyChipResponse(keys: keys, response: answer.data, rndIFD: rndIFD, rndIC: challenge.data)
+        channel.session = BAC.session(kIFD: kIFD, kIC: Array(r[16..<32]), rndIC: challenge.data, rndIFD: rndIFD)
+    }
+
+    /// Re-establishes secure messaging after the chip dropped it, and re-selects `file`.
+    func reestablish(reselecting file: LDSFile) async throws(MRTDError) {
+        reauthentications += 1
+        guard reauthentications <= Self.maxReauthentications * 8 else {
+            throw MRTDError(.communicationFailure, "the chip keeps dropping secure messaging")
+        }
+        try await selectApplication()
+        try await basicAccessControl()
+        let response = try await channel.secure(.selectFile(file.fid))
+        guard response.statusWord == .success else {
+            throw MRTDError(.unexpectedStatus, "re-selecting \(file) failed: \(response.statusWord.meaning)", statusWord: response.statusWord)
+        }
+    }
+
+    // MARK: Files
+
+    enum FileOutcome {
+        case content([UInt8])
+        case absent(String)
+    }
+
+    func readFile(_ file: LDSFile, index: Int, of count: Int) async throws(MRTDError) -> FileOutcome {
+        func percent(_ fraction: Double) -> Int { 10 + Int(80 * (Double(index) + fraction) / Double(max(count, 1))) }
+        report(.reading, file: file.name, bytesRead: 0, percent: percent(0))
+        var attempts = 0
+        var select: ResponseAPDU
+        while true {
+            do {
+                select = try await channel.secure(.selectFile(file.fid))
+                break
+            } catch let error where error.code == .secureMessagingDropped && attempts < Self.maxReauthentications {
+                attempts += 1
+                reauthentications += 1
+                try await selectApplication()
+                try await basicAccessControl()
+            }
+        }
+        switch select.statusWord {
+        case .success: break
+        case .fileNotFound: return .absent("not present on the chip")
+        case .securityStatusNotSatisfied, .conditionsOfUseNotSatisfied:
+            return .absent("access protected (needs Extended Access Control)")
+        default:
+            throw MRTDError(.unexpectedStatus, "selecting \(file) failed: \(select.statusWord.meaning)", statusWord: select.statusWord)
+        }
+        var content: [UInt8] = []
+        var total: Int?
+        while total.map({ content.count < $0 }) ?? true {
+            let want = total.map { min(readSize, $0 - content.count) } ?? readSize
+            let chunk = try await readChunk(file, offset: content.count, length: want)
+            if chunk.isEmpty {
+                if total == nil && !content.isEmpty { break }  // end of a file of unknown length
+                throw MRTDError(.malformedData, "\(file) ended after \(content.count) of \(total.map(String.init) ?? "?") bytes")
+            }
+            content += chunk
+            if total == nil {
+                if let header = try? BERTLV.header(content) {
+                    total = header.totalLength
+                    if total == nil && chunk.count < want { break }  // indefinite length, whole file read
+                } else if content.count >= 6 {
+                    throw MRTDError(.malformedData, "\(file) does not start with a valid TLV header")
+                } else if chunk.count < want {
+                    break
+                }
+            }
+            report(.reading, file: file.name, bytesRead: min(content.count, total ?? content.count), bytesTotal: total,
+                   percent: percent(total.map { Double(min(content.count, $0)) / Double(max($0, 1)) } ?? 0.5))
+        }
+        if let total, content.count > total { content.removeLast(content.count - total) }
+        bytesOfFiles += content.count
+        return .content(content)
+    }
+
+    /// One READ BINARY at `offset`, stepping down on length errors and re-establishing secure
+    /// messaging where the chip drops it. Returns the data (empty at the end of the file).
+    func readChunk(_ file: LDSFile, offset: Int, length: Int) async throws(MRTDError) -> [UInt8] {
+        var length = length
+        var recoveries = 0
+        while true {
+            let odd = offset > 0x7FFF
+            // B1 answers carry a DO53 header (up to 4 bytes) inside Ne.
+            let ne = odd ? length + (length > 0xFF ? 4 : length > 0x7F ? 3 : 2) : length
+            let command = CommandAPDU.readBinary(offset: offset, length: min(ne, CommandAPDU.maxExtendedNe))
+            let response: ResponseAPDU
+            do {
+                response = try await channel.secure(command)
+            } catch let error where error.code == .secureMessagingDropped {
+                // The chip answered in plain and ended the session. Wrong length → smaller reads.
+                recoveries += 1
+                guard recoveries <= Self.maxReauthentications else { throw error }
+                if command.isExtended {
+                    // The chip does not take extended APDUs after all: go straight to short reads.
+                    channel.extendedLength = false
+                    length = min(length, shortReadLimit)
+                    readSize = min(readSize, length)
+                } else if let sw = error.statusWord, sw == .wrongLength || sw.sw1 == 0x6C {
+                    length = stepDown(from: length, exact: sw.sw1 == 0x6C ? Int(sw.sw2) : nil)
+                }
+                try await reestablish(reselecting: file)
+                continue
+            }
+            switch response.statusWord {
+            case .success, .endOfFileReached:
+                if odd {
+                    guard !response.data.isEmpty else { return [] }
+                    guard let object = try? BERTLV.parseSingle(response.data), object.tag == 0x53 else {
+                        throw MRTDError(.malformedData, "READ BINARY (B1) answer is not a DO53")
+                    }
+                    return object.value
+                }
+                return response.data
+            case .wrongLength:
+                length = stepDown(from: length, exact: nil)
+            case _ where response.statusWord.sw1 == 0x6C:
+                length = stepDown(from: length, exact: Int(response.statusWord.sw2))
+            case .wrongP1P2, .incorrectP1P2:
+                return []  // offset beyond the end of the file
+            default:
+                throw MRTDError(.unexpectedStatus, "reading \(file) at \(offset) failed: \(response.statusWord.meaning)",
+                                statusWord: response.statusWord)
+            }
+        }
+    }
+
+    /// The largest short READ BINARY whose protected answer fits 256 bytes: 0xE7 with 3DES
+    /// secure messaging, 0xDF with AES (16-byte padding).
+    var shortReadLimit: Int { channel.session?.cipher == .aes ? 0xDF : 0xE7 }
+
+    /// The next smaller read size; remembered for the rest of the session.
+    func stepDown(from length: Int, exact: Int?) -> Int {
+        let next: Int
+        if let exact, exact > 0, exact < length {
+            next = exact
+        } else if let smaller = Self.readSizeLadder.first(where: { $0 < length }) {
+            next = smaller
+        } else {
+            next = max(1, length / 2)
+        }
+        readSize = min(readSize, next)
+        return next
+    }
+}

@@ -1,0 +1,77 @@
+/// Which access-control protocol to use.
+public enum AccessControlPreference: String, Sendable, Hashable, Codable {
+    /// PACE when the chip offers it, BAC otherwise.
+    case automatic
+    case paceOnly
+    case bacOnly
+}
+
+/// What to read and verify.
+public struct ReadOptions: Sendable {
+    /// Data groups to read; `nil` reads every one EF.COM or EF.SOD lists.
+    public var dataGroups: [Int]?
+    public var verifyPassive: Bool
+    public var verifyChip: Bool
+    public var verifyActive: Bool
+    public var trustStore: TrustStore
+    public var accessControl: AccessControlPreference
+
+    public init(dataGroups: [Int]? = nil, verifyPassive: Bool = true, verifyChip: Bool = true, verifyActive: Bool = true,
+                trustStore: TrustStore = TrustStore(), accessControl: AccessControlPreference = .automatic) {
+        self.dataGroups = dataGroups
+        self.verifyPassive = verifyPassive
+        self.verifyChip = verifyChip
+        self.verifyActive = verifyActive
+        self.trustStore = trustStore
+        self.accessControl = accessControl
+    }
+}
+
+/// Where a read is, for progress bars. `percent` grows monotonically from 0 to 100.
+public struct ReadProgress: Sendable, Hashable {
+    public enum Phase: String, Sendable, Hashable, Codable {
+        case waitingForCard, cardDetected, authenticating, reading, verifying
+    }
+
+    public var phase: Phase
+    public var file: String?
+    public var bytesRead: Int?
+    public var bytesTotal: Int?
+    public var percent: Int
+
+    public init(phase: Phase, file: String? = nil, bytesRead: Int? = nil, bytesTotal: Int? = nil, percent: Int) {
+        self.phase = phase
+        self.file = file
+        self.bytesRead = bytesRead
+        self.bytesTotal = bytesTotal
+        self.percent = percent
+    }
+}
+
+/// A verification outcome other than passive authentication (chip, active).
+public struct VerificationOutcome: Sendable, Hashable, Codable {
+    public var status: VerificationStatus
+    public var detail: String
+
+    public init(status: VerificationStatus, detail: String) {
+        self.status = status
+        self.detail = detail
+    }
+}
+
+/// Counters of one read, for benchmarks and diagnostics.
+public struct ReadStatistics: Sendable, Hashable {
+    public var apdus: Int
+    public var bytesSent: Int
+    public var bytesReceived: Int
+    /// Payload bytes of the files read.
+    public var fileBytes: Int
+    /// Time spent in the card (transmit calls).
+    public var cardTime: Duration
+    public var totalTime: Duration
+    /// The largest READ BINARY length that worked.
+    public var readSize: Int
+    public var extendedLength: Bool
+    /// How often secure messaging had to be re-established.
+    public var reauthentications: Int
+}

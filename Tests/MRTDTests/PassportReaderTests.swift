@@ -1,0 +1,172 @@
+import Foundation
+import MRTDEmulator
+import SmartCard
+import Synchronization
+import TestSupport
+import Testing
+@testable import MRTD
+
+@Suite("PassportReader against the in-process emulator")
+struct PassportReaderTests {
+    static let trust: TrustStore = {
+        var store = TrustStore()
+        try! store.add(path: TestFixtures.url("pki/csca.cert.pem"))
+        return store
+    }()
+
+    static func key(_ name: String) throws -> AccessKey {
+        try AccessKey.mrz(try TestFixtures.description(name).mrz.lines.joined(separator: "\n"))
+    }
+
+    func read(_ chip: VirtualPassportChip, key: AccessKey, options: ReadOptions = ReadOptions(trustStore: trust),
+              progress: PassportReader.ProgressHandler? = nil) async throws -> PassportReadResult {
+        try await PassportReader(connection: EmulatedCardConnection(chip: chip), accessKey: key, options: options,
+                                 progress: progress).read()
+    }
+
+    @Test("every fixture passport is read fully and verifies", arguments: TestFixtures.passportNames)
+    func readsFixture(name: String) async throws {
+        let passport = try TestFixtures.passport(name)
+        let chip = VirtualPassportChip(passport: passport)
+        let result = try await read(chip, key: try Self.key(name))
+        #expect(result.accessControl == "BAC")
+        for (fid, content) in passport.applicationFiles {
+            let file: LDSFile = fid == 0x011E ? .com : fid == 0x011D ? .sod : .dataGroup(Int(fid - 0x0100))
+            #expect(result.files[file] == content, "\(name) \(file)")
+        }
+        #expect(result.dg1?.mrz.lines == (try TestFixtures.description(name)).mrz.lines)
+        #expect(result.dg2?.faces.isEmpty == false)
+        #expect(result.passiveOutcome.status == .valid, "\(result.passiveOutcome.detail)")
+        #expect(result.passive?.dataGroups.values.allSatisfy { $0 == .matched } == true)
+        #expect(result.chip.status == .notSupported)
+        #expect(result.active.status == .notSupported)
+        #expect(result.parseErrors.isEmpty)
+    }
+
+    @Test func cappedShortOnlyChipStepsDownToItsLimit() async throws {
+        let chip = VirtualPassportChip(passport: try TestFixtures.passport("utopia-td1-idcard"))
+        let result = try await read(chip, key: try Self.key("utopia-td1-idcard"))
+        #expect(result.statistics.readSize == 0x80)
+        #expect(!result.statistics.extendedLength)
+        #expect(result.passiveOutcome.status == .valid)
+    }
+
+    @Test func extendedLengthChipIsReadInFewAPDUs() async throws {
+        let chip = VirtualPassportChip(passport: try TestFixtures.passport("utopia-td3-jpeg"))
+        let result = try await read(chip, key: try Self.key("utopia-td3-jpeg"))
+        #expect(result.statistics.extendedLength)
+        // ATR/INFO, SELECT, GET CHALLENGE, EXT AUTH, then SELECT + one READ per file (6 files).
+        #expect(result.statistics.apdus == 4 + 6 * 2)
+    }
+
+    @Test func wrongKeyIsAccessDenied() async throws {
+        let chip = VirtualPassportChip(passport: try TestFixtures.passport("utopia-td3-jpeg"))
+        let wrong = try AccessKey.fields(documentNumber: "L898902C3", dateOfBirth: "740812", dateOfExpiry: "120416")
+        let started = ContinuousClock.now
+        await #expect {
+            _ = try await read(chip, key: wrong)
+        } throws: { error in
+            guard let error = error as? MRTDError else { return false }
+            return error.code == .accessDenied && !error.reason.contains("L898902C3")
+        }
+        #expect(ContinuousClock.now - started < .seconds(2))
+        #expect(chip.statistics.apdus <= 5)
+    }
+
+    @Test func removalMidFileReturnsNothing() async throws {
+        let chip = VirtualPassportChip(passport: try TestFixtures.passport("utopia-td1-idcard"))
+        // Enough APDUs for access control and a part of DG2, not all of it.
+        chip.setFaults(ChipFaults(removeAfterAPDUs: 40))
+        await #expect {
+            _ = try await read(chip, key: try Self.key("utopia-td1-idcard"))
+        } throws: { ($0 as? MRTDError)?.code == .cardRemoved }
+    }
+
+    @Test func corruptedResponseMACAbortsTheRead() async throws {
+        let chip = VirtualPassportChip(passport: try TestFixtures.passport("utopia-td3-jpeg"))
+        chip.setFaults(ChipFaults(statusOverrides: [], readLengthCap: nil))
+        // Corrupt a MAC a few APDUs into the secure session.
+        let reader = PassportReader(connection: CorruptingConnection(chip: chip, corruptAt: 8), accessKey: try Self.key("utopia-td3-jpeg"),
+                                    options: ReadOptions(trustStore: Self.trust))
+        await #expect {
+            _ = try await reader.read()
+        } throws: { ($0 as? MRTDError)?.code == .secureMessagingFailure }
+    }
+
+    @Test func chipThatDropsSecureMessagingOnLongReadsIsStillRead() async throws {
+        // A short-only chip that is sent an extended READ BINARY answers 6700 in plain and ends
+        // the session: the reader must fall back to short reads and re-authenticate.
+        var content = try TestFixtures.passport("utopia-td3-jpeg2000")
+        content.masterFiles[0x2F01] = [0x7F, 0x66, 0x08, 0x02, 0x02, 0xFF, 0xFF, 0x02, 0x02, 0xFF, 0xFF]  // claims extended
+        let chip = VirtualPassportChip(passport: content)
+        let result = try await read(chip, key: try Self.key("utopia-td3-jpeg2000"))
+        #expect(result.statistics.reauthentications >= 1)
+        #expect(!result.statistics.extendedLength)
+        #expect(result.passiveOutcome.status == .valid)
+    }
+
+    @Test func progressIsMonotonicAndEndsAt100() async throws {
+        let events = Mutex<[ReadProgress]>([])
+        let chip = VirtualPassportChip(passport: try TestFixtures.passport("utopia-td1-idcard"))
+        _ = try await read(chip, key: try Self.key("utopia-td1-idcard")) { event in events.withLock { $0.append(event) } }
+        let seen = events.withLock { $0 }
+        #expect(seen.first?.phase == .authenticating)
+        #expect(seen.last?.percent == 100 && seen.last?.phase == .verifying)
+        #expect(zip(seen, seen.dropFirst()).allSatisfy { $0.percent <= $1.percent })
+        #expect(seen.contains { $0.file == "DG2" && $0.bytesTotal != nil && $0.bytesRead == $0.bytesTotal })
+    }
+
+    @Test func cancellationStopsTheRead() async throws {
+        let chip = VirtualPassportChip(passport: try TestFixtures.passport("utopia-td1-idcard"))
+        chip.setFaults(ChipFaults(latencyPerAPDU: .milliseconds(20)))
+        let task = Task { try await read(chip, key: try Self.key("utopia-td1-idcard")) }
+        try await Task.sleep(for: .milliseconds(200))
+        task.cancel()
+        await #expect { _ = try await task.value } throws: { ($0 as? MRTDError)?.code == .cancelled }
+    }
+
+    @Test func requestedDataGroupsOnlyAndProtectedOnesAreSkipped() async throws {
+        let chip = VirtualPassportChip(passport: try TestFixtures.passport("utopia-td3-jpeg"))
+        var options = ReadOptions(dataGroups: [1, 3, 11], trustStore: Self.trust)
+        options.verifyPassive = true
+        let result = try await read(chip, key: try Self.key("utopia-td3-jpeg"), options: options)
+        #expect(result.dataGroupsRead == ["DG1", "DG11"])
+        #expect(result.skipped[.dataGroup(3)] != nil)
+        #expect(result.passive?.dataGroups["DG2"] == .notRead)
+        #expect(result.passiveOutcome.status == .valid)
+    }
+
+    @Test func dumpOfTheBSITestPassportReadsAndIsUntrusted() async throws {
+        let chip = VirtualPassportChip(passport: try EmulatedPassport(dumpDirectory: TestFixtures.sharedURL("lds/bsi2008")))
+        let dg1 = try DataGroup1(bytes: Array(try Data(contentsOf: TestFixtures.sharedURL("lds/bsi2008/Datagroup1.bin"))))
+        let result = try await read(chip, key: try AccessKey.mrz(dg1.mrz.text),
+                                    options: ReadOptions(dataGroups: [1, 2, 3, 4, 14, 15], trustStore: Self.trust))
+        #expect(result.passiveOutcome.status == .untrusted)
+        #expect(result.passive?.dataGroups["DG4"] == .notCovered)
+        #expect(result.passive?.dataGroups["DG15"] == .notCovered)
+        #expect(result.chip.status == .notChecked)  // DG14 offers CA
+        #expect(result.active.status == .notChecked)  // DG15 present
+        #expect(result.dg2?.faces.first?.format == .jpeg2000)
+    }
+}
+
+/// Flips a bit in the MAC of the `corruptAt`-th response.
+final class CorruptingConnection: CardConnection {
+    let inner: EmulatedCardConnection
+    let corruptAt: Int
+    let count = Mutex(0)
+    init(chip: VirtualPassportChip, corruptAt: Int) {
+        inner = EmulatedCardConnection(chip: chip)
+        self.corruptAt = corruptAt
+    }
+    var readerName: String { inner.readerName }
+    var atr: [UInt8] { inner.atr }
+    func transmit(raw: [UInt8]) async throws -> [UInt8] {
+        var response = try await inner.transmit(raw: raw)
+        let n = count.withLock { $0 += 1; return $0 }
+        if n == corruptAt, response.count > 4 { response[response.count - 3] ^= 0x01 }
+        return response
+    }
+    func isCardPresent() async -> Bool { await inner.isCardPresent() }
+    func disconnect() async { await inner.disconnect() }
+}
