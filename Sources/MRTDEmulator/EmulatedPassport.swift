@@ -139,27 +139,6 @@ public struct EmulatedPassport: Sendable {
 
     /// Maps a dump file name to a file id and whether it lives on the master file.
     static func fileID(forDumpName name: String) -> (UInt16, Bool)? {
-        var stem = name.lowercased()
-        for suffix in [".bin", ".der", ".dat"] where stem.hasSuffix(suffix) { stem.removeLast(suffix.count) }
-        stem = stem.replacingOccurrences(of: ".", with: "_")
-        for prefix in ["ef_", "ef"] where stem.hasPrefix(prefix) && stem.count > prefix.count {
-            let rest = String(stem.dropFirst(prefix.count))
-            if rest.count == 4, let fid = UInt16(rest, radix: 16) { stem = String(format: "%04x", fid); break }
-            stem = rest
-            break
-        }
-        switch stem {
-        case "com", "011e": return (efCOM, false)
-        case "sod", "011d": return (efSOD, false)
-        case "cardaccess", "card_access", "011c": return (efCardAccess, true)
-        case "cardsecurity", "card_security": return (0x011D, true)
-        case "atrinfo", "atr_info", "2f01": return (efATRInfo, true)
-        default: break
-        }
-        for prefix in ["datagroup", "dg", "_dg"] where stem.hasPrefix(prefix) {
-            if let number = Int(stem.dropFirst(prefix.count)), (1...16).contains(number) { return (dataGroupFID(number), false) }
-        }
-        if stem.count == 4, let fid = UInt16(stem, radix: 16), (0x0101...0x0110).contains(fid) { return (fid, false) }
-        return nil
+        LDSFile(dumpFileName: name).map { ($0.fid, $0.isOnMasterFile) }
     }
 }

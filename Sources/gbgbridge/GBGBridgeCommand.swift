@@ -33,7 +33,7 @@ struct GBGBridgeCommand: AsyncParsableCommand {
             capabilities of a Linux kiosk over the GBGBridge JSON message protocol.
             """,
         version: GBGBridgeVersion.current,
-        subcommands: [DemoCommand.self, ReadersCommand.self, EmulateCommand.self],
+        subcommands: [DemoCommand.self, ReadersCommand.self, ReadCommand.self, VerifyCommand.self, EmulateCommand.self],
         defaultSubcommand: nil
     )
 }

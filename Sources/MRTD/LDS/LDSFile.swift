@@ -85,6 +85,37 @@ public enum LDSFile: Sendable, Hashable, Comparable, CustomStringConvertible {
         }
     }
 
+    /// The file a dump file name stands for: `EF_COM.bin`, `EF.SOD`, `DG1.bin`, `Datagroup14.bin`,
+    /// `EF_DG2.bin`, `ef0101.bin`, `011E.bin`, `EF_CardAccess.bin` …; `nil` for anything else.
+    public init?(dumpFileName name: String) {
+        var stem = name.lowercased()
+        for suffix in [".bin", ".der", ".dat"] where stem.hasSuffix(suffix) { stem.removeLast(suffix.count) }
+        stem = stem.replacingOccurrences(of: ".", with: "_")
+        for prefix in ["ef_", "ef"] where stem.hasPrefix(prefix) && stem.count > prefix.count {
+            stem = String(stem.dropFirst(prefix.count))
+            break
+        }
+        switch stem {
+        case "com", "011e": self = .com
+        case "sod", "011d": self = .sod
+        case "cardaccess", "card_access", "011c": self = .cardAccess
+        case "cardsecurity", "card_security": self = .cardSecurity
+        case "atrinfo", "atr_info", "2f01": self = .atrInfo
+        default:
+            for prefix in ["datagroup", "dg", "_dg"] where stem.hasPrefix(prefix) {
+                if let n = Int(stem.dropFirst(prefix.count)), (1...16).contains(n) {
+                    self = .dataGroup(n)
+                    return
+                }
+            }
+            if stem.count == 4, let fid = UInt16(stem, radix: 16), (0x0101...0x0110).contains(fid) {
+                self = .dataGroup(Int(fid - 0x0100))
+                return
+            }
+            return nil
+        }
+    }
+
     public var dataGroupNumber: Int? {
         if case .dataGroup(let n) = self { return n }
         return nil

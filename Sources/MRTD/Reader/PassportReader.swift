@@ -29,6 +29,38 @@ public struct PassportReadResult: Sendable {
     public var active: VerificationOutcome
     public var statistics: ReadStatistics
 
+    init(accessControl: String, files: [LDSFile: [UInt8]], skipped: [LDSFile: String] = [:], com: EFCOM? = nil,
+         sod: SecurityObject? = nil, parseErrors: [LDSFile: String] = [:]) {
+        self.accessControl = accessControl
+        self.files = files
+        self.skipped = skipped
+        self.com = com
+        self.sod = sod
+        self.parseErrors = parseErrors
+        passiveOutcome = VerificationOutcome(status: .notChecked, detail: "passive authentication was not requested")
+        chip = VerificationOutcome(status: .notChecked, detail: "chip authentication was not requested")
+        active = VerificationOutcome(status: .notChecked, detail: "active authentication was not requested")
+        statistics = ReadStatistics(apdus: 0, bytesSent: 0, bytesReceived: 0, fileBytes: 0, cardTime: .zero,
+                                    totalTime: .zero, readSize: 0, extendedLength: false, reauthentications: 0)
+    }
+
+    /// Passive authentication of saved files (a dump): parses them as a read would and verifies
+    /// against `trustStore`. Chip and active authentication need the chip and are `notChecked`.
+    public static func offline(files: [LDSFile: [UInt8]], trustStore: TrustStore) -> PassportReadResult {
+        var result = PassportReadResult(accessControl: "none", files: files)
+        if let bytes = files[.com] {
+            do { result.com = try EFCOM(bytes: bytes) } catch { result.parseErrors[.com] = error.reason }
+        }
+        if let bytes = files[.sod] {
+            do { result.sod = try SecurityObject(bytes: bytes) } catch { result.parseErrors[.sod] = error.reason }
+        }
+        PassportReader.parse(into: &result)
+        PassportReader.verify(&result, options: ReadOptions(verifyChip: false, verifyActive: false, trustStore: trustStore))
+        result.chip = VerificationOutcome(status: .notChecked, detail: "chip authentication needs the chip")
+        result.active = VerificationOutcome(status: .notChecked, detail: "active authentication needs the chip")
+        return result
+    }
+
     /// The data groups read, sorted (`DG1`, `DG2`, …).
     public var dataGroupsRead: [String] {
         files.keys.filter { $0.dataGroupNumber != nil }.sorted().map(\.name)
@@ -117,18 +149,12 @@ public final class PassportReader {
         }
 
         // Parse what was read.
-        var result = PassportReadResult(
-            accessControl: accessControl, paceMapping: nil, files: files, skipped: skipped, com: com, sod: sod,
-            parseErrors: parseErrors, passive: nil,
-            passiveOutcome: VerificationOutcome(status: .notChecked, detail: "passive authentication was not requested"),
-            chip: VerificationOutcome(status: .notChecked, detail: "chip authentication was not requested"),
-            active: VerificationOutcome(status: .notChecked, detail: "active authentication was not requested"),
-            statistics: ReadStatistics(apdus: 0, bytesSent: 0, bytesReceived: 0, fileBytes: 0, cardTime: .zero,
-                                       totalTime: .zero, readSize: 0, extendedLength: false, reauthentications: 0))
+        var result = PassportReadResult(accessControl: accessControl, files: files, skipped: skipped, com: com, sod: sod,
+                                        parseErrors: parseErrors)
         Self.parse(into: &result)
 
         report(.verifying, percent: 92)
-        verify(&result)
+        Self.verify(&result, options: options)
         report(.verifying, percent: 100)
         result.statistics = ReadStatistics(
             apdus: channel.apduCount, bytesSent: channel.bytesSent, bytesReceived: channel.bytesReceived,
@@ -154,7 +180,7 @@ public final class PassportReader {
         result.dg15 = attempt(.dataGroup(15)) { bytes throws(MRTDError) in try DataGroup15(bytes: bytes) }
     }
 
-    func verify(_ result: inout PassportReadResult) {
+    static func verify(_ result: inout PassportReadResult, options: ReadOptions) {
         if options.verifyPassive {
             if let sod = result.sod {
                 var groups: [Int: [UInt8]] = [:]

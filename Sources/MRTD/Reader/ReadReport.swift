@@ -1,0 +1,173 @@
+import Foundation
+
+/// The `nfc.read` success `data` object (design.md §4), also what `gbgbridge read --json` prints.
+/// Absent values are omitted, never `null`. Contains personal data and the photo: never log it.
+public struct ReadReport: Codable, Sendable, Hashable {
+    public struct Document: Codable, Sendable, Hashable {
+        public var documentCode: String
+        public var issuingState: String
+        public var documentNumber: String
+        public var surname: String
+        public var givenNames: String
+        public var nationality: String
+        /// ISO 8601 (`1974-08-12`); the raw YYMMDD when parts are unknown.
+        public var dateOfBirth: String
+        public var sex: String
+        public var dateOfExpiry: String
+        public var optionalData: String
+    }
+
+    public struct Check: Codable, Sendable, Hashable {
+        public var status: VerificationStatus
+        public var detail: String
+    }
+
+    public struct PassiveCheck: Codable, Sendable, Hashable {
+        public var status: VerificationStatus
+        public var detail: String
+        public var signature: PassiveAuthenticationResult.Signature?
+        public var chain: PassiveAuthenticationResult.Chain?
+        public var dataGroups: [String: PassiveAuthenticationResult.HashStatus]?
+        public var documentSigner: String?
+        public var csca: String?
+        public var digestAlgorithm: String?
+        public var signatureAlgorithm: String?
+    }
+
+    public struct Verification: Codable, Sendable, Hashable {
+        public var passive: PassiveCheck
+        public var chip: Check
+        public var active: Check
+        /// Subject of the document signer certificate.
+        public var documentSigner: String?
+        /// Subject of the CSCA that issued it, when one was found.
+        public var csca: String?
+    }
+
+    public var accessControl: String
+    public var paceMapping: String?
+    public var mrz: String?
+    public var document: Document?
+    public var photo: String?
+    public var photoMimeType: String?
+    public var photoWidth: Int?
+    public var photoHeight: Int?
+    public var additionalPersonalDetails: [String: StringOrList]?
+    public var additionalDocumentDetails: [String: StringOrList]?
+    public var dataGroupsRead: [String]
+    public var verification: Verification
+
+    /// A text field or a list of them (DG11 other names, DG12 other persons).
+    public enum StringOrList: Codable, Sendable, Hashable {
+        case string(String)
+        case list([String])
+        public init(from decoder: Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if let list = try? container.decode([String].self) { self = .list(list) } else { self = .string(try container.decode(String.self)) }
+        }
+        public func encode(to encoder: Encoder) throws {
+            var container = encoder.singleValueContainer()
+            switch self {
+            case .string(let value): try container.encode(value)
+            case .list(let value): try container.encode(value)
+            }
+        }
+    }
+
+    /// Builds the report; the photo is the first face, transcoded to JPEG when needed.
+    public init(_ result: PassportReadResult, now: Date = Date()) {
+        accessControl = result.accessControl
+        paceMapping = result.paceMapping
+        if let mrz = result.dg1?.mrz {
+            self.mrz = mrz.text
+            document = Document(
+                documentCode: mrz.documentCode, issuingState: mrz.issuingState, documentNumber: mrz.documentNumber,
+                surname: mrz.primaryIdentifier, givenNames: mrz.secondaryIdentifier, nationality: mrz.nationality,
+                dateOfBirth: ReadReport.isoDate(mrz.dateOfBirth, birth: true, now: now), sex: mrz.sex == "<" ? "X" : mrz.sex,
+                dateOfExpiry: ReadReport.isoDate(mrz.dateOfExpiry, birth: false, now: now),
+                optionalData: [mrz.optionalData, mrz.optionalData2].filter { !$0.isEmpty }.joined(separator: " "))
+        }
+        if let face = result.dg2?.faces.first, let jpeg = try? ImageTranscoder.browserJPEG(face.data) {
+            photo = Data(jpeg.jpeg).base64EncodedString()
+            photoMimeType = "image/jpeg"
+            photoWidth = jpeg.width
+            photoHeight = jpeg.height
+        }
+        if let dg11 = result.dg11 {
+            var details: [String: StringOrList] = [:]
+            func put(_ key: String, _ value: String?) { if let value, !value.isEmpty { details[key] = .string(value) } }
+            put("fullName", dg11.fullName)
+            if !dg11.otherNames.isEmpty { details["otherNames"] = .list(dg11.otherNames) }
+            put("personalNumber", dg11.personalNumber)
+            put("fullDateOfBirth", dg11.fullDateOfBirth.map(ReadReport.isoFullDate))
+            put("placeOfBirth", dg11.placeOfBirth)
+            put("permanentAddress", dg11.permanentAddress)
+            put("telephone", dg11.telephone)
+            put("profession", dg11.profession)
+            put("title", dg11.title)
+            put("personalSummary", dg11.personalSummary)
+            put("otherValidTravelDocumentNumbers", dg11.otherValidTravelDocumentNumbers)
+            put("custodyInformation", dg11.custodyInformation)
+            additionalPersonalDetails = details
+        }
+        if let dg12 = result.dg12 {
+            var details: [String: StringOrList] = [:]
+            func put(_ key: String, _ value: String?) { if let value, !value.isEmpty { details[key] = .string(value) } }
+            put("issuingAuthority", dg12.issuingAuthority)
+            put("dateOfIssue", dg12.dateOfIssue.map(ReadReport.isoFullDate))
+            if !dg12.otherPersons.isEmpty { details["otherPersons"] = .list(dg12.otherPersons) }
+            put("endorsementsAndObservations", dg12.endorsementsAndObservations)
+            put("taxOrExitRequirements", dg12.taxOrExitRequirements)
+            put("dateAndTimeOfPersonalization", dg12.dateAndTimeOfPersonalization.map(ReadReport.isoFullDate))
+            put("personalizationSystemSerialNumber", dg12.personalizationSystemSerialNumber)
+            additionalDocumentDetails = details
+        }
+        dataGroupsRead = result.dataGroupsRead
+        let passive = result.passive
+        verification = Verification(
+            passive: PassiveCheck(status: result.passiveOutcome.status, detail: result.passiveOutcome.detail,
+                                  signature: passive?.signature, chain: passive?.chain, dataGroups: passive?.dataGroups,
+                                  documentSigner: passive?.documentSigner, csca: passive?.csca,
+                                  digestAlgorithm: passive?.digestAlgorithm, signatureAlgorithm: passive?.signatureAlgorithm),
+            chip: Check(status: result.chip.status, detail: result.chip.detail),
+            active: Check(status: result.active.status, detail: result.active.detail),
+            documentSigner: passive?.documentSigner, csca: passive?.csca)
+    }
+
+    /// YYMMDD → YYYY-MM-DD. Birth dates are never in the future; expiry dates lie within
+    /// 50 years either side of today. Unknown parts (`<`) leave the raw value.
+    public static func isoDate(_ yymmdd: String, birth: Bool, now: Date = Date()) -> String {
+        guard yymmdd.count == 6, yymmdd.allSatisfy(\.isNumber), let yy = Int(yymmdd.prefix(2)) else { return yymmdd }
+        let currentYear = Calendar(identifier: .gregorian).component(.year, from: now)
+        let century = currentYear / 100 * 100
+        var year = century + yy
+        if birth {
+            if year > currentYear { year -= 100 }
+        } else if year > currentYear + 50 {
+            year -= 100
+        } else if year < currentYear - 50 {
+            year += 100
+        }
+        return String(format: "%04d-%@-%@", year, String(yymmdd.dropFirst(2).prefix(2)), String(yymmdd.suffix(2)))
+    }
+
+    /// YYYYMMDD → YYYY-MM-DD, YYYYMMDDhhmmss → YYYY-MM-DDThh:mm:ss; anything else unchanged.
+    public static func isoFullDate(_ text: String) -> String {
+        let digits = Array(text)
+        guard digits.allSatisfy(\.isNumber) else { return text }
+        if digits.count == 8 {
+            return "\(String(digits[0..<4]))-\(String(digits[4..<6]))-\(String(digits[6..<8]))"
+        }
+        if digits.count == 14 {
+            return "\(String(digits[0..<4]))-\(String(digits[4..<6]))-\(String(digits[6..<8]))T\(String(digits[8..<10])):\(String(digits[10..<12])):\(String(digits[12..<14]))"
+        }
+        return text
+    }
+
+    /// Compact JSON with sorted keys.
+    public func jsonData(pretty: Bool = false) throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = pretty ? [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
+        return try encoder.encode(self)
+    }
+}

@@ -1,0 +1,280 @@
+import ArgumentParser
+import CGBGBridgeCLI
+import Foundation
+import MRTD
+import SmartCard
+import Synchronization
+
+/// Exit statuses of `gbgbridge read` and `verify` (scripts depend on them).
+enum ReadExit {
+    static let ok: Int32 = 0
+    static let badArguments: Int32 = 2
+    static let accessDenied: Int32 = 3
+    static let noCard: Int32 = 4
+    static let communication: Int32 = 5
+    static let verificationFailed: Int32 = 6
+}
+
+/// Options shared by commands that take trust anchors.
+struct TrustOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("CSCA certificate (PEM/DER), directory of them, ICAO master list (.ml) or CRL; repeatable.",
+                                             valueName: "path"))
+    var trust: [String] = []
+
+    func load() throws -> TrustStore {
+        var store = TrustStore()
+        for path in trust {
+            do {
+                try store.add(path: URL(fileURLWithPath: path))
+            } catch {
+                printError("gbgbridge: \(error.reason)")
+                throw ExitCode(ReadExit.badArguments)
+            }
+        }
+        return store
+    }
+}
+
+/// `gbgbridge read`: read and verify a passport chip.
+struct ReadCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "read",
+        abstract: "Read an ePassport / eID chip and verify it.",
+        discussion: """
+            Waits for a card, opens it with the MRZ (BAC), reads EF.COM, EF.SOD and the data \
+            groups, and runs passive authentication against --trust anchors. With --json prints \
+            exactly the nfc.read success data object.
+
+            Exit status: 0 read (verified, or not verifiable: untrusted or no EF.SOD), \
+            2 bad arguments, 3 access denied (wrong MRZ/CAN), 4 no card or timeout, \
+            5 communication failure or card removed, 6 verification failed.
+            """
+    )
+
+    @Option(name: .long, help: "Use the first reader whose name contains this text.")
+    var reader: String?
+
+    @Option(name: .long, help: "The full MRZ (lines separated by newlines, or run together).")
+    var mrz: String?
+
+    @Option(name: .long, help: "Document number (with --birth-date and --expiry-date).")
+    var documentNumber: String?
+
+    @Option(name: .long, help: "Date of birth, YYMMDD.")
+    var birthDate: String?
+
+    @Option(name: .long, help: "Date of expiry, YYMMDD.")
+    var expiryDate: String?
+
+    @Option(name: .long, help: "Card access number (needs PACE).")
+    var can: String?
+
+    @Flag(name: .long, help: "Use PACE only.")
+    var paceOnly = false
+
+    @Flag(name: .long, help: "Use BAC only.")
+    var bacOnly = false
+
+    @OptionGroup var trustOptions: TrustOptions
+
+    @Option(name: .long, help: "Seconds to wait for a card.")
+    var timeout: Double = 30
+
+    @Flag(name: .long, help: "Print the nfc.read data object as JSON.")
+    var json = false
+
+    @Option(name: .long, help: "Save the face image as JPEG to this file.")
+    var photo: String?
+
+    @Option(name: .long, help: "Save every file read as <name>.bin (EF_COM.bin, EF_SOD.bin, DG1.bin …) in this directory.")
+    var dump: String?
+
+    @Option(name: .long, help: "Data groups to read, e.g. DG1,DG2,DG11 (default: all listed by the chip).")
+    var dataGroups: String?
+
+    func validate() throws {
+        let fields = [documentNumber, birthDate, expiryDate].compactMap { $0 }
+        let ways = [mrz != nil, !fields.isEmpty, can != nil].filter { $0 }.count
+        guard ways == 1 else {
+            throw ValidationError("give the access key as --mrz TEXT, or --document-number with --birth-date and --expiry-date, or --can NNNNNN")
+        }
+        if !fields.isEmpty, fields.count != 3 {
+            throw ValidationError("--document-number, --birth-date and --expiry-date go together")
+        }
+        if paceOnly && bacOnly { throw ValidationError("--pace-only and --bac-only exclude each other") }
+        guard timeout > 0, timeout <= 3600 else { throw ValidationError("--timeout must be between 0 and 3600 seconds") }
+        _ = try accessKey()
+        _ = try requestedDataGroups()
+    }
+
+    func accessKey() throws -> AccessKey {
+        do {
+            if let mrz { return try AccessKey.mrz(mrz) }
+            if let can { return try AccessKey.cardAccessNumber(can) }
+            return try AccessKey.fields(documentNumber: documentNumber!, dateOfBirth: birthDate!, dateOfExpiry: expiryDate!)
+        } catch {
+            throw ValidationError(error.reason)
+        }
+    }
+
+    func requestedDataGroups() throws -> [Int]? {
+        guard let dataGroups else { return nil }
+        var numbers: [Int] = []
+        for name in dataGroups.split(separator: ",") {
+            guard let file = LDSFile(name: name.trimmingCharacters(in: .whitespaces)), let n = file.dataGroupNumber else {
+                throw ValidationError("'\(name)' is not a data group (DG1 … DG16)")
+            }
+            numbers.append(n)
+        }
+        return numbers
+    }
+
+    func run() async throws {
+        CGBGBridgeCLI_line_buffer_stdout()
+        let key = try accessKey()
+        let trustStore = try trustOptions.load()
+        let options = ReadOptions(dataGroups: try requestedDataGroups(), trustStore: trustStore,
+                                  accessControl: paceOnly ? .paceOnly : bacOnly ? .bacOnly : .automatic)
+        let bar = ProgressBar(enabled: isatty(STDERR_FILENO) == 1)
+        let backend = PCSCBackend()
+
+        bar.update(ReadProgress(phase: .waitingForCard, percent: 0))
+        let card: ReaderInfo
+        let connection: any CardConnection
+        do {
+            card = try await backend.waitForCard(readerMatching: reader, timeout: .milliseconds(Int(timeout * 1000)))
+            connection = try await backend.connect(reader: card.name)
+        } catch let error as SmartCardError {
+            bar.finish()
+            try fail(error.reason, code: error.code, exit: Self.exitStatus(for: error))
+        }
+        bar.update(ReadProgress(phase: .cardDetected, file: card.name, percent: 1))
+
+        let result: PassportReadResult
+        do {
+            result = try await PassportReader(connection: connection, accessKey: key, options: options) { bar.update($0) }.read()
+        } catch {
+            bar.finish()
+            await connection.disconnect()
+            try fail(error.reason, code: error.code.rawValue, exit: Self.exitStatus(for: error))
+        }
+        await connection.disconnect()
+        bar.finish()
+
+        let report = ReadReport(result)
+        if let dump { try write(dump: dump, result.files) }
+        if let photo {
+            guard let base64 = report.photo, let data = Data(base64Encoded: base64) else {
+                printError("gbgbridge read: the chip has no face image to save")
+                throw ExitCode(ReadExit.communication)
+            }
+            try data.write(to: URL(fileURLWithPath: photo))
+        }
+        if json {
+            print(String(decoding: try report.jsonData(pretty: true), as: UTF8.self))
+        } else {
+            printSummary(report, result, reader: card.name)
+        }
+        let failed = [report.verification.passive.status, report.verification.chip.status, report.verification.active.status].contains(.invalid)
+        if failed { throw ExitCode(ReadExit.verificationFailed) }
+    }
+
+    static func exitStatus(for error: SmartCardError) -> Int32 {
+        switch error.code {
+        case .timeout, .noCard, .noReaders, .readerNotFound, .readerUnavailable: return ReadExit.noCard
+        case .cancelled: return ReadExit.noCard
+        default: return ReadExit.communication
+        }
+    }
+
+    static func exitStatus(for error: MRTDError) -> Int32 {
+        switch error.code {
+        case .accessDenied: return ReadExit.accessDenied
+        case .invalidAccessKey: return ReadExit.badArguments
+        case .notSupported where error.reason.contains("PACE"): return ReadExit.accessDenied
+        default: return ReadExit.communication
+        }
+    }
+
+    func fail(_ message: String, code: CustomStringConvertible, exit: Int32) throws -> Never {
+        if json {
+            printJSON(["error": ["code": "\(code)", "message": message]])
+        }
+        printError("gbgbridge read: \(message)")
+        throw ExitCode(exit)
+    }
+
+    func write(dump directory: String, _ files: [LDSFile: [UInt8]]) throws {
+        let url = URL(fileURLWithPath: directory)
+        do {
+            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+            for (file, bytes) in files {
+                try Data(bytes).write(to: url.appendingPathComponent(file.dumpFileName))
+            }
+        } catch {
+            printError("gbgbridge read: cannot write the dump to \(directory): \(error.localizedDescription)")
+            throw ExitCode(ReadExit.communication)
+        }
+    }
+
+    func printSummary(_ report: ReadReport, _ result: PassportReadResult, reader: String) {
+        print("Read with \(report.accessControl) from \(reader)")
+        if let document = report.document {
+            print("  Name           \(document.surname), \(document.givenNames)")
+            print("  Document       \(document.documentCode) \(document.documentNumber) issued by \(document.issuingState)")
+            print("  Nationality    \(document.nationality)")
+            print("  Date of birth  \(document.dateOfBirth)    Sex \(document.sex)")
+            print("  Expires        \(document.dateOfExpiry)")
+        }
+        if let width = report.photoWidth, let height = report.photoHeight {
+            let source = result.dg2?.faces.first?.format == .jpeg2000 ? " (JPEG 2000 on the chip)" : ""
+            print("  Photo          \(width)×\(height) JPEG\(source)")
+        }
+        print("  Data groups    \(report.dataGroupsRead.joined(separator: " "))")
+        for (file, reason) in result.skipped.sorted(by: { $0.key < $1.key }) { print("  Skipped        \(file): \(reason)") }
+        for (file, reason) in result.parseErrors.sorted(by: { $0.key < $1.key }) { print("  Unparsed       \(file): \(reason)") }
+        let v = report.verification
+        print("Verification")
+        print("  Passive        \(v.passive.status.rawValue): \(v.passive.detail)")
+        if let signer = v.documentSigner { print("  Signer         \(signer)") }
+        if let csca = v.csca { print("  CSCA           \(csca)") }
+        print("  Chip           \(v.chip.status.rawValue): \(v.chip.detail)")
+        print("  Active         \(v.active.status.rawValue): \(v.active.detail)")
+        let stats = result.statistics
+        print(String(format: "  %d APDUs, %d bytes of files, %.2f s", stats.apdus, stats.fileBytes,
+                     Double(stats.totalTime.components.seconds) + Double(stats.totalTime.components.attoseconds) / 1e18))
+    }
+}
+
+/// A one-line progress bar on standard error, drawn only on a terminal.
+final class ProgressBar: Sendable {
+    let enabled: Bool
+    private let drawn = Mutex(false)
+
+    init(enabled: Bool) { self.enabled = enabled }
+
+    func update(_ progress: ReadProgress) {
+        guard enabled else { return }
+        let width = 30
+        let filled = width * progress.percent / 100
+        var line = "\r[" + String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled) + "] "
+        line += String(format: "%3d%% ", progress.percent)
+        switch progress.phase {
+        case .waitingForCard: line += "waiting for a card…"
+        case .cardDetected: line += "card detected"
+        case .authenticating: line += "authenticating"
+        case .reading:
+            line += "reading \(progress.file ?? "")"
+            if let read = progress.bytesRead { line += " \(read)" + (progress.bytesTotal.map { "/\($0)" } ?? "") + " bytes" }
+        case .verifying: line += "verifying"
+        }
+        line += "\u{1B}[K"
+        drawn.withLock { $0 = true }
+        FileHandle.standardError.write(Data(line.utf8))
+    }
+
+    func finish() {
+        guard enabled, drawn.withLock({ $0 }) else { return }
+        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+    }
+}
