@@ -27,7 +27,16 @@ final class SecureChannel {
         do {
             let response = try await connection.transmit(raw: bytes)
             bytesReceived += response.count
+            if response.count < 2 {
+                // Some drivers (vpcd) return an empty answer when the card leaves mid-command.
+                if await !connection.isCardPresent() {
+                    throw MRTDError(.cardRemoved, "the card was removed during reading")
+                }
+                throw MRTDError(.communicationFailure, "the chip returned \(response.count) bytes, not a response")
+            }
             return response
+        } catch let error as MRTDError {
+            throw error
         } catch let error as SmartCardError {
             throw Self.map(error)
         } catch {

@@ -1,0 +1,109 @@
+import Foundation
+import MRTDEmulator
+import SmartCard
+import TestSupport
+import Testing
+@testable import MRTD
+
+/// The reader end to end through real pcscd + vpcd + the emulator.
+@Suite("Reading passports through pcscd", .serialized)
+struct PCSCReadTests {
+    static let trust: TrustStore = {
+        var store = TrustStore()
+        try! store.add(path: TestFixtures.url("pki/csca.cert.pem"))
+        return store
+    }()
+
+    func connect() async throws -> any CardConnection {
+        let backend = PCSCBackend()
+        let info = try await backend.waitForCard(readerMatching: PCSCDHarness.vpcdReaderName, timeout: .seconds(10))
+        return try await backend.connect(reader: info.name)
+    }
+
+    static func key(_ name: String) throws -> AccessKey {
+        try AccessKey.mrz(try TestFixtures.description(name).mrz.lines.joined(separator: "\n"))
+    }
+
+    @Test("every fixture passport is read and verified through pcscd", arguments: TestFixtures.passportNames)
+    func readsThroughPCSC(name: String) async throws {
+        let passport = try TestFixtures.passport(name)
+        let chip = VirtualPassportChip(passport: passport)
+        let key = try Self.key(name)
+        let result = try await PCSCDHarness.withEmulatedCard(chip) { _ in
+            let connection = try await connect()
+            defer { Task { await connection.disconnect() } }
+            return try await PassportReader(connection: connection, accessKey: key, options: ReadOptions(trustStore: Self.trust)).read()
+        }
+        #expect(result.passiveOutcome.status == .valid, "\(result.passiveOutcome.detail)")
+        #expect(result.files[.dataGroup(2)] == passport.applicationFiles[0x0102])
+        let report = ReadReport(result)
+        #expect(report.photo != nil && report.photoMimeType == "image/jpeg")
+    }
+
+    @Test func wrongMRZIsDeniedQuicklyAndTheCardStaysUsable() async throws {
+        let chip = VirtualPassportChip(passport: try TestFixtures.passport("utopia-td3-jpeg"))
+        try await PCSCDHarness.withEmulatedCard(chip) { _ in
+            let connection = try await connect()
+            let wrong = try AccessKey.fields(documentNumber: "L898902C3", dateOfBirth: "740812", dateOfExpiry: "990101")
+            let started = ContinuousClock.now
+            await #expect {
+                _ = try await PassportReader(connection: connection, accessKey: wrong).read()
+            } throws: { ($0 as? MRTDError)?.code == .accessDenied }
+            #expect(ContinuousClock.now - started < .seconds(3))
+            // The right key works on the same connection afterwards: no lock-up.
+            let result = try await PassportReader(connection: connection, accessKey: try Self.key("utopia-td3-jpeg"),
+                                                  options: ReadOptions(trustStore: Self.trust)).read()
+            #expect(result.passiveOutcome.status == .valid)
+            await connection.disconnect()
+        }
+    }
+
+    @Test func cardRemovedMidFile() async throws {
+        let chip = VirtualPassportChip(passport: try TestFixtures.passport("utopia-td1-idcard"))
+        try await PCSCDHarness.withEmulatedCard(chip) { _ in
+            let connection = try await connect()
+            chip.setFaults(ChipFaults(removeAfterAPDUs: 30))
+            await #expect {
+                _ = try await PassportReader(connection: connection, accessKey: try Self.key("utopia-td1-idcard")).read()
+            } throws: { error in
+                guard let error = error as? MRTDError else { return false }
+                return [.cardRemoved, .communicationFailure].contains(error.code)
+            }
+        }
+    }
+
+    @Test func corruptedResponseMACIsAnError() async throws {
+        let chip = VirtualPassportChip(passport: try TestFixtures.passport("utopia-td3-jpeg"))
+        try await PCSCDHarness.withEmulatedCard(chip) { _ in
+            let connection = try await connect()
+            // After access control (5 APDUs incl. the probe), corrupt the next protected answer.
+            chip.setFaults(ChipFaults(statusOverrides: [], readLengthCap: nil))
+            let reader = PassportReader(connection: connection, accessKey: try Self.key("utopia-td3-jpeg"))
+            let corrupting = Task {
+                while !chip.isAuthenticated { try await Task.sleep(for: .milliseconds(1)) }
+                chip.setFaults(ChipFaults(corruptNextResponseMAC: true))
+            }
+            await #expect {
+                _ = try await reader.read()
+            } throws: { ($0 as? MRTDError)?.code == .secureMessagingFailure }
+            corrupting.cancel()
+            await connection.disconnect()
+        }
+    }
+
+    @Test func cappedAndShortOnlyChipsAreReadFully() async throws {
+        var content = try TestFixtures.passport("utopia-td3-jpeg")
+        content.extendedLength = false
+        content.masterFiles.removeValue(forKey: 0x2F01)
+        content.maxReadLength = 0x80
+        let chip = VirtualPassportChip(passport: content)
+        let result = try await PCSCDHarness.withEmulatedCard(chip) { _ in
+            let connection = try await connect()
+            return try await PassportReader(connection: connection, accessKey: try Self.key("utopia-td3-jpeg"),
+                                            options: ReadOptions(trustStore: Self.trust)).read()
+        }
+        #expect(result.statistics.readSize == 0x80)
+        #expect(result.passiveOutcome.status == .valid)
+        #expect(result.files[.dataGroup(2)] == content.applicationFiles[0x0102])
+    }
+}
