@@ -10,13 +10,18 @@ public struct ChipFaults: Sendable, Hashable {
         public var statusWord: StatusWord
         /// Only the next matching command, or every one.
         public var once: Bool
+        /// Answer in plain, ending the secure-messaging session (as real chips do on some errors),
+        /// instead of inside secure messaging.
+        public var plain: Bool
 
-        public init(ins: UInt8, p1: UInt8? = nil, p2: UInt8? = nil, statusWord: StatusWord, once: Bool = true) {
+        public init(ins: UInt8, p1: UInt8? = nil, p2: UInt8? = nil, statusWord: StatusWord, once: Bool = true,
+                    plain: Bool = false) {
             self.ins = ins
             self.p1 = p1
             self.p2 = p2
             self.statusWord = statusWord
             self.once = once
+            self.plain = plain
         }
 
         func matches(_ command: CommandAPDU) -> Bool {

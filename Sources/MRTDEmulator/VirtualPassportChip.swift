@@ -139,6 +139,10 @@ public final class VirtualPassportChip: Sendable {
         if let index = state.faults.statusOverrides.firstIndex(where: { $0.matches(command) }) {
             let override = state.faults.statusOverrides[index]
             if override.once { state.faults.statusOverrides.remove(at: index) }
+            if override.plain {
+                dropSession(&state)
+                return override.statusWord.bytes
+            }
             response = ResponseAPDU(statusWord: override.statusWord)
         } else {
             response = execute(command, &state)

@@ -55,8 +55,9 @@ struct PassportReaderTests {
         let chip = VirtualPassportChip(passport: try TestFixtures.passport("utopia-td3-jpeg"))
         let result = try await read(chip, key: try Self.key("utopia-td3-jpeg"))
         #expect(result.statistics.extendedLength)
-        // ATR/INFO, SELECT, GET CHALLENGE, EXT AUTH, then SELECT + one READ per file (6 files).
-        #expect(result.statistics.apdus == 4 + 6 * 2)
+        // SELECT, GET CHALLENGE (the extended-length probe), EXTERNAL AUTHENTICATE, then one
+        // READ BINARY by SFI per file (6 files): the theoretical minimum.
+        #expect(result.statistics.apdus == 3 + 6)
     }
 
     @Test func wrongKeyIsAccessDenied() async throws {
@@ -96,10 +97,9 @@ struct PassportReaderTests {
     @Test func chipThatDropsSecureMessagingOnLongReadsIsStillRead() async throws {
         // A short-only chip that is sent an extended READ BINARY answers 6700 in plain and ends
         // the session: the reader must fall back to short reads and re-authenticate.
-        var content = try TestFixtures.passport("utopia-td3-jpeg2000")
-        content.masterFiles[0x2F01] = [0x7F, 0x66, 0x08, 0x02, 0x02, 0xFF, 0xFF, 0x02, 0x02, 0xFF, 0xFF]  // claims extended
-        let chip = VirtualPassportChip(passport: content)
-        let result = try await read(chip, key: try Self.key("utopia-td3-jpeg2000"))
+        let chip = VirtualPassportChip(passport: try TestFixtures.passport("utopia-td3-jpeg"))
+        chip.setFaults(ChipFaults(statusOverrides: [.init(ins: 0xB0, statusWord: .wrongLength, plain: true)]))
+        let result = try await read(chip, key: try Self.key("utopia-td3-jpeg"))
         #expect(result.statistics.reauthentications >= 1)
         #expect(!result.statistics.extendedLength)
         #expect(result.passiveOutcome.status == .valid)

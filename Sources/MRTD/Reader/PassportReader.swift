@@ -113,7 +113,6 @@ public final class PassportReader {
     public func read() async throws(MRTDError) -> PassportReadResult {
         let started = ContinuousClock.now
         report(.authenticating, percent: 2)
-        try await discoverLimits()
         try await authenticate()
         report(.reading, percent: 10)
 
@@ -212,25 +211,6 @@ public final class PassportReader {
 
     // MARK: Access control
 
-    /// Reads EF.ATR/INFO (plain, on the MF) for the chip's extended-length limits.
-    func discoverLimits() async throws(MRTDError) {
-        let response = try await channel.plain(.readBinary(sfi: LDSFile.atrInfo.sfi, offset: 0, length: 256))
-        guard response.statusWord == .success || response.statusWord == .endOfFileReached,
-              let info = try? BERTLV.parseAll(response.data).first(where: { $0.tag == 0x7F66 }) else { return }
-        // 7F66 { 02 maxCommand, 02 maxResponse } (possibly nested in a constructed object).
-        let integers = Self.integers(in: info)
-        guard integers.count >= 2, integers[1] > 256 else { return }
-        channel.extendedLength = true
-        readSize = min(32_768, integers[1] - 64)
-    }
-
-    static func integers(in object: TLV) -> [Int] {
-        guard object.isConstructed, let children = try? object.children() else {
-            return object.tag == 0x02 ? [object.value.reduce(0) { $0 << 8 | Int($1) }] : []
-        }
-        return children.flatMap { integers(in: $0) }
-    }
-
     func authenticate() async throws(MRTDError) {
         switch options.accessControl {
         case .paceOnly:
@@ -317,53 +297,99 @@ public final class PassportReader {
     func readFile(_ file: LDSFile, index: Int, of count: Int) async throws(MRTDError) -> FileOutcome {
         func percent(_ fraction: Double) -> Int { 10 + Int(80 * (Double(index) + fraction) / Double(max(count, 1))) }
         report(.reading, file: file.name, bytesRead: 0, percent: percent(0))
-        var attempts = 0
-        var select: ResponseAPDU
-        while true {
-            do {
-                select = try await channel.secure(.selectFile(file.fid))
-                break
-            } catch let error where error.code == .secureMessagingDropped && attempts < Self.maxReauthentications {
-                attempts += 1
-                reauthentications += 1
-                try await selectApplication()
-                try await basicAccessControl()
-            }
-        }
-        switch select.statusWord {
-        case .success: break
-        case .fileNotFound: return .absent("not present on the chip")
-        case .securityStatusNotSatisfied, .conditionsOfUseNotSatisfied:
-            return .absent("access protected (needs Extended Access Control)")
-        default:
-            throw MRTDError(.unexpectedStatus, "selecting \(file) failed: \(select.statusWord.meaning)", statusWord: select.statusWord)
-        }
         var content: [UInt8] = []
+        // The first chunk comes with READ BINARY by short EF identifier: select and read in one APDU.
+        switch try await readFirstChunk(file) {
+        case .absent(let reason): return .absent(reason)
+        case .content(let first): content = first
+        }
         var total: Int?
-        while total.map({ content.count < $0 }) ?? true {
+        var lastChunk = content.count
+        while true {
+            if total == nil {
+                if let header = try? BERTLV.header(content) {
+                    total = header.totalLength
+                } else if content.count >= 6 {
+                    throw MRTDError(.malformedData, "\(file) does not start with a valid TLV header")
+                }
+                // Indefinite length or a header not yet complete: keep reading until the chip stops.
+                if total == nil && lastChunk == 0 { break }
+            }
+            if let total, content.count >= total { break }
+            report(.reading, file: file.name, bytesRead: min(content.count, total ?? content.count), bytesTotal: total,
+                   percent: percent(total.map { Double(min(content.count, $0)) / Double(max($0, 1)) } ?? 0.5))
             let want = total.map { min(readSize, $0 - content.count) } ?? readSize
             let chunk = try await readChunk(file, offset: content.count, length: want)
+            lastChunk = chunk.count
             if chunk.isEmpty {
                 if total == nil && !content.isEmpty { break }  // end of a file of unknown length
                 throw MRTDError(.malformedData, "\(file) ended after \(content.count) of \(total.map(String.init) ?? "?") bytes")
             }
             content += chunk
-            if total == nil {
-                if let header = try? BERTLV.header(content) {
-                    total = header.totalLength
-                    if total == nil && chunk.count < want { break }  // indefinite length, whole file read
-                } else if content.count >= 6 {
-                    throw MRTDError(.malformedData, "\(file) does not start with a valid TLV header")
-                } else if chunk.count < want {
-                    break
-                }
-            }
-            report(.reading, file: file.name, bytesRead: min(content.count, total ?? content.count), bytesTotal: total,
-                   percent: percent(total.map { Double(min(content.count, $0)) / Double(max($0, 1)) } ?? 0.5))
         }
         if let total, content.count > total { content.removeLast(content.count - total) }
+        report(.reading, file: file.name, bytesRead: content.count, bytesTotal: content.count, percent: percent(1))
         bytesOfFiles += content.count
         return .content(content)
+    }
+
+    /// READ BINARY by SFI at offset 0 (which also selects the file); falls back to SELECT by file
+    /// identifier on chips that refuse SFI access.
+    func readFirstChunk(_ file: LDSFile) async throws(MRTDError) -> FileOutcome {
+        var length = readSize
+        var recoveries = 0
+        while true {
+            let response: ResponseAPDU
+            do {
+                response = try await channel.secure(.readBinary(sfi: file.sfi, offset: 0, length: length))
+            } catch let error where error.code == .secureMessagingDropped {
+                recoveries += 1
+                guard recoveries <= Self.maxReauthentications else { throw error }
+                length = recoverLength(after: error, length: length, extended: length > 256)
+                reauthentications += 1
+                try await selectApplication()
+                try await basicAccessControl()
+                continue
+            }
+            switch response.statusWord {
+            case .success, .endOfFileReached:
+                return .content(response.data)
+            case .fileNotFound:
+                return .absent("not present on the chip")
+            case .securityStatusNotSatisfied, .conditionsOfUseNotSatisfied:
+                return .absent("access protected (needs Extended Access Control)")
+            case .wrongLength:
+                length = stepDown(from: length, exact: nil)
+            case _ where response.statusWord.sw1 == 0x6C:
+                length = stepDown(from: length, exact: Int(response.statusWord.sw2))
+            default:
+                // No SFI support (6A86, 6A81, 6D00, 6986 …): select by file identifier instead.
+                let select = try await channel.secure(.selectFile(file.fid))
+                switch select.statusWord {
+                case .success: break
+                case .fileNotFound: return .absent("not present on the chip")
+                case .securityStatusNotSatisfied, .conditionsOfUseNotSatisfied:
+                    return .absent("access protected (needs Extended Access Control)")
+                default:
+                    throw MRTDError(.unexpectedStatus, "selecting \(file) failed: \(select.statusWord.meaning)", statusWord: select.statusWord)
+                }
+                return .content(try await readChunk(file, offset: 0, length: length))
+            }
+        }
+    }
+
+    /// The read size to retry with after the chip dropped secure messaging on a read of `length`.
+    func recoverLength(after error: MRTDError, length: Int, extended: Bool) -> Int {
+        if extended {
+            // The chip does not take extended APDUs after all: go straight to short reads.
+            channel.extendedLength = false
+            readSize = min(readSize, shortReadLimit)
+            return min(length, shortReadLimit)
+        }
+        if let sw = error.statusWord, sw == .wrongLength || sw.sw1 == 0x6C {
+            return stepDown(from: length, exact: sw.sw1 == 0x6C ? Int(sw.sw2) : nil)
+        }
+        return length
     }
 
     /// One READ BINARY at `offset`, stepping down on length errors and re-establishing secure
@@ -383,14 +409,7 @@ public final class PassportReader {
                 // The chip answered in plain and ended the session. Wrong length → smaller reads.
                 recoveries += 1
                 guard recoveries <= Self.maxReauthentications else { throw error }
-                if command.isExtended {
-                    // The chip does not take extended APDUs after all: go straight to short reads.
-                    channel.extendedLength = false
-                    length = min(length, shortReadLimit)
-                    readSize = min(readSize, length)
-                } else if let sw = error.statusWord, sw == .wrongLength || sw.sw1 == 0x6C {
-                    length = stepDown(from: length, exact: sw.sw1 == 0x6C ? Int(sw.sw2) : nil)
-                }
+                length = recoverLength(after: error, length: length, extended: command.isExtended)
                 try await reestablish(reselecting: file)
                 continue
             }
