@@ -56,6 +56,8 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // Reading benchmark (release build, prints figures; not a test).
+        .executableTarget(name: "gbgbridge-bench", dependencies: ["MRTD", "MRTDEmulator", "SmartCard", "TestSupport"]),
         .testTarget(
             name: "GBGBridgeTests",
             dependencies: ["GBGBridge"]

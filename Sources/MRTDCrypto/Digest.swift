@@ -35,13 +35,16 @@ public enum DigestAlgorithm: String, Sendable, Hashable, CaseIterable, Codable {
     }
 
     var evp: OpaquePointer {
+        let name: String
         switch self {
-        case .sha1: return EVP_sha1()
-        case .sha224: return EVP_sha224()
-        case .sha256: return EVP_sha256()
-        case .sha384: return EVP_sha384()
-        case .sha512: return EVP_sha512()
+        case .sha1: name = "SHA1"
+        case .sha224: name = "SHA2-224"
+        case .sha256: name = "SHA2-256"
+        case .sha384: name = "SHA2-384"
+        case .sha512: name = "SHA2-512"
         }
+        guard let fetched = FetchedAlgorithms.digest(name) else { fatalError("OpenSSL's default provider lacks \(name)") }
+        return fetched
     }
 
     public func hash(_ data: [UInt8]) -> [UInt8] {

@@ -1,4 +1,5 @@
 import COpenSSL
+import Foundation
 
 /// Block ciphers used by eMRTD access control and secure messaging: two-key 3DES (BAC, PACE-3DES)
 /// and AES-128/192/256 (PACE), CBC and ECB without padding (callers pad per ISO 9797-1 method 2).
@@ -13,15 +14,17 @@ public enum BlockCipher: Sendable, Hashable {
     public var blockSize: Int { self == .aes ? 16 : 8 }
 
     private func cipher(keyLength: Int, cbc: Bool) throws(CryptoError) -> (OpaquePointer, [UInt8]?) {
+        let name: String
         switch (self, keyLength) {
-        case (.tripleDES, 16): return (cbc ? EVP_des_ede_cbc() : EVP_des_ede_ecb(), nil)
-        case (.tripleDES, 24): return (cbc ? EVP_des_ede3_cbc() : EVP_des_ede3_ecb(), nil)
-        case (.des, 8): return (cbc ? EVP_des_ede3_cbc() : EVP_des_ede3_ecb(), [])
-        case (.aes, 16): return (cbc ? EVP_aes_128_cbc() : EVP_aes_128_ecb(), nil)
-        case (.aes, 24): return (cbc ? EVP_aes_192_cbc() : EVP_aes_192_ecb(), nil)
-        case (.aes, 32): return (cbc ? EVP_aes_256_cbc() : EVP_aes_256_ecb(), nil)
+        case (.tripleDES, 16): name = cbc ? "DES-EDE-CBC" : "DES-EDE-ECB"
+        case (.tripleDES, 24), (.des, 8): name = cbc ? "DES-EDE3-CBC" : "DES-EDE3-ECB"
+        case (.aes, 16): name = cbc ? "AES-128-CBC" : "AES-128-ECB"
+        case (.aes, 24): name = cbc ? "AES-192-CBC" : "AES-192-ECB"
+        case (.aes, 32): name = cbc ? "AES-256-CBC" : "AES-256-ECB"
         default: throw CryptoError(.invalidKey, "a \(keyLength)-byte key does not fit \(self)")
         }
+        guard let fetched = FetchedAlgorithms.cipher(name) else { throw CryptoError.openSSL("EVP_CIPHER_fetch(\(name))") }
+        return (fetched, self == .des ? [] : nil)
     }
 
     /// CBC encryption or decryption without padding; `input` must be a whole number of blocks.
@@ -127,4 +130,33 @@ public func aesCMAC(key: [UInt8], _ data: [UInt8]) throws(CryptoError) -> [UInt8
     let message = Array(data.prefix((blocks - 1) * 16)) + last
     let encrypted = try BlockCipher.aes.cbc(encrypt: true, key: key, message)
     return Array(encrypted.suffix(16))
+}
+
+/// Ciphers and digests fetched from OpenSSL's providers once. OpenSSL 3 otherwise repeats the
+/// provider lookup on every `EVP_CipherInit_ex` with a legacy `EVP_des_ede_cbc()` style getter,
+/// which cost more than the cryptography itself for short secure-messaging APDUs.
+enum FetchedAlgorithms {
+    final class Table: @unchecked Sendable {
+        // Fetched objects are reference counted and safe to share between threads once fetched.
+        private let lock = NSLock()
+        private var entries: [String: OpaquePointer] = [:]
+        private let fetch: (String) -> OpaquePointer?
+
+        init(fetch: @escaping (String) -> OpaquePointer?) { self.fetch = fetch }
+
+        func get(_ name: String) -> OpaquePointer? {
+            lock.lock()
+            defer { lock.unlock() }
+            if let entry = entries[name] { return entry }
+            let fetched = fetch(name)
+            if let fetched { entries[name] = fetched }
+            return fetched
+        }
+    }
+
+    static let ciphers = Table { EVP_CIPHER_fetch(nil, $0, nil) }
+    static let digests = Table { EVP_MD_fetch(nil, $0, nil) }
+
+    static func cipher(_ name: String) -> OpaquePointer? { ciphers.get(name) }
+    static func digest(_ name: String) -> OpaquePointer? { digests.get(name) }
 }

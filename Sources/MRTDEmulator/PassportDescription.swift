@@ -78,6 +78,12 @@ public struct PassportDescription: Codable, Sendable, Hashable {
         public var maxReadLength: Int?
         /// The digest used in EF.SOD (`SHA-256` default; `SHA-1`, `SHA-384`, `SHA-512` …).
         public var sodDigest: String?
+
+        public init(extendedLength: Bool? = nil, maxReadLength: Int? = nil, sodDigest: String? = nil) {
+            self.extendedLength = extendedLength
+            self.maxReadLength = maxReadLength
+            self.sodDigest = sodDigest
+        }
     }
 
     public init(mrz: [String], faceImage: String? = nil) {

@@ -41,7 +41,8 @@ public struct PassportReadResult: Sendable {
         chip = VerificationOutcome(status: .notChecked, detail: "chip authentication was not requested")
         active = VerificationOutcome(status: .notChecked, detail: "active authentication was not requested")
         statistics = ReadStatistics(apdus: 0, bytesSent: 0, bytesReceived: 0, fileBytes: 0, cardTime: .zero,
-                                    totalTime: .zero, readSize: 0, extendedLength: false, reauthentications: 0)
+                                    totalTime: .zero, readingTime: .zero, verificationTime: .zero, readSize: 0,
+                                    extendedLength: false, reauthentications: 0)
     }
 
     /// Passive authentication of saved files (a dump): parses them as a read would and verifies
@@ -147,6 +148,7 @@ public final class PassportReader {
             }
         }
 
+        let readingDone = ContinuousClock.now
         // Parse what was read.
         var result = PassportReadResult(accessControl: accessControl, files: files, skipped: skipped, com: com, sod: sod,
                                         parseErrors: parseErrors)
@@ -158,7 +160,7 @@ public final class PassportReader {
         result.statistics = ReadStatistics(
             apdus: channel.apduCount, bytesSent: channel.bytesSent, bytesReceived: channel.bytesReceived,
             fileBytes: bytesOfFiles, cardTime: channel.cardTime, totalTime: ContinuousClock.now - started,
-            readSize: readSize, extendedLength: channel.extendedLength, reauthentications: reauthentications)
+            readingTime: readingDone - started, verificationTime: ContinuousClock.now - readingDone, readSize: readSize, extendedLength: channel.extendedLength, reauthentications: reauthentications)
         return result
     }
 

@@ -69,6 +69,10 @@ public struct ReadStatistics: Sendable, Hashable {
     /// Time spent in the card (transmit calls).
     public var cardTime: Duration
     public var totalTime: Duration
+    /// Access control and file reading (card time included), without parsing and verification.
+    public var readingTime: Duration
+    /// Parsing and verification after the last APDU.
+    public var verificationTime: Duration
     /// The largest READ BINARY length that worked.
     public var readSize: Int
     public var extendedLength: Bool
