@@ -114,3 +114,26 @@ struct PassiveAuthenticationTests {
         #expect(throws: MRTDError.self) { try store.add(path: URL(fileURLWithPath: "/nonexistent/trust")) }
     }
 }
+
+@Suite("Revocation")
+struct RevocationTests {
+    func verify(crl: String?) throws -> PassiveAuthenticationResult {
+        let passport = try TestFixtures.passport("utopia-td3-jpeg")
+        let sod = try SecurityObject(bytes: passport.applicationFiles[0x011D]!)
+        var trust = TrustStore()
+        try trust.add(path: TestFixtures.url("pki/csca.cert.pem"))
+        if let crl { try trust.add(path: TestFixtures.url("crl/\(crl)")) }
+        return PassiveAuthentication.verify(sod: sod, dataGroups: [1: passport.applicationFiles[0x0101]!], trustStore: trust)
+    }
+
+    @Test func emptyCRLChangesNothing() throws {
+        #expect(try verify(crl: "csca-empty.crl.pem").status == .valid)
+    }
+
+    @Test func revokedDocumentSignerIsInvalid() throws {
+        let result = try verify(crl: "csca-revokes-ds.crl.pem")
+        #expect(result.chain == .revoked)
+        #expect(result.status == .invalid)
+        #expect(result.signature == .valid)
+    }
+}
