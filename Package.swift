@@ -60,7 +60,7 @@ let package = Package(
         .executableTarget(name: "gbgbridge-bench", dependencies: ["MRTD", "MRTDEmulator", "SmartCard", "TestSupport"]),
         .testTarget(
             name: "GBGBridgeTests",
-            dependencies: ["GBGBridge"]
+            dependencies: ["GBGBridge", "TestSupport"]
         ),
         .testTarget(
             name: "MRTDCryptoTests",

@@ -12,13 +12,7 @@ public enum DER {
     /// A non-negative INTEGER.
     public static func integer(_ value: Int) -> [UInt8] {
         precondition(value >= 0, "DER.integer supports non-negative values")
-        var magnitude: [UInt8] = []
-        var rest = value
-        repeat {
-            magnitude.insert(UInt8(rest & 0xFF), at: 0)
-            rest >>= 8
-        } while rest > 0
-        return unsignedInteger(magnitude)
+        return unsignedInteger(minimalBigEndian(UInt64(value)))
     }
 
     /// A non-negative INTEGER from big-endian magnitude bytes.

@@ -88,19 +88,8 @@ public struct MRZ: Sendable, Hashable {
         self.lines = lines
         documentCode = MRZ.field(l1, 0..<2)
         issuingState = MRZ.field(l1, 2..<5)
-        var number = String(l1[5..<14])
-        var numberCheck = l1[14]
-        var optional1 = String(l1[15..<30])
-        if numberCheck == "<" {
-            // Long document number: the rest of it and its check digit start the optional data.
-            let overflow = optional1.prefix { $0 != "<" }
-            guard let last = overflow.last, overflow.count >= 2 else {
-                throw MRTDError(.invalidAccessKey, "the TD1 document number check digit is missing")
-            }
-            number += overflow.dropLast()
-            numberCheck = last
-            optional1 = String(optional1.dropFirst(overflow.count))
-        }
+        let (number, numberCheck, optional1) = try MRZ.fullDocumentNumber(String(l1[5..<14]), check: l1[14],
+                                                                         optional: String(l1[15..<30]), format: .td1)
         documentNumber = MRZ.trimFillers(number)
         documentNumberCheckDigit = numberCheck
         optionalData = MRZ.trimFillers(optional1)
@@ -143,18 +132,8 @@ public struct MRZ: Sendable, Hashable {
             try MRZ.check(String(l2[0..<10]) + String(l2[13..<20]) + String(l2[21..<43]), l2[43], "composite")
         } else {
             // TD2 long document numbers continue in the optional data, like TD1.
-            var fullNumber = number
-            var check = l2[9]
-            var optional = String(l2[28..<35])
-            if check == "<" {
-                let overflow = optional.prefix { $0 != "<" }
-                guard let last = overflow.last, overflow.count >= 2 else {
-                    throw MRTDError(.invalidAccessKey, "the TD2 document number check digit is missing")
-                }
-                fullNumber += overflow.dropLast()
-                check = last
-                optional = String(optional.dropFirst(overflow.count))
-            }
+            let (fullNumber, check, optional) = try MRZ.fullDocumentNumber(number, check: l2[9], optional: String(l2[28..<35]),
+                                                                           format: .td2)
             documentNumber = MRZ.trimFillers(fullNumber)
             optionalData = MRZ.trimFillers(optional)
             try MRZ.check(fullNumber, check, "document number")
@@ -163,6 +142,20 @@ public struct MRZ: Sendable, Hashable {
     }
 
     // MARK: Helpers
+
+    /// The long-document-number rule of TD1/TD2 (ICAO 9303-5 §4.2.4): when the number field's
+    /// check digit is `<`, the number continues at the start of the optional data, followed by
+    /// its check digit and a filler. Returns the full number, its check digit, and the rest.
+    static func fullDocumentNumber(_ number: String, check: Character, optional: String, format: Format)
+        throws(MRTDError) -> (String, Character, String)
+    {
+        guard check == "<" else { return (number, check, optional) }
+        let overflow = optional.prefix { $0 != "<" }
+        guard let last = overflow.last, overflow.count >= 2 else {
+            throw MRTDError(.invalidAccessKey, "the \(format.rawValue) document number check digit is missing")
+        }
+        return (number + overflow.dropLast(), last, String(optional.dropFirst(overflow.count)))
+    }
 
     static func isMRZCharacter(_ c: Character) -> Bool {
         c == "<" || ("A"..."Z").contains(c) || ("0"..."9").contains(c)

@@ -121,30 +121,13 @@ public struct SecureMessaging: Sendable {
         } catch {
             throw MRTDError(.secureMessagingFailure, "protected response is not valid TLV: \(error.reason)")
         }
-        var macInput: [UInt8] = []
-        var cryptogram: [UInt8]?
-        var status: [UInt8]?
-        var checksum: [UInt8]?
-        for object in objects {
-            switch object.tag {
-            case 0x87:
-                guard object.value.first == 0x01 else {
-                    throw MRTDError(.secureMessagingFailure, "DO87 without padding-content indicator 01")
-                }
-                cryptogram = Array(object.value.dropFirst())
-                macInput += object.encoded()
-            case 0x85:
-                cryptogram = object.value
-                macInput += object.encoded()
-            case 0x99:
-                status = object.value
-                macInput += object.encoded()
-            case 0x8E:
-                checksum = object.value
-            default:
-                throw MRTDError(.secureMessagingFailure, "unexpected data object \(BERTLV.tagString(object.tag)) in response")
-            }
+        let parsed: ProtectedObjects
+        do {
+            parsed = try ProtectedObjects(objects, allowed: [0x87, 0x85, 0x99])
+        } catch {
+            throw MRTDError(.secureMessagingFailure, "\(error.reason) in the response")
         }
+        let (macInput, cryptogram, status, checksum) = (parsed.macInput, parsed.cryptogram, parsed.objects[0x99], parsed.checksum)
         guard let checksum else {
             throw MRTDError(.secureMessagingFailure, "response has no MAC (DO8E)", statusWord: response.statusWord)
         }
@@ -179,30 +162,17 @@ public struct SecureMessaging: Sendable {
         } catch {
             throw MRTDError(.secureMessagingFailure, "malformed protected command", statusWord: .smDataObjectsIncorrect)
         }
-        var macInput = iso9797Pad([command.cla, command.ins, command.p1, command.p2], blockSize: blockSize)
-        var cryptogram: [UInt8]?
-        var ne: Int?
-        var checksum: [UInt8]?
-        for object in objects {
-            switch object.tag {
-            case 0x87:
-                guard object.value.first == 0x01 else {
-                    throw MRTDError(.secureMessagingFailure, "bad DO87", statusWord: .smDataObjectsIncorrect)
-                }
-                cryptogram = Array(object.value.dropFirst())
-                macInput += object.encoded()
-            case 0x85:
-                cryptogram = object.value
-                macInput += object.encoded()
-            case 0x97:
-                let value = object.value.reduce(0) { $0 << 8 | Int($1) }
-                ne = value == 0 ? (object.value.count >= 2 ? 65_536 : 256) : value
-                macInput += object.encoded()
-            case 0x8E:
-                checksum = object.value
-            default:
-                throw MRTDError(.secureMessagingFailure, "unexpected DO", statusWord: .smDataObjectsIncorrect)
-            }
+        let parsed: ProtectedObjects
+        do {
+            parsed = try ProtectedObjects(objects, allowed: [0x87, 0x85, 0x97])
+        } catch {
+            throw MRTDError(.secureMessagingFailure, error.reason, statusWord: .smDataObjectsIncorrect)
+        }
+        let macInput = iso9797Pad([command.cla, command.ins, command.p1, command.p2], blockSize: blockSize) + parsed.macInput
+        let (cryptogram, checksum) = (parsed.cryptogram, parsed.checksum)
+        let ne = parsed.objects[0x97].map { value -> Int in
+            let number = value.reduce(0) { $0 << 8 | Int($1) }
+            return number == 0 ? (value.count >= 2 ? 65_536 : 256) : number
         }
         guard let checksum else {
             throw MRTDError(.secureMessagingFailure, "no DO8E", statusWord: .smDataObjectsMissing)
@@ -241,6 +211,39 @@ public struct SecureMessaging: Sendable {
             return ResponseAPDU(data: objects, statusWord: response.statusWord)
         } catch {
             throw MRTDError(.cryptoFailure, "protecting a response failed: \(error.reason)")
+        }
+    }
+}
+
+/// The data objects of a protected command or response: DO87/DO85 (cryptogram), DO97 (Le),
+/// DO99 (status), DO8E (MAC), and the bytes the MAC covers.
+struct ProtectedObjects {
+    var macInput: [UInt8] = []
+    var cryptogram: [UInt8]?
+    var checksum: [UInt8]?
+    /// Other allowed objects' values by tag (97, 99).
+    var objects: [UInt32: [UInt8]] = [:]
+
+    struct Failure: Error { let reason: String }
+
+    init(_ list: [TLV], allowed: Set<UInt32>) throws(Failure) {
+        for object in list {
+            guard object.tag == 0x8E || allowed.contains(object.tag) else {
+                throw Failure(reason: "unexpected data object \(BERTLV.tagString(object.tag))")
+            }
+            switch object.tag {
+            case 0x8E:
+                checksum = object.value
+                continue
+            case 0x87:
+                guard object.value.first == 0x01 else { throw Failure(reason: "DO87 without padding-content indicator 01") }
+                cryptogram = Array(object.value.dropFirst())
+            case 0x85:
+                cryptogram = object.value
+            default:
+                objects[object.tag] = object.value
+            }
+            macInput += object.encoded()
         }
     }
 }

@@ -53,9 +53,12 @@ public enum LDSBuilder {
         BERTLV.encode(tag: 0x67, value: BERTLV.encode(tag: 0x02, value: [0x01]) + BERTLV.encode(tag: 0x5F43, value: image))
     }
 
-    static func textObject(_ tag: UInt32, _ text: String?) -> [UInt8]? {
-        guard let text, !text.isEmpty else { return nil }
-        return BERTLV.encode(tag: tag, value: Array(text.utf8))
+    /// Text data objects in order, skipping absent or empty values.
+    static func textObjects(_ fields: [(UInt32, String?)]) -> [(UInt32, [UInt8])] {
+        fields.compactMap { tag, text in
+            guard let text, !text.isEmpty else { return nil }
+            return (tag, BERTLV.encode(tag: tag, value: Array(text.utf8)))
+        }
     }
 
     static func withTagList(_ outer: UInt32, _ objects: [(UInt32, [UInt8])]) -> [UInt8] {
@@ -65,40 +68,26 @@ public enum LDSBuilder {
 
     /// DG11: additional personal details.
     public static func dg11(_ details: PassportDescription.AdditionalPersonalDetails) -> [UInt8] {
-        var objects: [(UInt32, [UInt8])] = []
-        func add(_ tag: UInt32, _ text: String?) {
-            if let encoded = textObject(tag, text) { objects.append((tag, encoded)) }
-        }
-        add(0x5F0E, details.fullName)
+        var objects = textObjects([(0x5F0E, details.fullName)])
         if let names = details.otherNames, !names.isEmpty {
             let content = BERTLV.encode(tag: 0x02, value: [UInt8(names.count)]) + names.flatMap { BERTLV.encode(tag: 0x0F, value: Array($0.utf8)) }
             objects.append((0xA0, BERTLV.encode(tag: 0xA0, value: content)))
         }
-        add(0x5F10, details.personalNumber)
-        add(0x5F2B, details.fullDateOfBirth)
-        add(0x5F11, details.placeOfBirth)
-        add(0x5F42, details.permanentAddress)
-        add(0x5F12, details.telephone)
-        add(0x5F13, details.profession)
-        add(0x5F14, details.title)
-        add(0x5F15, details.personalSummary)
-        add(0x5F18, details.custodyInformation)
+        objects += textObjects([
+            (0x5F10, details.personalNumber), (0x5F2B, details.fullDateOfBirth), (0x5F11, details.placeOfBirth),
+            (0x5F42, details.permanentAddress), (0x5F12, details.telephone), (0x5F13, details.profession),
+            (0x5F14, details.title), (0x5F15, details.personalSummary), (0x5F18, details.custodyInformation),
+        ])
         return withTagList(0x6B, objects)
     }
 
     /// DG12: additional document details.
     public static func dg12(_ details: PassportDescription.AdditionalDocumentDetails) -> [UInt8] {
-        var objects: [(UInt32, [UInt8])] = []
-        func add(_ tag: UInt32, _ text: String?) {
-            if let encoded = textObject(tag, text) { objects.append((tag, encoded)) }
-        }
-        add(0x5F19, details.issuingAuthority)
-        add(0x5F26, details.dateOfIssue)
-        add(0x5F1B, details.endorsementsAndObservations)
-        add(0x5F1C, details.taxOrExitRequirements)
-        add(0x5F55, details.dateAndTimeOfPersonalization)
-        add(0x5F56, details.personalizationSystemSerialNumber)
-        return withTagList(0x6C, objects)
+        withTagList(0x6C, textObjects([
+            (0x5F19, details.issuingAuthority), (0x5F26, details.dateOfIssue), (0x5F1B, details.endorsementsAndObservations),
+            (0x5F1C, details.taxOrExitRequirements), (0x5F55, details.dateAndTimeOfPersonalization),
+            (0x5F56, details.personalizationSystemSerialNumber),
+        ]))
     }
 
     /// EF.COM for LDS 1.7 / Unicode 4.0.0 listing `dataGroups`.

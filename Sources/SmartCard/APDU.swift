@@ -165,15 +165,7 @@ public struct CommandAPDU: Sendable, Hashable, CustomStringConvertible {
         CommandAPDU(ins: 0x84, p1: 0, p2: 0, ne: length)
     }
 
-    static func offsetBytes(_ offset: Int) -> [UInt8] {
-        var value = offset
-        var bytes: [UInt8] = []
-        repeat {
-            bytes.insert(UInt8(value & 0xFF), at: 0)
-            value >>= 8
-        } while value > 0
-        return bytes
-    }
+    static func offsetBytes(_ offset: Int) -> [UInt8] { minimalBigEndian(UInt64(offset)) }
 }
 
 /// A response APDU: the data the card returned and its status word.

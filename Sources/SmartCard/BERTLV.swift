@@ -58,15 +58,7 @@ public enum BERTLV {
         hex(encodeTag(tag))
     }
 
-    public static func encodeTag(_ tag: UInt32) -> [UInt8] {
-        var bytes: [UInt8] = []
-        var value = tag
-        repeat {
-            bytes.insert(UInt8(value & 0xFF), at: 0)
-            value >>= 8
-        } while value > 0
-        return bytes
-    }
+    public static func encodeTag(_ tag: UInt32) -> [UInt8] { minimalBigEndian(UInt64(tag)) }
 
     public static func encodeLength(_ length: Int) -> [UInt8] {
         precondition(length >= 0, "negative TLV length")
@@ -196,4 +188,15 @@ public enum BERTLV {
         }
         return object
     }
+}
+
+/// `value` in big-endian bytes without leading zero bytes (at least one byte).
+public func minimalBigEndian(_ value: UInt64) -> [UInt8] {
+    var bytes: [UInt8] = []
+    var rest = value
+    repeat {
+        bytes.insert(UInt8(rest & 0xFF), at: 0)
+        rest >>= 8
+    } while rest > 0
+    return bytes
 }

@@ -1,18 +1,7 @@
 import Foundation
+import TestSupport
 import Testing
 @testable import GBGBridge
-
-/// A small deterministic generator so failures reproduce.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 @Suite("Fuzz: hostile input never crashes the host")
 @MainActor
@@ -40,7 +29,7 @@ struct FuzzTests {
     }
 
     @Test func randomMutationsOfValidMessages() {
-        var rng = SplitMix64(state: 0x6B_6167_4272_6964)
+        var rng = SeededGenerator(seed: 0x6B_6167_4272_6964)
         let h = Harness()
         h.host.documentCapture.handler = { _ in h.host.documentCapture.complete(.cancelled) }
         h.host.registerCustomCapability("nfc.read") { _, responder in responder.succeed() }
@@ -64,7 +53,7 @@ struct FuzzTests {
     }
 
     @Test func randomBytesAndDeepNesting() {
-        var rng = SplitMix64(state: 42)
+        var rng = SeededGenerator(seed: 42)
         let h = Harness()
         for _ in 0..<2_000 {
             let length = Int.random(in: 0..<64, using: &rng)
