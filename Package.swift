@@ -9,10 +9,12 @@ let package = Package(
         .library(name: "SmartCard", targets: ["SmartCard"]),
         .library(name: "MRTD", targets: ["MRTD"]),
         .library(name: "MRTDEmulator", targets: ["MRTDEmulator"]),
+        .library(name: "GBGBridgeNFC", targets: ["GBGBridgeNFC"]),
         .executable(name: "gbgbridge", targets: ["gbgbridge"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
     ],
     targets: [
         // Protocol core: message model, routing, capability slots. No I/O.
@@ -40,6 +42,10 @@ let package = Package(
         .target(name: "MRTD", dependencies: ["SmartCard", "MRTDCrypto", "CImageCodecs"]),
         // A virtual eMRTD chip: in-process, or as a card in pcscd through vpcd.
         .target(name: "MRTDEmulator", dependencies: ["MRTD", "MRTDCrypto", "SmartCard"]),
+        // nfc.read on a BridgeHost.
+        .target(name: "GBGBridgeNFC", dependencies: [
+            "GBGBridge", "MRTD", "SmartCard", .product(name: "Logging", package: "swift-log"),
+        ]),
         // Shared by the test targets: fixtures and the pcscd harness.
         .target(name: "TestSupport", dependencies: ["MRTDEmulator", "MRTD", "SmartCard"]),
         // stdio set-up for the command-line tool.
@@ -69,6 +75,10 @@ let package = Package(
         .testTarget(
             name: "MRTDTests",
             dependencies: ["MRTD", "MRTDCrypto", "SmartCard", "MRTDEmulator", "TestSupport"]
+        ),
+        .testTarget(
+            name: "GBGBridgeNFCTests",
+            dependencies: ["GBGBridgeNFC", "GBGBridge", "MRTD", "MRTDEmulator", "SmartCard", "TestSupport"]
         ),
         .testTarget(
             name: "SmartCardTests",

@@ -1,0 +1,104 @@
+import GBGBridge
+import MRTD
+
+/// A validated `nfc.read` request (design.md §4).
+struct NFCReadRequest: Sendable {
+    var accessKey: AccessKey
+    var dataGroups: [Int]?
+    var verifyPassive = true
+    var verifyChip = true
+    var verifyActive = true
+    var timeout: Duration = .seconds(30)
+    var reader: String?
+
+    static let maxTimeoutSeconds = 600.0
+
+    /// Why a request is invalid; `message` names the field and never repeats its value.
+    struct Invalid: Error {
+        let message: String
+    }
+
+    init(_ data: JSONValue?) throws(Invalid) {
+        guard let data else { throw Invalid(message: "the request has no data; accessKey is required") }
+        guard case .object(let fields) = data else { throw Invalid(message: "data must be an object") }
+        guard let key = fields["accessKey"], !key.isNull else { throw Invalid(message: "accessKey is required") }
+        accessKey = try Self.accessKey(key)
+
+        if let groups = fields["dataGroups"], !groups.isNull {
+            guard let list = groups.arrayValue else { throw Invalid(message: "dataGroups must be an array such as [\"DG1\",\"DG2\"]") }
+            var numbers: [Int] = []
+            for entry in list {
+                guard let name = entry.stringValue, let number = LDSFile(name: name)?.dataGroupNumber else {
+                    throw Invalid(message: "dataGroups entries must be DG1 … DG16")
+                }
+                numbers.append(number)
+            }
+            dataGroups = numbers
+        }
+        if let verify = fields["verify"], !verify.isNull {
+            guard case .object(let flags) = verify else { throw Invalid(message: "verify must be an object {passive, chip, active}") }
+            for (name, value) in flags {
+                guard let flag = value.boolValue else { throw Invalid(message: "verify.\(name) must be true or false") }
+                switch name {
+                case "passive": verifyPassive = flag
+                case "chip": verifyChip = flag
+                case "active": verifyActive = flag
+                default: throw Invalid(message: "verify.\(name) is not a verification (passive, chip, active)")
+                }
+            }
+        }
+        if let seconds = fields["timeoutSeconds"], !seconds.isNull {
+            guard let value = seconds.doubleValue, value > 0, value <= Self.maxTimeoutSeconds else {
+                throw Invalid(message: "timeoutSeconds must be a number between 0 and \(Int(Self.maxTimeoutSeconds))")
+            }
+            timeout = .milliseconds(Int(value * 1000))
+        }
+        if let reader = fields["reader"], !reader.isNull {
+            guard let text = reader.stringValue, !text.isEmpty else { throw Invalid(message: "reader must be a non-empty string") }
+            self.reader = text
+        }
+    }
+
+    static func accessKey(_ value: JSONValue) throws(Invalid) -> AccessKey {
+        guard case .object(let key) = value else {
+            throw Invalid(message: "accessKey must be an object: {documentNumber, dateOfBirth, dateOfExpiry}, {mrz} or {can}")
+        }
+        do {
+            if let mrz = key["mrz"] {
+                guard let text = mrz.stringValue else { throw Invalid(message: "accessKey.mrz must be a string") }
+                return try AccessKey.mrz(text)
+            }
+            if let can = key["can"] {
+                guard let text = can.stringValue ?? can.intValue.map(String.init) else {
+                    throw Invalid(message: "accessKey.can must be a string of digits")
+                }
+                return try AccessKey.cardAccessNumber(text)
+            }
+            for field in ["documentNumber", "dateOfBirth", "dateOfExpiry"] {
+                guard let entry = key[field] else {
+                    throw Invalid(message: "accessKey.\(field) is missing (or give accessKey.mrz or accessKey.can)")
+                }
+                guard entry.stringValue != nil else { throw Invalid(message: "accessKey.\(field) must be a string") }
+            }
+            return try AccessKey.fields(documentNumber: key["documentNumber"]!.stringValue!,
+                                        dateOfBirth: key["dateOfBirth"]!.stringValue!,
+                                        dateOfExpiry: key["dateOfExpiry"]!.stringValue!)
+        } catch let error as Invalid {
+            throw error
+        } catch let error as MRTDError {
+            throw Invalid(message: "accessKey: \(error.reason)")
+        } catch {
+            throw Invalid(message: "accessKey is invalid")
+        }
+    }
+
+    /// The request with the access key replaced, for logs.
+    static func redacted(_ message: BridgeMessage) -> BridgeMessage {
+        guard message.payload.action == NFCReadService.action, case .object(var data) = message.payload.data,
+              data["accessKey"] != nil else { return message }
+        data["accessKey"] = "[redacted]"
+        var copy = message
+        copy.payload.data = .object(data)
+        return copy
+    }
+}

@@ -1,0 +1,277 @@
+import Foundation
+import GBGBridge
+import Logging
+import MRTD
+import SmartCard
+
+/// `nfc.read` for GBGBridge hosts: reads ePassport / eID chips through a `CardReaderBackend` and
+/// answers with the contract of design.md §4, with live `nfc.read.progress` events.
+///
+/// One service per process owns the readers: it tracks reader hot-plug (and tells every attached
+/// host's journey with `capabilities.changed`), and allows one read at a time (`BUSY` otherwise),
+/// whichever page asks. Attach each `BridgeHost` with `attach(to:)`.
+@MainActor
+public final class NFCReadService {
+    public nonisolated static let action = "nfc.read"
+    public nonisolated static let progressEvent = "nfc.read.progress"
+    public nonisolated static let capabilitiesChangedEvent = "capabilities.changed"
+    public nonisolated static let version = "1.0"
+
+    public let backend: any CardReaderBackend
+    public var trustStore: TrustStore
+    /// The access-control protocols this reader performs (reported in `constraints`).
+    public var accessControlProtocols: [String] = ["BAC"]
+
+    public private(set) var readers: [ReaderInfo] = []
+    public private(set) var permissionState: PermissionState = .notApplicable
+    /// Whether a read is running.
+    public var isBusy: Bool { activeRead != nil }
+
+    private var hosts: [ObjectIdentifier: WeakHost] = [:]
+    private var activeRead: Task<Void, Never>?
+    private var monitor: Task<Void, Never>?
+    private let logger: Logger
+
+    struct WeakHost { weak var host: BridgeHost? }
+
+    public init(backend: any CardReaderBackend, trustStore: TrustStore = TrustStore(),
+                logger: Logger = Logger(label: "gbgbridge.nfc")) {
+        self.backend = backend
+        self.trustStore = trustStore
+        self.logger = logger
+    }
+
+    // MARK: Hosts
+
+    /// Registers `nfc.read` on `host`, masks access keys in its message log, and reports the
+    /// current reader state in its capabilities.
+    public func attach(to host: BridgeHost) {
+        hosts[ObjectIdentifier(host)] = WeakHost(host: host)
+        host.registerCustomCapability(Self.action, version: Self.version) { [weak self, weak host] request, responder in
+            guard let self, let host else { return }
+            self.handle(request, responder: responder, host: host)
+        }
+        let previous = host.logRedactor
+        host.logRedactor = { message in NFCReadRequest.redacted(previous?(message) ?? message) }
+        updateCapability(on: host)
+    }
+
+    /// Stops reporting to `host`.
+    public func detach(from host: BridgeHost) {
+        hosts.removeValue(forKey: ObjectIdentifier(host))
+        host.unregisterCustomCapability(Self.action)
+    }
+
+    private var liveHosts: [BridgeHost] {
+        hosts = hosts.filter { $0.value.host != nil }
+        return hosts.values.compactMap(\.host)
+    }
+
+    private var capabilityInfo: (supported: Bool, constraints: [String: JSONValue]) {
+        (!readers.isEmpty, [
+            "accessControl": .array(accessControlProtocols.map { .string($0) }),
+            "readers": .array(readers.map { .string($0.name) }),
+        ])
+    }
+
+    private func updateCapability(on host: BridgeHost) {
+        let info = capabilityInfo
+        host.updateCustomCapability(Self.action, supported: info.supported, permissionState: permissionState,
+                                    constraints: info.constraints)
+    }
+
+    // MARK: Readers
+
+    /// Asks the back end for its readers now and updates every host; returns whether anything changed.
+    @discardableResult
+    public func refreshReaders() async -> Bool {
+        let newReaders: [ReaderInfo]
+        let newPermission: PermissionState
+        do {
+            newReaders = try await backend.readers()
+            newPermission = .granted
+        } catch let error as SmartCardError {
+            newReaders = []
+            newPermission = error.code == .permissionDenied ? .denied : .notApplicable
+            if error.code != .serviceUnavailable { logger.warning("listing readers failed: \(error.reason)") }
+        } catch {
+            newReaders = []
+            newPermission = .notApplicable
+        }
+        return apply(readers: newReaders, permission: newPermission)
+    }
+
+    private func apply(readers newReaders: [ReaderInfo], permission: PermissionState) -> Bool {
+        let changed = newReaders.map(\.name) != readers.map(\.name) || permission != permissionState
+        readers = newReaders
+        permissionState = permission
+        guard changed else { return false }
+        logger.info("readers: \(newReaders.isEmpty ? "none" : newReaders.map(\.name).joined(separator: ", "))")
+        for host in liveHosts {
+            updateCapability(on: host)
+            host.send(event: Self.capabilitiesChangedEvent, data: Self.capabilityPayload(host, changed: [Self.action]))
+        }
+        return true
+    }
+
+    static func capabilityPayload(_ host: BridgeHost, changed: [String]) -> JSONValue {
+        .object([
+            "environment": .string(BridgeConfiguration.environment),
+            "hostVersion": .string(host.configuration.hostVersion),
+            "capabilities": .object(host.capabilities.mapValues(\.jsonValue)),
+            "changed": .array(changed.map { .string($0) }),
+        ])
+    }
+
+    /// Follows reader plug-in and removal until `stopMonitoring()`.
+    public func startMonitoring() {
+        guard monitor == nil else { return }
+        monitor = Task { [weak self] in
+            guard let self else { return }
+            await self.refreshReaders()
+            while !Task.isCancelled {
+                do {
+                    _ = try await self.backend.waitForReaderChange(timeout: .seconds(60))
+                    await self.refreshReaders()
+                } catch {
+                    // pcscd away or refusing: look again in a while.
+                    await self.refreshReaders()
+                    try? await Task.sleep(for: .seconds(2))
+                }
+            }
+        }
+    }
+
+    public func stopMonitoring() {
+        monitor?.cancel()
+        monitor = nil
+    }
+
+    // MARK: Reading
+
+    private func handle(_ request: BridgeMessage, responder: BridgeResponder, host: BridgeHost) {
+        let parsed: NFCReadRequest
+        do {
+            parsed = try NFCReadRequest(request.payload.data)
+        } catch {
+            responder.fail(code: "INVALID_REQUEST", message: error.message, recoverable: false)
+            return
+        }
+        guard activeRead == nil else {
+            responder.fail(code: "BUSY", message: "another nfc.read is in progress", recoverable: true)
+            return
+        }
+        let requestId = request.correlationId
+        let task = Task { [weak self, weak host] in
+            guard let self, let host else { return }
+            await self.perform(parsed, requestId: requestId, responder: responder, host: host)
+            self.activeRead = nil
+        }
+        activeRead = task
+        responder.onCancel { task.cancel() }
+    }
+
+    private func perform(_ request: NFCReadRequest, requestId: String, responder: BridgeResponder, host: BridgeHost) async {
+        await refreshReaders()
+        let matching = readers.filter { reader in request.reader.map { reader.name.localizedCaseInsensitiveContains($0) } ?? true }
+        guard !matching.isEmpty else {
+            let message = readers.isEmpty ? "no NFC reader is connected"
+                : "no reader matches '\(request.reader ?? "")' (readers: \(readers.map(\.name).joined(separator: ", ")))"
+            responder.respond(status: .unsupported, error: BridgeErrorPayload(code: "NFC_NOT_AVAILABLE", message: message, recoverable: false))
+            return
+        }
+        // Progress goes through one ordered stream so events never overtake each other or the response.
+        let (events, sink) = AsyncStream.makeStream(of: ReadProgress.self, bufferingPolicy: .unbounded)
+        let forwarder = Task { @MainActor [weak host] in
+            var last: (ReadProgress.Phase, String?, Int)?
+            for await progress in events {
+                let key = (progress.phase, progress.file, progress.percent)
+                if let last, last == key { continue }
+                last = key
+                host?.send(event: Self.progressEvent, data: Self.progressData(progress, requestId: requestId))
+            }
+        }
+        let outcome = await Self.read(request, backend: backend, trustStore: trustStore, progress: sink)
+        sink.finish()
+        await forwarder.value
+        switch outcome {
+        case .success(let report):
+            do {
+                responder.succeed(try JSONValue(encoding: report))
+                logger.info("nfc.read \(requestId): read \(report.dataGroupsRead.joined(separator: ",")), passive \(report.verification.passive.status.rawValue)")
+            } catch {
+                responder.fail(code: "CHIP_ERROR", message: "the result could not be encoded", recoverable: true)
+            }
+        case .failure(let failure):
+            logger.info("nfc.read \(requestId): \(failure.code) (\(failure.message))")
+            responder.respond(status: failure.code == "CANCELLED" ? .cancelled : .error,
+                              error: BridgeErrorPayload(code: failure.code, message: failure.message, recoverable: failure.recoverable))
+        }
+    }
+
+    struct Failure: Error {
+        let code: String
+        let message: String
+        let recoverable: Bool
+    }
+
+    /// The read itself, off the main actor.
+    nonisolated static func read(_ request: NFCReadRequest, backend: any CardReaderBackend, trustStore: TrustStore,
+                                 progress: AsyncStream<ReadProgress>.Continuation) async -> Result<ReadReport, Failure> {
+        progress.yield(ReadProgress(phase: .waitingForCard, percent: 0))
+        let connection: any CardConnection
+        do {
+            let card = try await backend.waitForCard(readerMatching: request.reader, timeout: request.timeout)
+            progress.yield(ReadProgress(phase: .cardDetected, file: nil, percent: 1))
+            connection = try await backend.connect(reader: card.name)
+        } catch let error as SmartCardError {
+            return .failure(failure(error))
+        } catch {
+            return .failure(Failure(code: "COMMUNICATION_ERROR", message: "\(error)", recoverable: true))
+        }
+        let options = ReadOptions(dataGroups: request.dataGroups, verifyPassive: request.verifyPassive,
+                                  verifyChip: request.verifyChip, verifyActive: request.verifyActive, trustStore: trustStore)
+        let reader = PassportReader(connection: connection, accessKey: request.accessKey, options: options) { progress.yield($0) }
+        do {
+            let result = try await reader.read()
+            await connection.disconnect()
+            return .success(ReadReport(result))
+        } catch {
+            await connection.disconnect()
+            return .failure(failure(error))
+        }
+    }
+
+    nonisolated static func failure(_ error: SmartCardError) -> Failure {
+        switch error.code {
+        case .timeout: return Failure(code: "CARD_TIMEOUT", message: "no card was presented in time", recoverable: true)
+        case .cancelled: return Failure(code: "CANCELLED", message: "the read was cancelled", recoverable: true)
+        case .noReaders, .readerNotFound, .readerUnavailable, .serviceUnavailable, .permissionDenied:
+            return Failure(code: "NFC_NOT_AVAILABLE", message: error.reason, recoverable: false)
+        case .cardRemoved, .noCard: return Failure(code: "CARD_REMOVED", message: "the card was removed", recoverable: true)
+        default: return Failure(code: "COMMUNICATION_ERROR", message: error.reason, recoverable: true)
+        }
+    }
+
+    nonisolated static func failure(_ error: MRTDError) -> Failure {
+        switch error.code {
+        case .accessDenied:
+            return Failure(code: "ACCESS_DENIED", message: "the chip refused the access key; check the MRZ or CAN", recoverable: true)
+        case .cardRemoved: return Failure(code: "CARD_REMOVED", message: "the card was removed during reading", recoverable: true)
+        case .cancelled: return Failure(code: "CANCELLED", message: "the read was cancelled", recoverable: true)
+        case .communicationFailure: return Failure(code: "COMMUNICATION_ERROR", message: error.reason, recoverable: true)
+        case .invalidAccessKey: return Failure(code: "INVALID_REQUEST", message: error.reason, recoverable: false)
+        default: return Failure(code: "CHIP_ERROR", message: error.reason, recoverable: true)
+        }
+    }
+
+    nonisolated static func progressData(_ progress: ReadProgress, requestId: String) -> JSONValue {
+        var data: [String: JSONValue] = [
+            "requestId": .string(requestId), "phase": .string(progress.phase.rawValue), "percent": .number(Double(progress.percent)),
+        ]
+        if let file = progress.file, progress.phase == .reading { data["file"] = .string(file) }
+        if let read = progress.bytesRead { data["bytesRead"] = .number(Double(read)) }
+        if let total = progress.bytesTotal { data["bytesTotal"] = .number(Double(total)) }
+        return .object(data)
+    }
+}
