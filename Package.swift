@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "MRTD", targets: ["MRTD"]),
         .library(name: "MRTDEmulator", targets: ["MRTDEmulator"]),
         .library(name: "GBGBridgeNFC", targets: ["GBGBridgeNFC"]),
+        .library(name: "GBGBridgeStubs", targets: ["GBGBridgeStubs"]),
         .executable(name: "gbgbridge", targets: ["gbgbridge"]),
     ],
     dependencies: [
@@ -39,13 +40,17 @@ let package = Package(
         // The cryptography eMRTDs need (3DES/AES, MACs, hashes, keys, CMS, X.509) over OpenSSL.
         .target(name: "MRTDCrypto", dependencies: ["COpenSSL", "COpenSSLShim"]),
         // eMRTD reading: LDS, access control, secure messaging, authentication.
-        .target(name: "MRTD", dependencies: ["SmartCard", "MRTDCrypto", "CImageCodecs"]),
+        .target(name: "MRTD", dependencies: ["SmartCard", "MRTDCrypto", "ImageCodecs"]),
         // A virtual eMRTD chip: in-process, or as a card in pcscd through vpcd.
         .target(name: "MRTDEmulator", dependencies: ["MRTD", "MRTDCrypto", "SmartCard"]),
         // nfc.read on a BridgeHost.
         .target(name: "GBGBridgeNFC", dependencies: [
             "GBGBridge", "MRTD", "SmartCard", .product(name: "Logging", package: "swift-log"),
         ]),
+        // V4L2 device queries (ioctl with a macro request code) for CameraDetector.
+        .target(name: "CV4L2Shim"),
+        // Stub cameras and the camera detector.
+        .target(name: "GBGBridgeStubs", dependencies: ["GBGBridge", "ImageCodecs", "CV4L2Shim"]),
         // Shared by the test targets: fixtures and the pcscd harness.
         .target(name: "TestSupport", dependencies: ["MRTDEmulator", "MRTD", "SmartCard"]),
         // stdio set-up for the command-line tool.
@@ -54,7 +59,10 @@ let package = Package(
         .systemLibrary(name: "COpenJPEG", pkgConfig: "libopenjp2", providers: [.apt(["libopenjp2-7-dev"])]),
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
         // Memory-to-memory JPEG 2000 → RGB → JPEG, written in C where the codecs' callbacks live.
-        .target(name: "CImageCodecs", dependencies: ["COpenJPEG", "CTurboJPEG"]),
+        .systemLibrary(name: "CLibPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
+        .target(name: "CImageCodecs", dependencies: ["COpenJPEG", "CTurboJPEG", "CLibPNG"]),
+        // Swift API over CImageCodecs.
+        .target(name: "ImageCodecs", dependencies: ["CImageCodecs"]),
         .executableTarget(
             name: "gbgbridge",
             dependencies: [
@@ -63,7 +71,7 @@ let package = Package(
             ]
         ),
         // Reading benchmark (release build, prints figures; not a test).
-        .executableTarget(name: "gbgbridge-bench", dependencies: ["MRTD", "MRTDEmulator", "SmartCard", "TestSupport"]),
+        .executableTarget(name: "gbgbridge-bench", dependencies: ["MRTD", "MRTDEmulator", "SmartCard", "TestSupport", "ImageCodecs"]),
         .testTarget(
             name: "GBGBridgeTests",
             dependencies: ["GBGBridge", "TestSupport"]
@@ -74,11 +82,15 @@ let package = Package(
         ),
         .testTarget(
             name: "MRTDTests",
-            dependencies: ["MRTD", "MRTDCrypto", "SmartCard", "MRTDEmulator", "TestSupport"]
+            dependencies: ["MRTD", "MRTDCrypto", "SmartCard", "MRTDEmulator", "TestSupport", "ImageCodecs"]
         ),
         .testTarget(
             name: "GBGBridgeNFCTests",
             dependencies: ["GBGBridgeNFC", "GBGBridge", "MRTD", "MRTDEmulator", "SmartCard", "TestSupport"]
+        ),
+        .testTarget(
+            name: "GBGBridgeStubsTests",
+            dependencies: ["GBGBridgeStubs", "GBGBridge", "ImageCodecs"]
         ),
         .testTarget(
             name: "SmartCardTests",

@@ -1,6 +1,7 @@
 #include "CImageCodecs.h"
 #include <openjpeg.h>
 #include <turbojpeg.h>
+#include <png.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,6 +179,29 @@ int CImageCodecs_decode_jpeg(const uint8_t *data, size_t length, uint8_t **rgb, 
     }
     tjDestroy(handle);
     *rgb = out; *width = w; *height = h;
+    return 0;
+}
+
+int CImageCodecs_encode_png(const uint8_t *rgb, int width, int height, uint8_t **png, size_t *png_length,
+                            char *error, size_t size) {
+    *png = NULL; *png_length = 0;
+    png_image image;
+    memset(&image, 0, sizeof image);
+    image.version = PNG_IMAGE_VERSION;
+    image.width = (png_uint_32)width;
+    image.height = (png_uint_32)height;
+    image.format = PNG_FORMAT_RGB;
+    png_alloc_size_t length = 0;
+    if (!png_image_write_to_memory(&image, NULL, &length, 0, rgb, 0, NULL)) {
+        set_error(error, size, image.message); png_image_free(&image); return -1;
+    }
+    uint8_t *buffer = malloc(length);
+    if (!buffer) { set_error(error, size, "out of memory"); png_image_free(&image); return -3; }
+    if (!png_image_write_to_memory(&image, buffer, &length, 0, rgb, 0, NULL)) {
+        set_error(error, size, image.message); free(buffer); png_image_free(&image); return -2;
+    }
+    png_image_free(&image);
+    *png = buffer; *png_length = length;
     return 0;
 }
 

@@ -19,5 +19,10 @@ int CImageCodecs_encode_jpeg(const uint8_t *rgb, int width, int height, int qual
 int CImageCodecs_decode_jpeg(const uint8_t *data, size_t length, uint8_t **rgb, int *width, int *height,
                              char *error, size_t size);
 
+/* Encodes 8-bit RGB as PNG with libpng (zlib compression).
+   Returns 0 on success and sets *png (free with CImageCodecs_free) and *png_length. */
+int CImageCodecs_encode_png(const uint8_t *rgb, int width, int height, uint8_t **png, size_t *png_length,
+                            char *error, size_t size);
+
 void CImageCodecs_free(void *pointer);
 #endif

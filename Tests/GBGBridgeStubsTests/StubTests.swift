@@ -1,0 +1,73 @@
+import Foundation
+import GBGBridge
+import ImageCodecs
+import Testing
+@testable import GBGBridgeStubs
+
+@Suite("Stub cameras and CameraDetector")
+@MainActor
+struct StubTests {
+    func host() -> (BridgeHost, InMemoryBridgeTransport) {
+        let host = BridgeHost(hostVersion: "1.0")
+        let transport = InMemoryBridgeTransport()
+        host.attach(transport: transport)
+        return (host, transport)
+    }
+
+    @Test func documentCaptureEndToEnd() throws {
+        let (host, transport) = host()
+        StubDocumentCamera().install(on: host)
+        #expect(host.documentCapture.isSupported)
+        transport.post(#"{"version":"1.0","correlationId":"d","type":"request","timestamp":1,"payload":{"action":"camera.document.capture"}}"#)
+        let response = try #require(transport.sentMessages.first { $0.correlationId == "d" })
+        #expect(response.payload.status == .success)
+        let data = try #require(response.payload.data)
+        #expect(data["mimeType"] == "image/png")
+        #expect(data["imageWidth"] == 1000 && data["imageHeight"] == 700)
+        let png = try #require(Data(base64Encoded: data["imageBase64"]?.stringValue ?? ""))
+        #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]))
+        // IHDR carries the real size.
+        let bytes = Array(png)
+        let ihdrWidth = bytes[16..<20].reduce(0) { $0 << 8 | Int($1) }
+        #expect(ihdrWidth == 1000)
+        #expect(host.documentCapture.activeRequest == nil)
+    }
+
+    @Test func selfieCaptureEndToEnd() throws {
+        let (host, transport) = host()
+        StubSelfieCamera().install(on: host)
+        transport.post(#"{"version":"1.0","correlationId":"s","type":"request","timestamp":1,"payload":{"action":"camera.selfie.capture"}}"#)
+        let data = try #require(transport.sentMessages.first { $0.correlationId == "s" }?.payload.data)
+        #expect(data["mimeType"] == "image/jpeg")
+        let jpeg = Array(try #require(Data(base64Encoded: data["imageBase64"]?.stringValue ?? "")))
+        let decoded = try ImageCodecs.decodeJPEG(jpeg)
+        #expect(decoded.width == 720 && decoded.height == 960)
+        #expect(data["imageWidth"] == 720 && data["imageHeight"] == 960)
+        #expect(data["encryptedBlobBase64"]?.stringValue == StubSelfieCamera.encryptedBlobPlaceholder.base64EncodedString())
+        #expect(data["unencryptedBlobBase64"] != nil)
+        // Drawn, not blank: many distinct colours.
+        #expect(Set(stride(from: 0, to: decoded.pixels.count, by: 997).map { decoded.pixels[$0] }).count > 20)
+    }
+
+    @Test func queryReportsTheStubsAsSupported() throws {
+        let (host, _) = host()
+        StubDocumentCamera().install(on: host)
+        StubSelfieCamera().install(on: host)
+        #expect(host.capabilities["camera.document"]?.supported == true)
+        #expect(host.capabilities["camera.selfie"]?.supported == true)
+        #expect(host.capabilities["camera.selfie"]?.permissionState == .notApplicable)
+    }
+
+    @Test func cameraDetectorOnAnEmptyDirectoryAndOnThisMachine() throws {
+        let empty = FileManager.default.temporaryDirectory.appendingPathComponent("gbg-dev-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: empty) }
+        let none = CameraDetector.check(devDirectory: empty.path)
+        #expect(!none.hardwareAvailable && none.permissionState == .notDetermined && none.devices.isEmpty)
+        // A /dev/video0 that is not a device is not a camera.
+        _ = FileManager.default.createFile(atPath: empty.appendingPathComponent("video0").path, contents: Data())
+        #expect(!CameraDetector.check(devDirectory: empty.path).hardwareAvailable)
+        let real = CameraDetector.check()
+        #expect(real.hardwareAvailable == !real.devices.isEmpty)
+    }
+}
