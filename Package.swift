@@ -11,11 +11,15 @@ let package = Package(
         .library(name: "MRTDEmulator", targets: ["MRTDEmulator"]),
         .library(name: "GBGBridgeNFC", targets: ["GBGBridgeNFC"]),
         .library(name: "GBGBridgeStubs", targets: ["GBGBridgeStubs"]),
+        .library(name: "GBGBridgeServer", targets: ["GBGBridgeServer"]),
         .executable(name: "gbgbridge", targets: ["gbgbridge"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.20.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.3.0"),
     ],
     targets: [
         // Protocol core: message model, routing, capability slots. No I/O.
@@ -51,6 +55,14 @@ let package = Package(
         .target(name: "CV4L2Shim"),
         // Stub cameras and the camera detector.
         .target(name: "GBGBridgeStubs", dependencies: ["GBGBridge", "ImageCodecs", "CV4L2Shim"]),
+        // BridgeServer: loopback HTTP + WebSocket for browsers.
+        .target(name: "GBGBridgeServer", dependencies: [
+            "GBGBridge",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+            .product(name: "HTTPTypes", package: "swift-http-types"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         // Shared by the test targets: fixtures and the pcscd harness.
         .target(name: "TestSupport", dependencies: ["MRTDEmulator", "MRTD", "SmartCard"]),
         // stdio set-up for the command-line tool.
@@ -66,7 +78,8 @@ let package = Package(
         .executableTarget(
             name: "gbgbridge",
             dependencies: [
-                "GBGBridge", "SmartCard", "MRTD", "MRTDEmulator", "CGBGBridgeCLI",
+                "GBGBridge", "SmartCard", "MRTD", "MRTDEmulator", "CGBGBridgeCLI", "GBGBridgeNFC", "GBGBridgeStubs",
+                "GBGBridgeServer", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -91,6 +104,14 @@ let package = Package(
         .testTarget(
             name: "GBGBridgeStubsTests",
             dependencies: ["GBGBridgeStubs", "GBGBridge", "ImageCodecs"]
+        ),
+        .testTarget(
+            name: "GBGBridgeServerTests",
+            dependencies: [
+                "GBGBridgeServer", "GBGBridgeNFC", "GBGBridgeStubs", "GBGBridge", "MRTD", "MRTDEmulator", "TestSupport",
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .testTarget(
             name: "SmartCardTests",

@@ -70,6 +70,20 @@ public final class BridgeHost {
         self.init(configuration: configuration, richQuery: false)
     }
 
+    /// Which `capability.query` provider a host uses.
+    public enum QueryProvider: Sendable {
+        /// Built on every query from the slots and custom capabilities (as `init(hostVersion:)`).
+        case rich
+        /// `configuration.capabilities`, as configured (as `init(configuration:)`).
+        case configured
+    }
+
+    /// A host with a full configuration (log bound, version) and the chosen query provider
+    /// (Linux addition: servers create one host per page from one configuration).
+    public convenience init(configuration: BridgeConfiguration, queryProvider: QueryProvider) {
+        self.init(configuration: configuration, richQuery: queryProvider == .rich)
+    }
+
     private init(configuration: BridgeConfiguration, richQuery: Bool) {
         self.configuration = configuration
         self.receivedMessagesLimit = configuration.receivedMessagesLimit

@@ -26,7 +26,10 @@ public final class StubDocumentCamera {
     }
 
     /// A passport-style data page: blue header, photo with a face silhouette, fields, and an MRZ.
-    public nonisolated static func capture() throws -> DocumentCaptureResult {
+    /// Drawn and encoded once per process (the image never changes).
+    public nonisolated static func capture() throws -> DocumentCaptureResult { try cached.get() }
+
+    private nonisolated static let cached = Result { () throws -> DocumentCaptureResult in
         let png = try ImageCodecs.encodePNG(drawPage())
         return DocumentCaptureResult(imageData: Data(png), width: width, height: height, mimeType: "image/png")
     }
@@ -88,7 +91,10 @@ public final class StubSelfieCamera {
         }
     }
 
-    public nonisolated static func capture() throws -> SelfieCaptureResult {
+    /// Drawn and encoded once per process (the image never changes).
+    public nonisolated static func capture() throws -> SelfieCaptureResult { try cached.get() }
+
+    private nonisolated static let cached = Result { () throws -> SelfieCaptureResult in
         let jpeg = try ImageCodecs.encodeJPEG(drawFace(), quality: 88)
         return SelfieCaptureResult(imageData: Data(jpeg), width: width, height: height, mimeType: "image/jpeg",
                                    encryptedBlob: encryptedBlobPlaceholder, unencryptedBlob: unencryptedBlobPlaceholder)

@@ -134,6 +134,7 @@ func settle(cardPresent: Bool) async -> Bool {
 /// Why a hardware-in-the-loop test could not set up its rig.
 public struct RigUnavailable: Error, CustomStringConvertible {
     public let description: String
+    public init(description: String) { self.description = description }
 }
 
 extension PCSCDHarness {

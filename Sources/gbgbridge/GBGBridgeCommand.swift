@@ -33,7 +33,8 @@ struct GBGBridgeCommand: AsyncParsableCommand {
             capabilities of a Linux kiosk over the GBGBridge JSON message protocol.
             """,
         version: GBGBridgeVersion.current,
-        subcommands: [DemoCommand.self, ReadersCommand.self, ReadCommand.self, VerifyCommand.self, EmulateCommand.self],
+        subcommands: [ServeCommand.self, DemoCommand.self, ReadersCommand.self, ReadCommand.self, VerifyCommand.self,
+                      EmulateCommand.self, TranscriptCommand.self],
         defaultSubcommand: nil
     )
 }

@@ -4,10 +4,10 @@ import GBGBridge
 
 /// A walk through the bridge with no browser and no hardware: a scripted "journey" posts requests
 /// into an in-memory transport and the host's answers are printed as they would reach the page.
-struct DemoCommand: AsyncParsableCommand {
+struct TranscriptCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "demo",
-        abstract: "Show the bridge at work through an in-memory transport (no browser, no hardware).",
+        commandName: "transcript",
+        abstract: "Print a scripted journey's messages through an in-memory transport (no browser, no hardware).",
         discussion: """
             Plays the part of a web journey: queries capabilities, takes a document capture from a \
             demonstration slot, calls a custom capability, and sends a malformed message. Every \

@@ -1,0 +1,190 @@
+// Sample GBGBridge journey. It talks to the native host only through the iOS bridge API:
+// window.webkit.messageHandlers.gbgBridge.postMessage(message) and window.GBGBridge.receive(message).
+(function () {
+  'use strict';
+
+  var pending = {};
+  var eventListeners = {};
+  var params = new URLSearchParams(window.location.search);
+
+  function uuid() {
+    if (window.crypto && crypto.randomUUID) { return crypto.randomUUID(); }
+    return 'id-' + Date.now() + '-' + Math.random().toString(16).slice(2);
+  }
+
+  // Receives every message from the host (responses and events).
+  window.GBGBridge = window.GBGBridge || {};
+  window.GBGBridge.receive = function (message) {
+    if (typeof message === 'string') { try { message = JSON.parse(message); } catch (e) { return; } }
+    if (!message || !message.payload) { return; }
+    if (message.type === 'response' && pending[message.correlationId]) {
+      pending[message.correlationId](message.payload);
+      delete pending[message.correlationId];
+    } else if (message.type === 'event') {
+      (eventListeners[message.payload.action] || []).forEach(function (listener) { listener(message.payload.data || {}); });
+    }
+  };
+
+  function request(action, data) {
+    return new Promise(function (resolve) {
+      var correlationId = uuid();
+      pending[correlationId] = resolve;
+      var message = { version: '1.0', correlationId: correlationId, type: 'request', timestamp: Date.now(),
+                      payload: data === undefined ? { action: action } : { action: action, data: data } };
+      window.webkit.messageHandlers.gbgBridge.postMessage(message);
+    });
+  }
+
+  function on(action, listener) { (eventListeners[action] = eventListeners[action] || []).push(listener); }
+  function $(id) { return document.getElementById(id); }
+  function setStatus(id, text, isError) { var el = $(id); el.textContent = text; el.className = 'status' + (isError ? ' error' : ''); }
+  function describeError(payload) {
+    if (payload.error) { return payload.error.message + ' (' + payload.error.code + (payload.error.recoverable ? ', try again' : '') + ')'; }
+    return 'status ' + payload.status;
+  }
+
+  var capabilities = {};
+
+  function showCapabilities(data) {
+    capabilities = data.capabilities || {};
+    $('environment').textContent = 'Host: ' + data.environment + ' ' + data.hostVersion;
+    var list = $('capabilities');
+    list.innerHTML = '';
+    Object.keys(capabilities).sort().forEach(function (id) {
+      var info = capabilities[id];
+      var item = document.createElement('li');
+      item.className = info.supported ? 'yes' : 'no';
+      item.textContent = id + (info.supported ? ' ✓' : ' ✗');
+      if (id === 'nfc.read' && info.constraints && info.constraints.readers) {
+        item.title = info.constraints.readers.join(', ');
+      }
+      list.appendChild(item);
+    });
+    $('capture-document').disabled = !(capabilities['camera.document'] || {}).supported;
+    $('capture-selfie').disabled = !(capabilities['camera.selfie'] || {}).supported;
+    $('read-chip').disabled = !(capabilities['nfc.read'] || {}).supported;
+    if (!(capabilities['nfc.read'] || {}).supported) { setStatus('chip-status', 'No NFC reader is connected.', true); }
+    else if ($('chip-status').textContent === 'No NFC reader is connected.') { setStatus('chip-status', ''); }
+  }
+
+  function query() {
+    return request('capability.query').then(function (payload) {
+      if (payload.status === 'success') { showCapabilities(payload.data); }
+      return payload;
+    });
+  }
+
+  function capture(action, imageId, statusId) {
+    setStatus(statusId, 'Capturing…');
+    return request(action).then(function (payload) {
+      if (payload.status !== 'success') { setStatus(statusId, describeError(payload), true); return payload; }
+      var image = $(imageId);
+      image.src = 'data:' + payload.data.mimeType + ';base64,' + payload.data.imageBase64;
+      image.hidden = false;
+      setStatus(statusId, payload.data.imageWidth + '×' + payload.data.imageHeight + ' ' + payload.data.mimeType);
+      return payload;
+    });
+  }
+
+  function accessKey() {
+    var method = document.querySelector('input[name=method]:checked').value;
+    if (method === 'can') { return { can: $('can').value.trim() }; }
+    return { documentNumber: $('documentNumber').value.trim().toUpperCase(),
+             dateOfBirth: $('dateOfBirth').value.trim(), dateOfExpiry: $('dateOfExpiry').value.trim() };
+  }
+
+  var phaseText = { waitingForCard: 'Hold the document to the reader…', cardDetected: 'Document found',
+                    authenticating: 'Opening the chip…', reading: 'Reading', verifying: 'Checking signatures…' };
+
+  on('nfc.read.progress', function (data) {
+    $('progress').hidden = false;
+    $('progress-bar').style.width = (data.percent || 0) + '%';
+    var text = phaseText[data.phase] || data.phase;
+    if (data.phase === 'reading' && data.file) {
+      text += ' ' + data.file + (data.bytesTotal ? ' (' + data.bytesRead + ' / ' + data.bytesTotal + ' bytes)' : '');
+    }
+    $('progress-text').textContent = text + ' — ' + (data.percent || 0) + '%';
+  });
+
+  on('capabilities.changed', function (data) { showCapabilities(data); });
+
+  function badge(label, check) {
+    var el = document.createElement('span');
+    el.className = 'badge ' + check.status;
+    el.textContent = label + ': ' + check.status;
+    el.title = check.detail || '';
+    return el;
+  }
+
+  function showResult(data) {
+    var doc = data.document || {};
+    $('holder-name').textContent = [doc.givenNames, doc.surname].filter(Boolean).join(' ');
+    var details = $('holder-details');
+    details.innerHTML = '';
+    [['Document', (doc.documentCode || '') + ' ' + (doc.documentNumber || '')], ['Issued by', doc.issuingState],
+     ['Nationality', doc.nationality], ['Date of birth', doc.dateOfBirth], ['Sex', doc.sex], ['Expires', doc.dateOfExpiry],
+     ['Access control', data.accessControl], ['Data groups', (data.dataGroupsRead || []).join(' ')]]
+      .forEach(function (row) {
+        if (!row[1]) { return; }
+        var dt = document.createElement('dt'); dt.textContent = row[0];
+        var dd = document.createElement('dd'); dd.textContent = row[1];
+        details.appendChild(dt); details.appendChild(dd);
+      });
+    var photo = $('chip-photo');
+    if (data.photo) {
+      photo.onload = function () { document.body.dataset.photo = photo.naturalWidth + 'x' + photo.naturalHeight; };
+      photo.src = 'data:' + data.photoMimeType + ';base64,' + data.photo;
+    }
+    var badges = $('badges');
+    badges.innerHTML = '';
+    var v = data.verification || {};
+    if (v.passive) { badges.appendChild(badge('Passive', v.passive)); }
+    if (v.chip) { badges.appendChild(badge('Chip', v.chip)); }
+    if (v.active) { badges.appendChild(badge('Active', v.active)); }
+    $('step-result').hidden = false;
+  }
+
+  function readChip() {
+    $('read-chip').disabled = true;
+    setStatus('chip-status', '');
+    $('progress').hidden = false;
+    $('progress-bar').style.width = '0%';
+    return request('nfc.read', { accessKey: accessKey(), timeoutSeconds: 60 }).then(function (payload) {
+      $('read-chip').disabled = false;
+      if (payload.status === 'success') {
+        setStatus('chip-status', 'Chip read.');
+        showResult(payload.data);
+        document.body.dataset.state = 'done';
+      } else {
+        setStatus('chip-status', describeError(payload), true);
+        document.body.dataset.state = 'error';
+      }
+      return payload;
+    });
+  }
+
+  document.querySelectorAll('input[name=method]').forEach(function (radio) {
+    radio.addEventListener('change', function () {
+      var can = document.querySelector('input[name=method]:checked').value === 'can';
+      $('mrz-fields').hidden = can;
+      $('can-fields').hidden = !can;
+    });
+  });
+  $('capture-document').addEventListener('click', function () { capture('camera.document.capture', 'document-image', 'document-status'); });
+  $('capture-selfie').addEventListener('click', function () { capture('camera.selfie.capture', 'selfie-image', 'selfie-status'); });
+  $('access-form').addEventListener('submit', function (event) { event.preventDefault(); readChip(); });
+
+  ['documentNumber', 'dateOfBirth', 'dateOfExpiry', 'can'].forEach(function (name) {
+    if (params.get(name)) { $(name).value = params.get(name); }
+  });
+  if (params.get('can')) { document.querySelector('input[value=can]').click(); }
+
+  query().then(function () {
+    document.body.dataset.state = 'ready';
+    if (params.get('autorun') !== '1') { return; }
+    // Unattended run (test rigs): every step in order.
+    capture('camera.document.capture', 'document-image', 'document-status')
+      .then(function () { return capture('camera.selfie.capture', 'selfie-image', 'selfie-status'); })
+      .then(readChip);
+  });
+})();

@@ -1,0 +1,233 @@
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A Chromium started with `--remote-debugging-pipe`: the DevTools protocol runs over file
+/// descriptors 3 (commands to the browser) and 4 (replies and events from it) as NUL-delimited
+/// JSON — never over a debugging port, which any local process could connect to.
+public final class ChromiumProcess: Sendable {
+    public let pid: pid_t
+    public let devTools: DevToolsConnection
+    public let userDataDirectory: URL
+
+    /// Finds Debian's Chromium (or `$GBGBRIDGE_CHROMIUM`).
+    public static func executable() -> String? {
+        if let configured = ProcessInfo.processInfo.environment["GBGBRIDGE_CHROMIUM"], !configured.isEmpty { return configured }
+        return ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/lib/chromium/chromium", "/usr/bin/google-chrome"]
+            .first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    /// Starts Chromium with `arguments` (plus the pipe and profile flags) and connects DevTools.
+    public init(executable: String? = nil, arguments: [String], userDataDirectory: URL? = nil) throws {
+        guard let path = executable ?? Self.executable() else {
+            throw DevToolsError("Chromium is not installed (apt-get install chromium)")
+        }
+        let profile = userDataDirectory ?? FileManager.default.temporaryDirectory
+            .appendingPathComponent("gbgbridge-chromium-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: profile, withIntermediateDirectories: true)
+        self.userDataDirectory = profile
+
+        var toBrowser: [Int32] = [0, 0]
+        var fromBrowser: [Int32] = [0, 0]
+        guard pipe(&toBrowser) == 0, pipe(&fromBrowser) == 0 else { throw DevToolsError("pipe() failed: \(errno)") }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, toBrowser[0], 3)
+        posix_spawn_file_actions_adddup2(&actions, fromBrowser[1], 4)
+        for fd in [toBrowser[0], toBrowser[1], fromBrowser[0], fromBrowser[1]] where fd > 4 {
+            posix_spawn_file_actions_addclose(&actions, fd)
+        }
+        // Chromium's own output goes to /dev/null; it is noisy and says nothing the protocol doesn't.
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        var flags = ["--remote-debugging-pipe", "--user-data-dir=\(profile.path)", "--no-first-run", "--no-default-browser-check",
+                     "--disable-background-networking", "--disable-sync", "--disable-component-update", "--password-store=basic"]
+        if getuid() == 0 { flags.append("--no-sandbox") }  // Chromium refuses to run as root with its sandbox
+        let argv = [path] + flags + arguments
+        var cArguments = argv.map { strdup($0) } + [nil]
+        defer { cArguments.forEach { free($0) } }
+        var child: pid_t = 0
+        let result = posix_spawn(&child, path, &actions, nil, &cArguments, environ)
+        close(toBrowser[0])
+        close(fromBrowser[1])
+        guard result == 0 else {
+            close(toBrowser[1])
+            close(fromBrowser[0])
+            throw DevToolsError("cannot start \(path): error \(result)")
+        }
+        pid = child
+        devTools = DevToolsConnection(writeFD: toBrowser[1], readFD: fromBrowser[0])
+    }
+
+    /// Whether the browser process still runs.
+    public var isRunning: Bool { kill(pid, 0) == 0 && !reaped() }
+
+    private func reaped() -> Bool {
+        var status: Int32 = 0
+        return waitpid(pid, &status, WNOHANG) == pid
+    }
+
+    /// Closes the browser (Browser.close, then SIGTERM/SIGKILL) and removes a temporary profile.
+    public func terminate(removeProfile: Bool = true) async {
+        _ = try? await devTools.send("Browser.close", timeout: .seconds(3))
+        for _ in 0..<30 {
+            if reaped() { break }
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+        if kill(pid, 0) == 0 {
+            kill(pid, SIGTERM)
+            try? await Task.sleep(for: .milliseconds(500))
+            kill(pid, SIGKILL)
+            var status: Int32 = 0
+            waitpid(pid, &status, 0)
+        }
+        devTools.close()
+        if removeProfile { try? FileManager.default.removeItem(at: userDataDirectory) }
+    }
+}
+
+public struct DevToolsError: Error, Sendable, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// A DevTools protocol session over a pipe pair: commands with ids, replies matched to them, and
+/// every event on `events`.
+public final class DevToolsConnection: Sendable {
+    /// An event from the browser: `method`, `params`, and the session it belongs to.
+    public struct Event: @unchecked Sendable {
+        public let method: String
+        public let params: [String: Any]
+        public let sessionId: String?
+    }
+
+    private struct State {
+        var nextId = 1
+        var waiting: [Int: CheckedContinuation<[String: Any], any Error>] = [:]
+        var closed = false
+    }
+
+    private let writeFD: Int32
+    private let readFD: Int32
+    private let state = Mutex(State())
+    private let writeLock = Mutex(())
+    public let events: AsyncStream<Event>
+    private let eventSink: AsyncStream<Event>.Continuation
+
+    init(writeFD: Int32, readFD: Int32) {
+        self.writeFD = writeFD
+        self.readFD = readFD
+        (events, eventSink) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(10_000))
+        let thread = Thread { [self] in self.readLoop() }
+        thread.name = "devtools-pipe"
+        thread.start()
+    }
+
+    /// Sends a command and waits for its result (`result` object); throws the protocol's error.
+    @discardableResult
+    public func send(_ method: String, params: [String: Any] = [:], sessionId: String? = nil,
+                     timeout: Duration = .seconds(30)) async throws -> [String: Any] {
+        let id = state.withLock { state -> Int in
+            defer { state.nextId += 1 }
+            return state.nextId
+        }
+        var message: [String: Any] = ["id": id, "method": method, "params": params]
+        if let sessionId { message["sessionId"] = sessionId }
+        let data = try JSONSerialization.data(withJSONObject: message)
+        let timer = Task {
+            try await Task.sleep(for: timeout)
+            self.fail(id, DevToolsError("\(method) timed out"))
+        }
+        defer { timer.cancel() }
+        return try await withCheckedThrowingContinuation { continuation in
+            let closed = state.withLock { state -> Bool in
+                if state.closed { return true }
+                state.waiting[id] = continuation
+                return false
+            }
+            if closed {
+                continuation.resume(throwing: DevToolsError("the browser is gone"))
+                return
+            }
+            if !write(Array(data) + [0]) { fail(id, DevToolsError("the browser is gone")) }
+        }
+    }
+
+    /// Sends a command without waiting for its answer.
+    public func post(_ method: String, params: [String: Any] = [:], sessionId: String? = nil) {
+        let id = state.withLock { state -> Int in
+            defer { state.nextId += 1 }
+            return state.nextId
+        }
+        var message: [String: Any] = ["id": id, "method": method, "params": params]
+        if let sessionId { message["sessionId"] = sessionId }
+        if let data = try? JSONSerialization.data(withJSONObject: message) { _ = write(Array(data) + [0]) }
+    }
+
+    private func fail(_ id: Int, _ error: any Error) {
+        state.withLock { $0.waiting.removeValue(forKey: id) }?.resume(throwing: error)
+    }
+
+    private func write(_ bytes: [UInt8]) -> Bool {
+        writeLock.withLock { _ in
+            var offset = 0
+            while offset < bytes.count {
+                let n = bytes.withUnsafeBytes { Glibc.write(writeFD, $0.baseAddress! + offset, bytes.count - offset) }
+                if n > 0 { offset += n } else if n < 0 && errno == EINTR { continue } else { return false }
+            }
+            return true
+        }
+    }
+
+    private func readLoop() {
+        var buffer: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(readFD, $0.baseAddress!, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 {
+                _ = Glibc.close(readFD)
+                break
+            }
+            buffer.append(contentsOf: chunk[0..<n])
+            while let end = buffer.firstIndex(of: 0) {
+                let message = Array(buffer[..<end])
+                buffer.removeSubrange(...end)
+                dispatch(message)
+            }
+        }
+        close()
+    }
+
+    private func dispatch(_ bytes: [UInt8]) {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any] else { return }
+        if let id = object["id"] as? Int {
+            let continuation = state.withLock { $0.waiting.removeValue(forKey: id) }
+            if let error = object["error"] as? [String: Any] {
+                continuation?.resume(throwing: DevToolsError("\(error["message"] ?? "error") (\(error["code"] ?? "?"))"))
+            } else {
+                continuation?.resume(returning: object["result"] as? [String: Any] ?? [:])
+            }
+        } else if let method = object["method"] as? String {
+            eventSink.yield(Event(method: method, params: object["params"] as? [String: Any] ?? [:],
+                                  sessionId: object["sessionId"] as? String))
+        }
+    }
+
+    /// Ends the session: pending commands fail, the event stream finishes.
+    public func close() {
+        let (waiting, first) = state.withLock { state -> ([CheckedContinuation<[String: Any], any Error>], Bool) in
+            guard !state.closed else { return ([], false) }
+            state.closed = true
+            defer { state.waiting.removeAll() }
+            return (Array(state.waiting.values), true)
+        }
+        guard first else { return }
+        waiting.forEach { $0.resume(throwing: DevToolsError("the browser is gone")) }
+        eventSink.finish()
+        writeLock.withLock { _ in _ = Glibc.close(writeFD) }
+    }
+}

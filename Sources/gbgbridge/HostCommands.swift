@@ -1,0 +1,212 @@
+import ArgumentParser
+import CGBGBridgeCLI
+import Foundation
+import GBGBridge
+import GBGBridgeNFC
+import GBGBridgeServer
+import GBGBridgeStubs
+import Logging
+import MRTD
+import MRTDEmulator
+import SmartCard
+
+/// What every page's host gets: stub cameras and nfc.read on the shared reader service.
+@MainActor
+final class HostServices {
+    let nfc: NFCReadService
+    let document = StubDocumentCamera()
+    let selfie = StubSelfieCamera()
+
+    init(nfc: NFCReadService) { self.nfc = nfc }
+
+    func setUp(_ host: BridgeHost) {
+        document.install(on: host)
+        selfie.install(on: host)
+        nfc.attach(to: host)
+    }
+
+    func tearDown(_ host: BridgeHost) { nfc.detach(from: host) }
+}
+
+func makeLogger(_ label: String, verbose: Bool) -> Logger {
+    LoggingSystem.bootstrap { label in
+        var handler = StreamLogHandler.standardError(label: label)
+        handler.logLevel = verbose ? .debug : .info
+        return handler
+    }
+    return Logger(label: label)
+}
+
+/// Runs a bridge server with `services` until SIGINT/SIGTERM.
+@MainActor
+func runServer(_ configuration: BridgeServerConfiguration, services: HostServices, logger: Logger,
+               onRunning: @escaping @Sendable (Int) -> Void) async throws {
+    let server: BridgeServer
+    do {
+        server = try BridgeServer(configuration: configuration, logger: logger,
+                                  setUpHost: { services.setUp($0) }, tearDownHost: { services.tearDown($0) })
+    } catch {
+        printError("gbgbridge: \(error)")
+        throw ExitCode(2)
+    }
+    let serving = Task { try await server.run(onRunning: onRunning) }
+    let stopper = Task {
+        await waitForTermination()
+        serving.cancel()
+    }
+    do {
+        try await serving.value
+    } catch is CancellationError {
+    } catch {
+        printError("gbgbridge: the server stopped: \(error)")
+        stopper.cancel()
+        throw ExitCode(1)
+    }
+    stopper.cancel()
+    services.nfc.stopMonitoring()
+}
+
+/// `gbgbridge serve`: the host for real readers.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run the bridge host: loopback HTTP + WebSocket, nfc.read through pcscd, stub cameras.",
+        discussion: """
+            Pages load http://127.0.0.1:PORT/gbg-bridge.js, which gives them \
+            window.webkit.messageHandlers.gbgBridge and window.GBGBridge.receive as on iOS. Only \
+            pages from --allow-origin origins (and this server's own) may connect. Every PC/SC \
+            reader is used, so an emulated card in the vpcd reader is read like a real one.
+            """
+    )
+
+    @Option(name: .long, help: "Port on 127.0.0.1.")
+    var port: Int = 8450
+
+    @Option(name: .long, help: ArgumentHelp("An origin allowed to use the bridge, e.g. https://journey.example.com (exact match); repeatable.", valueName: "URL"))
+    var allowOrigin: [String] = []
+
+    @OptionGroup var trustOptions: TrustOptions
+
+    @Option(name: .long, help: "Serve the files of this directory at / (for a local journey).")
+    var `static`: String?
+
+    @Flag(name: .long, help: "Log debug details.")
+    var verbose = false
+
+    func validate() throws {
+        guard (0...65_535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
+        if let directory = `static` {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw ValidationError("--static \(directory) is not a directory")
+            }
+        }
+    }
+
+    @MainActor
+    func run() async throws {
+        CGBGBridgeCLI_line_buffer_stdout()
+        let logger = makeLogger("gbgbridge", verbose: verbose)
+        let trust = try trustOptions.load()
+        if trust.isEmpty { logger.warning("no --trust anchors: passive authentication will report documents as untrusted") }
+        let nfc = NFCReadService(backend: PCSCBackend(), trustStore: trust, logger: logger)
+        nfc.startMonitoring()
+        let cameras = CameraDetector.check()
+        logger.info("cameras: \(cameras.hardwareAvailable ? cameras.devices.map(\.name).joined(separator: ", ") : "none") (stub cameras answer captures)")
+        var configuration = BridgeServerConfiguration()
+        configuration.port = port
+        configuration.allowedOrigins = allowOrigin
+        configuration.staticDirectory = `static`
+        configuration.bridge = BridgeConfiguration(hostVersion: GBGBridgeVersion.current)
+        try await runServer(configuration, services: HostServices(nfc: nfc), logger: logger) { port in
+            print("GBGBridge host on http://127.0.0.1:\(port)/  (script: http://127.0.0.1:\(port)/gbg-bridge.js)")
+        }
+    }
+}
+
+/// `gbgbridge demo`: everything with a virtual passport and the sample journey.
+struct DemoCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "demo",
+        abstract: "Run the host with a virtual passport and the bundled sample journey (no hardware needed).",
+        discussion: """
+            Serves Fixtures/journey at http://127.0.0.1:PORT/ and answers nfc.read from an \
+            in-process virtual passport (Fixtures/passports/NAME.json, EF.SOD signed by the test \
+            PKI, trusted by the demo). Open the printed URL in a browser.
+            """
+    )
+
+    @Option(name: .long, help: "Port on 127.0.0.1 (0 picks a free one).")
+    var port: Int = 8450
+
+    @Option(name: .long, help: "Virtual passport: a name in Fixtures/passports (utopia-td3-jpeg, utopia-td1-idcard, utopia-td3-jpeg2000) or a description file.")
+    var passport = "utopia-td3-jpeg"
+
+    @Option(name: .long, help: "The journey directory to serve (default: Fixtures/journey).")
+    var journey: String?
+
+    @Flag(name: .long, help: "Log debug details.")
+    var verbose = false
+
+    /// Finds `Fixtures/…` from the working directory or from the executable (.build/<config>/gbgbridge).
+    static func fixture(_ relative: String) -> URL? {
+        let candidates = [
+            URL(fileURLWithPath: FileManager.default.currentDirectoryPath),
+            URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+                .appendingPathComponent("../../..").standardizedFileURL,
+            URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+                .appendingPathComponent("../..").standardizedFileURL,
+        ]
+        return candidates.map { $0.appendingPathComponent("Fixtures/\(relative)") }
+            .first { FileManager.default.fileExists(atPath: $0.path) }
+    }
+
+    func validate() throws {
+        guard (0...65_535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
+    }
+
+    @MainActor
+    func run() async throws {
+        CGBGBridgeCLI_line_buffer_stdout()
+        let logger = makeLogger("gbgbridge", verbose: verbose)
+        guard let journeyDirectory = journey.map({ URL(fileURLWithPath: $0) }) ?? Self.fixture("journey"),
+              let pki = Self.fixture("pki") else {
+            printError("gbgbridge demo: cannot find Fixtures/journey and Fixtures/pki; run from the project root or pass --journey")
+            throw ExitCode(2)
+        }
+        let descriptionURL = passport.hasSuffix(".json") ? URL(fileURLWithPath: passport)
+            : Self.fixture("passports/\(passport).json")
+        guard let descriptionURL, FileManager.default.fileExists(atPath: descriptionURL.path) else {
+            printError("gbgbridge demo: no passport named \(passport)")
+            throw ExitCode(2)
+        }
+        let description: PassportDescription
+        let chip: VirtualPassportChip
+        var trust = TrustStore()
+        do {
+            description = try PassportDescription.load(from: descriptionURL)
+            let signer = try DocumentSigner.load(certificate: pki.appendingPathComponent("ds.cert.pem"),
+                                                 key: pki.appendingPathComponent("ds.key.pem"))
+            chip = VirtualPassportChip(passport: try EmulatedPassport.load(descriptionAt: descriptionURL, signer: signer))
+            try trust.add(path: pki.appendingPathComponent("csca.cert.pem"))
+        } catch {
+            printError("gbgbridge demo: \(error)")
+            throw ExitCode(2)
+        }
+        let reader = EmulatedReaderBackend(chip: chip, readerName: "GBGBridge Demo Reader (virtual passport)")
+        let nfc = NFCReadService(backend: reader, trustStore: trust, logger: logger)
+        await nfc.refreshReaders()
+        var configuration = BridgeServerConfiguration()
+        configuration.port = port
+        configuration.staticDirectory = journeyDirectory.path
+        configuration.bridge = BridgeConfiguration(hostVersion: GBGBridgeVersion.current)
+        let mrz = (try? MRZ(description.mrz.lines.joined(separator: "\n")))
+        try await runServer(configuration, services: HostServices(nfc: nfc), logger: logger) { port in
+            print("GBGBridge demo running. Open in a browser:  http://127.0.0.1:\(port)/")
+            if let mrz {
+                print("The virtual passport opens with document number \(mrz.documentNumber), date of birth \(mrz.dateOfBirth), expiry \(mrz.dateOfExpiry) (test data).")
+            }
+            print("Press Ctrl-C to stop.")
+        }
+    }
+}
