@@ -9,6 +9,8 @@ packages=(
   libnfc-dev                              # PN53x readers
   libssl-dev                              # OpenSSL 3: BAC/PACE/CA/AA/passive authentication
   libopenjp2-7-dev libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev zlib1g-dev  # images
+  chromium fonts-dejavu-core              # the browser end-to-end tests (and the kiosk)
+  curl ca-certificates
 )
 
 missing=()

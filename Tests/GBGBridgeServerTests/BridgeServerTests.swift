@@ -8,6 +8,7 @@ import HTTPTypes
 import HummingbirdWSClient
 import Logging
 import MRTDEmulator
+import SmartCard
 import Synchronization
 import TestSupport
 import Testing
@@ -140,6 +141,26 @@ struct BridgeServerTests {
         #expect(try rig.rawStatus(path: "/gbg-bridge/ws?token=\(rig.server.token)", headers: rig.upgradeHeaders(origin: rig.origin)) != 101)
         hold.cancel()
         await rig.stop()
+    }
+
+    @Test func nfcReadThroughRealPCSCDLikeServe() async throws {
+        // `gbgbridge serve` uses every PC/SC reader: here the emulator sits in pcscd's vpcd reader.
+        let chip = VirtualPassportChip(passport: try TestFixtures.passport("utopia-td1-idcard"))
+        try await PCSCDHarness.withEmulatedCard(chip) { _ in
+            let rig = try await ServerRig.start(chip: chip, backend: PCSCBackend())
+            let read = requestJSON("nfc.read", id: "p", data: #"{"accessKey":{"documentNumber":"U21034875","dateOfBirth":"880214","dateOfExpiry":"340901"},"reader":"Virtual PCD 00 00"}"#)
+            let messages = try await exchange(rig, messages: [requestJSON("capability.query", id: "q"), read]) { all in
+                all.contains { $0.correlationId == "p" && $0.type == .response }
+            }
+            await rig.stop()
+            let query = try #require(messages.first { $0.correlationId == "q" })
+            let readers = query.payload.data?["capabilities"]?["nfc.read"]?["constraints"]?["readers"]?.arrayValue ?? []
+            #expect(readers.contains("Virtual PCD 00 00"))
+            let response = try #require(messages.first { $0.correlationId == "p" && $0.type == .response })
+            #expect(response.payload.status == .success, "\(response.payload.error?.message ?? "")")
+            #expect(response.payload.data?["document"]?["surname"] == "SPECIMEN")
+            #expect(response.payload.data?["verification"]?["passive"]?["status"] == "valid")
+        }
     }
 
     @Test func aPageThatLeavesMidReadCancelsItAndFreesTheReader() async throws {

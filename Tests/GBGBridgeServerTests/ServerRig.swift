@@ -6,6 +6,7 @@ import GBGBridgeStubs
 import Logging
 import MRTD
 import MRTDEmulator
+import SmartCard
 import TestSupport
 #if canImport(Glibc)
 import Glibc
@@ -20,12 +21,14 @@ final class ServerRig: Sendable {
     let chip: VirtualPassportChip
     let nfc: NFCReadService
 
+    /// `backend` defaults to an in-process reader holding the chip.
     static func start(maxConnections: Int = 16, allowedOrigins: [String] = [], staticDirectory: String? = nil,
-                      passport: String = "utopia-td3-jpeg") async throws -> ServerRig {
-        let chip = VirtualPassportChip(passport: try TestFixtures.passport(passport))
+                      passport: String = "utopia-td3-jpeg", chip: VirtualPassportChip? = nil,
+                      backend: (any CardReaderBackend)? = nil) async throws -> ServerRig {
+        let chip = try chip ?? VirtualPassportChip(passport: try TestFixtures.passport(passport))
         var trust = TrustStore()
         try trust.add(path: TestFixtures.url("pki/csca.cert.pem"))
-        let reader = EmulatedReaderBackend(chip: chip)
+        let reader = backend ?? EmulatedReaderBackend(chip: chip)
         let nfc = await MainActor.run { NFCReadService(backend: reader, trustStore: trust) }
         await nfc.refreshReaders()
         var configuration = BridgeServerConfiguration()

@@ -1,0 +1,104 @@
+import Foundation
+import GBGBridgeServer
+import TestSupport
+import Testing
+
+/// The sample journey in real headless Chromium, driven over the DevTools protocol on a pipe.
+@Suite("Sample journey in headless Chromium", .serialized)
+struct JourneyBrowserTests {
+    /// Where screenshots are kept for people to look at.
+    static let artifacts = TestFixtures.packageRoot.appendingPathComponent("artifacts")
+
+    struct Page {
+        let browser: ChromiumProcess
+        let sessionId: String
+
+        static func open(width: Int = 1100, height: Int = 1500) async throws -> Page {
+            let browser = try ChromiumProcess(arguments: ["--headless=new", "--disable-gpu", "--hide-scrollbars",
+                                                          "--window-size=\(width),\(height)", "about:blank"])
+            let target = try await browser.devTools.send("Target.createTarget", params: ["url": "about:blank"])
+            guard let targetId = target["targetId"] as? String else { throw DevToolsError("no target") }
+            let attached = try await browser.devTools.send("Target.attachToTarget", params: ["targetId": targetId, "flatten": true])
+            guard let sessionId = attached["sessionId"] as? String else { throw DevToolsError("no session") }
+            try await browser.devTools.send("Page.enable", sessionId: sessionId)
+            try await browser.devTools.send("Runtime.enable", sessionId: sessionId)
+            try await browser.devTools.send("Emulation.setDeviceMetricsOverride",
+                                            params: ["width": width, "height": height, "deviceScaleFactor": 1, "mobile": false],
+                                            sessionId: sessionId)
+            return Page(browser: browser, sessionId: sessionId)
+        }
+
+        func navigate(_ url: String) async throws {
+            try await browser.devTools.send("Page.navigate", params: ["url": url], sessionId: sessionId)
+        }
+
+        /// Evaluates `expression` in the page and returns its value.
+        func evaluate(_ expression: String) async throws -> Any? {
+            let result = try await browser.devTools.send("Runtime.evaluate",
+                                                         params: ["expression": expression, "returnByValue": true, "awaitPromise": true],
+                                                         sessionId: sessionId)
+            return (result["result"] as? [String: Any])?["value"]
+        }
+
+        /// Waits until `expression` yields one of `values` (or the timeout passes); returns the last value.
+        func wait(for expression: String, in values: Set<String>, timeout: Duration = .seconds(60)) async throws -> String? {
+            let deadline = ContinuousClock.now + timeout
+            var last: String?
+            while ContinuousClock.now < deadline {
+                last = try? await evaluate(expression) as? String
+                if let last, values.contains(last) { return last }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            return last
+        }
+
+        func screenshot(to url: URL) async throws {
+            let shot = try await browser.devTools.send("Page.captureScreenshot", params: ["format": "png", "captureBeyondViewport": true],
+                                                       sessionId: sessionId)
+            guard let base64 = shot["data"] as? String, let data = Data(base64Encoded: base64) else { throw DevToolsError("no screenshot") }
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try data.write(to: url)
+        }
+    }
+
+    @Test func journeyReadsTheVirtualPassportAndShowsNameAndPhoto() async throws {
+        let rig = try await ServerRig.start(staticDirectory: TestFixtures.url("journey").path, passport: "utopia-td3-jpeg2000")
+        let page = try await Page.open()
+        do {
+            try await page.navigate("\(rig.origin)/?autorun=1&documentNumber=X9Q7R2K41&dateOfBirth=950730&dateOfExpiry=320115")
+            let state = try await page.wait(for: "document.body ? document.body.dataset.state : ''", in: ["done", "error"])
+            let photo = try await page.wait(for: "document.body.dataset.photo || ''", in: ["413x531"], timeout: .seconds(10))
+            try await page.screenshot(to: Self.artifacts.appendingPathComponent("journey-demo.png"))
+            let name = try await page.evaluate("document.getElementById('holder-name').textContent") as? String
+            let badges = try await page.evaluate("document.getElementById('badges').textContent") as? String
+            let capabilities = try await page.evaluate("document.getElementById('capabilities').textContent") as? String
+            let documentImage = try await page.evaluate("document.getElementById('document-image').naturalWidth") as? Int
+            let selfieImage = try await page.evaluate("document.getElementById('selfie-image').naturalHeight") as? Int
+            #expect(state == "done")
+            #expect(name == "ERIKA MUSTERMANN")
+            #expect(photo == "413x531")  // the JPEG 2000 face, transcoded, decoded by the browser
+            #expect(badges?.contains("Passive: valid") == true)
+            #expect(capabilities?.contains("nfc.read ✓") == true)
+            #expect(documentImage == 1000)
+            #expect(selfieImage == 960)
+        } catch {
+            await page.browser.terminate()
+            await rig.stop()
+            throw error
+        }
+        await page.browser.terminate()
+        await rig.stop()
+    }
+
+    @Test func wrongDetailsShowAccessDeniedInThePage() async throws {
+        let rig = try await ServerRig.start(staticDirectory: TestFixtures.url("journey").path)
+        let page = try await Page.open()
+        try await page.navigate("\(rig.origin)/?autorun=1&documentNumber=L898902C3&dateOfBirth=740812&dateOfExpiry=991231")
+        let state = try await page.wait(for: "document.body ? document.body.dataset.state : ''", in: ["done", "error"])
+        let status = try await page.evaluate("document.getElementById('chip-status').textContent") as? String
+        await page.browser.terminate()
+        await rig.stop()
+        #expect(state == "error")
+        #expect(status?.contains("ACCESS_DENIED") == true)
+    }
+}
