@@ -16,6 +16,8 @@ enum BridgeScript {
             (function () {
               'use strict';
               if (window.__gbgBridgeShim) { return; }
+              // A native bridge is there already (WKWebView on iOS, the Linux kiosk): keep it.
+              if (window.webkit && window.webkit.messageHandlers && window.webkit.messageHandlers[\(handler)]) { return; }
               window.__gbgBridgeShim = true;
               var token = \(jsString(token));
               var script = document.currentScript;

@@ -37,10 +37,10 @@ func makeLogger(_ label: String, verbose: Bool) -> Logger {
     return Logger(label: label)
 }
 
-/// Runs a bridge server with `services` until SIGINT/SIGTERM.
+/// Runs a bridge server with `services` (and a kiosk browser, when given) until SIGINT/SIGTERM.
 @MainActor
 func runServer(_ configuration: BridgeServerConfiguration, services: HostServices, logger: Logger,
-               onRunning: @escaping @Sendable (Int) -> Void) async throws {
+               kiosk: KioskConfiguration? = nil, onRunning: @escaping @Sendable (Int) -> Void) async throws {
     let server: BridgeServer
     do {
         server = try BridgeServer(configuration: configuration, logger: logger,
@@ -50,20 +50,38 @@ func runServer(_ configuration: BridgeServerConfiguration, services: HostService
         throw ExitCode(2)
     }
     let serving = Task { try await server.run(onRunning: onRunning) }
+    var browser: KioskBrowser?
+    if let kiosk {
+        let kioskBrowser = KioskBrowser(configuration: kiosk, logger: logger,
+                                        setUpHost: { services.setUp($0) }, tearDownHost: { services.tearDown($0) })
+        do {
+            try await kioskBrowser.start()
+        } catch {
+            printError("gbgbridge: the kiosk browser did not start: \(error)")
+            serving.cancel()
+            throw ExitCode(1)
+        }
+        browser = kioskBrowser
+    }
     let stopper = Task {
         await waitForTermination()
         serving.cancel()
     }
+    var failure: (any Error)?
     do {
         try await serving.value
     } catch is CancellationError {
     } catch {
-        printError("gbgbridge: the server stopped: \(error)")
-        stopper.cancel()
-        throw ExitCode(1)
+        failure = error
     }
     stopper.cancel()
+    await browser?.stop()
     services.nfc.stopMonitoring()
+    logger.info("stopped")
+    if let failure {
+        printError("gbgbridge: the server stopped: \(failure)")
+        throw ExitCode(1)
+    }
 }
 
 /// `gbgbridge serve`: the host for real readers.
@@ -76,6 +94,10 @@ struct ServeCommand: AsyncParsableCommand {
             window.webkit.messageHandlers.gbgBridge and window.GBGBridge.receive as on iOS. Only \
             pages from --allow-origin origins (and this server's own) may connect. Every PC/SC \
             reader is used, so an emulated card in the vpcd reader is read like a real one.
+
+            With --kiosk URL the host also runs Chromium in kiosk mode on the journey and bridges \
+            it directly (DevTools over a pipe): the journey needs no change at all. The kiosk \
+            stays on the journey's origin and --allow-origin origins. SIGTERM stops everything.
             """
     )
 
@@ -90,11 +112,26 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Serve the files of this directory at / (for a local journey).")
     var `static`: String?
 
+    @Option(name: .long, help: "Open this journey URL in Chromium kiosk mode, bridged like WKWebView (no script needed in the page).")
+    var kiosk: String?
+
+    @Flag(name: .long, help: "Run the kiosk browser headless (test rigs, CI).")
+    var headless = false
+
+    @Option(name: .long, help: "Chromium profile directory for the kiosk (default: a fresh temporary one).")
+    var kioskProfile: String?
+
     @Flag(name: .long, help: "Log debug details.")
     var verbose = false
 
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
+        if let kiosk {
+            guard let url = URL(string: kiosk), ["http", "https", "file"].contains(url.scheme ?? "") else {
+                throw ValidationError("--kiosk needs an http(s) URL, got '\(kiosk)'")
+            }
+        }
+        if headless && kiosk == nil { throw ValidationError("--headless goes with --kiosk URL") }
         if let directory = `static` {
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
@@ -118,7 +155,16 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.allowedOrigins = allowOrigin
         configuration.staticDirectory = `static`
         configuration.bridge = BridgeConfiguration(hostVersion: GBGBridgeVersion.current)
-        try await runServer(configuration, services: HostServices(nfc: nfc), logger: logger) { port in
+        var kioskConfiguration: KioskConfiguration?
+        if let kiosk, let url = URL(string: kiosk) {
+            var settings = KioskConfiguration(journeyURL: url)
+            settings.allowedOrigins = allowOrigin
+            settings.headless = headless
+            settings.userDataDirectory = kioskProfile.map { URL(fileURLWithPath: $0) }
+            settings.bridge = configuration.bridge
+            kioskConfiguration = settings
+        }
+        try await runServer(configuration, services: HostServices(nfc: nfc), logger: logger, kiosk: kioskConfiguration) { port in
             print("GBGBridge host on http://127.0.0.1:\(port)/  (script: http://127.0.0.1:\(port)/gbg-bridge.js)")
         }
     }

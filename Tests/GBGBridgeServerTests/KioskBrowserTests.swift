@@ -1,0 +1,167 @@
+import Foundation
+import GBGBridge
+import GBGBridgeNFC
+import GBGBridgeServer
+import GBGBridgeStubs
+import Logging
+import MRTD
+import MRTDEmulator
+import TestSupport
+import Testing
+
+/// KioskBrowser driving real headless Chromium with unmodified iOS-style pages.
+@Suite("KioskBrowser in headless Chromium", .serialized)
+@MainActor
+struct KioskBrowserTests {
+    /// Two static servers: the journey's origin and a foreign one.
+    struct Origins {
+        let journey: ServerRig
+        let foreign: ServerRig
+        static func start() async throws -> Origins {
+            let directory = TestFixtures.url("kiosk").path
+            return Origins(journey: try await ServerRig.start(staticDirectory: directory),
+                           foreign: try await ServerRig.start(staticDirectory: directory))
+        }
+        func stop() async {
+            await journey.stop()
+            await foreign.stop()
+        }
+    }
+
+    func kiosk(_ url: URL, chip: VirtualPassportChip? = nil) throws -> (KioskBrowser, NFCReadService) {
+        var trust = TrustStore()
+        try trust.add(path: TestFixtures.url("pki/csca.cert.pem"))
+        let chip = try chip ?? VirtualPassportChip(passport: try TestFixtures.passport("utopia-td3-jpeg"))
+        let nfc = NFCReadService(backend: EmulatedReaderBackend(chip: chip), trustStore: trust)
+        var configuration = KioskConfiguration(journeyURL: url)
+        configuration.headless = true
+        var logger = Logger(label: "test.kiosk")
+        logger.logLevel = ProcessInfo.processInfo.environment["GBGBRIDGE_TEST_LOG"] != nil ? .debug : .critical
+        let kiosk = KioskBrowser(configuration: configuration, logger: logger, setUpHost: { host in
+            StubDocumentCamera().install(on: host)
+            nfc.attach(to: host)
+        }, tearDownHost: { host in nfc.detach(from: host) })
+        return (kiosk, nfc)
+    }
+
+    func wait(_ kiosk: KioskBrowser, for expression: String, timeout: Duration = .seconds(30)) async throws -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if (try? await kiosk.evaluate(expression, timeout: .seconds(2))) as? Bool == true { return true }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        return false
+    }
+
+    @Test func unmodifiedJourneyCompletesQueryCaptureAndNFCRead() async throws {
+        let origins = try await Origins.start()
+        let url = URL(string: "\(origins.journey.origin)/ios-journey.html?run=1&doc=L898902C3&dob=740812&doe=120415")!
+        let (kiosk, _) = try kiosk(url)
+        try await kiosk.start()
+        let finished = try await wait(kiosk, for: "window.done === true")
+        let query = try await kiosk.evaluate("JSON.stringify(window.results.query)") as? String ?? ""
+        let document = try await kiosk.evaluate("window.results.document.width") as? Int
+        let surname = try await kiosk.evaluate("window.results.nfc.data.document.surname") as? String
+        let passive = try await kiosk.evaluate("window.results.nfc.data.verification.passive.status") as? String
+        let progressEvents = try await kiosk.evaluate("window.received.filter(function (m) { return m.payload.action === 'nfc.read.progress'; }).length") as? Int
+        try FileManager.default.createDirectory(at: TestFixtures.packageRoot.appendingPathComponent("artifacts"), withIntermediateDirectories: true)
+        try await kiosk.screenshot().write(to: TestFixtures.packageRoot.appendingPathComponent("artifacts/kiosk-journey.png"))
+        await kiosk.stop()
+        await origins.stop()
+        #expect(finished)
+        #expect(query.contains("\"environment\":\"linux\"") && query.contains("nfc.read"))
+        #expect(document == 1000)
+        #expect(surname == "ERIKSSON")
+        #expect(passive == "valid")
+        #expect((progressEvents ?? 0) > 3)
+    }
+
+    @Test func crossOriginFrameAndForeignOriginsCannotReachTheHost() async throws {
+        let origins = try await Origins.start()
+        let frame = "\(origins.foreign.origin)/frame.html"
+        let url = URL(string: "\(origins.journey.origin)/ios-journey.html?frame=\(frame.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed)!)")!
+        let (kiosk, _) = try kiosk(url)
+        try await kiosk.start()
+        #expect(try await wait(kiosk, for: "document.getElementById('frame').contentWindow !== null && window.received !== undefined"))
+        try await Task.sleep(for: .seconds(1))
+        // The frame found a message handler (the injected shim runs everywhere) but its post went nowhere.
+        let host = try #require(kiosk.currentHost)
+        #expect(!host.receivedMessages.contains { $0.correlationId == "from-iframe" })
+        #expect(kiosk.droppedMessages >= 1)
+        let answered = try await kiosk.evaluate("window.received.some(function (m) { return m.correlationId === 'from-iframe'; })") as? Bool
+        #expect(answered == false)
+
+        // The main frame may not go to a foreign origin.
+        try await kiosk.navigate(to: URL(string: "\(origins.foreign.origin)/second-page.html")!)
+        try await Task.sleep(for: .milliseconds(800))
+        let location = try await kiosk.evaluate("location.href") as? String
+        #expect(location?.hasPrefix(origins.journey.origin) == true)
+        #expect(kiosk.blockedNavigations >= 1)
+        // …and a script-driven attempt is stopped the same way.
+        _ = try await kiosk.evaluate("location.href = '\(origins.foreign.origin)/second-page.html'; true")
+        try await Task.sleep(for: .milliseconds(800))
+        #expect((try await kiosk.evaluate("location.href") as? String)?.hasPrefix(origins.journey.origin) == true)
+        // New windows are closed.
+        _ = try await kiosk.evaluate("window.open('\(origins.journey.origin)/second-page.html'); true", userGesture: true)
+        try await Task.sleep(for: .milliseconds(800))
+        #expect(kiosk.closedWindows >= 1)
+        await kiosk.stop()
+        await origins.stop()
+    }
+
+    @Test func aMessageForAPageIsNotDeliveredAfterNavigation() async throws {
+        let origins = try await Origins.start()
+        let chip = VirtualPassportChip(passport: try TestFixtures.passport("utopia-td3-jpeg"))
+        chip.setFaults(ChipFaults(latencyPerAPDU: .milliseconds(60)))
+        let (kiosk, nfc) = try kiosk(URL(string: "\(origins.journey.origin)/ios-journey.html")!, chip: chip)
+        try await kiosk.start()
+        #expect(try await wait(kiosk, for: "typeof window.ask === 'function'"))
+        _ = try await kiosk.evaluate("window.ask('slow', 'nfc.read', {accessKey: {documentNumber: 'L898902C3', dateOfBirth: '740812', dateOfExpiry: '120415'}}); true")
+        try await Task.sleep(for: .milliseconds(400))
+        #expect(nfc.isBusy)
+        try await kiosk.navigate(to: URL(string: "\(origins.journey.origin)/second-page.html")!)
+        #expect(try await wait(kiosk, for: "document.getElementById('title') && document.getElementById('title').textContent === 'Second page'"))
+        // The read of the page that left is cancelled and its answer goes nowhere.
+        for _ in 0..<300 where nfc.isBusy { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(!nfc.isBusy)
+        try await Task.sleep(for: .milliseconds(500))
+        let leaked = try await kiosk.evaluate("window.received.length") as? Int
+        #expect(leaked == 0)
+        #expect(kiosk.pagesBridged == 2)
+        await kiosk.stop()
+        await origins.stop()
+    }
+
+    @Test func aFloodingPageDoesNotTakeTheHostDown() async throws {
+        let origins = try await Origins.start()
+        let (kiosk, _) = try kiosk(URL(string: "\(origins.journey.origin)/flood.html")!)
+        try await kiosk.start()
+        #expect(try await wait(kiosk, for: "typeof window.flood === 'function'"))
+        _ = try await kiosk.evaluate("window.flood(20000)")
+        try await Task.sleep(for: .seconds(2))
+        #expect(kiosk.droppedMessages > 0)
+        let host = try #require(kiosk.currentHost)
+        #expect(host.receivedMessages.count <= 1_000)
+        // Still answering.
+        _ = try await kiosk.evaluate("""
+            window.webkit.messageHandlers.gbgBridge.postMessage({version: '1.0', correlationId: 'after', type: 'request',
+              timestamp: Date.now(), payload: {action: 'capability.query'}}); true
+            """)
+        #expect(try await wait(kiosk, for: "window.received.some(function (m) { return m.correlationId === 'after'; })", timeout: .seconds(10)))
+        await kiosk.stop()
+        await origins.stop()
+    }
+
+    @Test func aCrashedRendererIsReplacedWithTheJourney() async throws {
+        let origins = try await Origins.start()
+        let (kiosk, _) = try kiosk(URL(string: "\(origins.journey.origin)/ios-journey.html")!)
+        try await kiosk.start()
+        #expect(try await wait(kiosk, for: "typeof window.ask === 'function'"))
+        kiosk.crashRenderer()
+        try await Task.sleep(for: .seconds(2))
+        #expect(try await wait(kiosk, for: "typeof window.ask === 'function'", timeout: .seconds(20)))
+        #expect(kiosk.pagesBridged >= 2)
+        await kiosk.stop()
+        await origins.stop()
+    }
+}
