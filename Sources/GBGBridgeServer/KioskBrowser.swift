@@ -351,16 +351,22 @@ public final class KioskBrowser {
     private func recoverPage() async {
         guard !stopping, let devTools = browser?.devTools else { return }
         do {
+            logger.debug("recovery: opening a new page")
             let target = try await devTools.send("Target.createTarget", params: ["url": "about:blank"])
             guard let id = target["targetId"] as? String else { return }
+            logger.debug("recovery: attaching to \(id)")
             let old = targetId
             targetId = id
             let attached = try await devTools.send("Target.attachToTarget", params: ["targetId": id, "flatten": true])
             guard let session = attached["sessionId"] as? String else { return }
             sessionId = session
+            logger.debug("recovery: preparing \(session)")
             try await prepare(session: session, isMainPage: true)
+            logger.debug("recovery: navigating")
             if let old { devTools.post("Target.closeTarget", params: ["targetId": old]) }
-            try await devTools.send("Page.navigate", params: ["url": configuration.journeyURL.absoluteString], sessionId: session)
+            // Posted, not awaited: this runs inside the event loop, and the navigation's document
+            // request pauses in Fetch until the loop handles it.
+            devTools.post("Page.navigate", params: ["url": configuration.journeyURL.absoluteString], sessionId: session)
         } catch {
             logger.error("could not reopen the journey: \(error)")
         }

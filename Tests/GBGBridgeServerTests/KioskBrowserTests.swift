@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import GBGBridge
 import GBGBridgeNFC
 import GBGBridgeServer
@@ -161,6 +164,24 @@ struct KioskBrowserTests {
         try await Task.sleep(for: .seconds(2))
         #expect(try await wait(kiosk, for: "typeof window.ask === 'function'", timeout: .seconds(20)))
         #expect(kiosk.pagesBridged >= 2)
+        await kiosk.stop()
+        await origins.stop()
+    }
+
+    @Test func aBrowserThatDiesIsRestartedWithTheJourney() async throws {
+        let origins = try await Origins.start()
+        let (kiosk, _) = try kiosk(URL(string: "\(origins.journey.origin)/ios-journey.html")!)
+        try await kiosk.start()
+        #expect(try await wait(kiosk, for: "typeof window.ask === 'function'"))
+        let first = try #require(kiosk.browserProcessID)
+        kill(first, SIGKILL)
+        var restarted = false
+        for _ in 0..<100 {
+            try await Task.sleep(for: .milliseconds(200))
+            if let pid = kiosk.browserProcessID, pid != first, kiosk.pagesBridged >= 2 { restarted = true; break }
+        }
+        #expect(restarted)
+        #expect(try await wait(kiosk, for: "typeof window.ask === 'function'", timeout: .seconds(20)))
         await kiosk.stop()
         await origins.stop()
     }
