@@ -1,5 +1,6 @@
 import Foundation
 import MRTDCrypto
+import SmartCard
 import TestSupport
 import Testing
 @testable import MRTD
@@ -135,5 +136,24 @@ struct RevocationTests {
         #expect(result.chain == .revoked)
         #expect(result.status == .invalid)
         #expect(result.signature == .valid)
+    }
+}
+
+@Suite("EF.SOD encodings")
+struct SODEncodingTests {
+    @Test func indefiniteLengthWrapperAndBareCMS() throws {
+        let passport = try TestFixtures.passport("utopia-td3-jpeg")
+        let sod = passport.applicationFiles[0x011D]!
+        let header = try BERTLV.header(sod)
+        let cms = Array(sod[header.headerLength...])
+        // 77 with an indefinite length (as some issuers write it), the bare CMS, and trailing padding.
+        for variant in [[0x77, 0x80] + cms + [0x00, 0x00], cms, sod + [0xFF, 0xFF, 0x00]] {
+            let parsed = try SecurityObject(bytes: variant)
+            #expect(parsed.dataGroupHashes.keys.sorted() == [1, 2, 11, 12])
+            var trust = TrustStore()
+            try trust.add(path: TestFixtures.url("pki/csca.cert.pem"))
+            let result = PassiveAuthentication.verify(sod: parsed, dataGroups: [1: passport.applicationFiles[0x0101]!], trustStore: trust)
+            #expect(result.status == .valid)
+        }
     }
 }
