@@ -19,3 +19,112 @@ int COpenSSLShim_x509_stack_count(const STACK_OF(X509) *stack) { return sk_X509_
 X509 *COpenSSLShim_x509_stack_value(const STACK_OF(X509) *stack, int index) { return sk_X509_value(stack, index); }
 long COpenSSLShim_bio_mem_data(BIO *bio, char **data) { return BIO_get_mem_data(bio, data); }
 unsigned long COpenSSLShim_name_flags_rfc2253(void) { return XN_FLAG_RFC2253; }
+
+/* ---- EC arithmetic for PACE ---- */
+#define OPENSSL_SUPPRESS_DEPRECATED 1
+#include <openssl/ec.h>
+#include <openssl/bn.h>
+
+static EC_GROUP *group_for(int nid, const uint8_t *generator, size_t generator_len) {
+    EC_GROUP *group = EC_GROUP_new_by_curve_name(nid);
+    if (!group || !generator) return group;
+    EC_POINT *g = EC_POINT_new(group);
+    BN_CTX *ctx = BN_CTX_new();
+    int ok = g && ctx && EC_POINT_oct2point(group, g, generator, generator_len, ctx) == 1 &&
+             EC_GROUP_set_generator(group, g, EC_GROUP_get0_order(group), EC_GROUP_get0_cofactor(group)) == 1;
+    EC_POINT_free(g);
+    BN_CTX_free(ctx);
+    if (!ok) { EC_GROUP_free(group); return NULL; }
+    return group;
+}
+
+static int point_out(const EC_GROUP *group, const EC_POINT *point, uint8_t *out, size_t *out_len, BN_CTX *ctx) {
+    if (EC_POINT_is_at_infinity(group, point)) return -5;
+    size_t n = EC_POINT_point2oct(group, point, POINT_CONVERSION_UNCOMPRESSED, out, *out_len, ctx);
+    if (n == 0) return -6;
+    *out_len = n;
+    return 0;
+}
+
+int COpenSSLShim_ec_field_size(int nid) {
+    EC_GROUP *group = EC_GROUP_new_by_curve_name(nid);
+    if (!group) return -1;
+    int bits = EC_GROUP_get_degree(group);
+    EC_GROUP_free(group);
+    return (bits + 7) / 8;
+}
+
+int COpenSSLShim_ec_mul(int nid, const uint8_t *generator, size_t generator_len,
+                        const uint8_t *scalar, size_t scalar_len,
+                        const uint8_t *point, size_t point_len, uint8_t *out, size_t *out_len) {
+    EC_GROUP *group = group_for(nid, generator, generator_len);
+    if (!group) return -1;
+    BN_CTX *ctx = BN_CTX_new();
+    BIGNUM *k = BN_bin2bn(scalar, (int)scalar_len, NULL);
+    EC_POINT *p = point ? EC_POINT_new(group) : NULL;
+    EC_POINT *r = EC_POINT_new(group);
+    int rc = -2;
+    if (ctx && k && r && (!point || (p && EC_POINT_oct2point(group, p, point, point_len, ctx) == 1 &&
+                                     EC_POINT_is_on_curve(group, p, ctx) == 1))) {
+        int ok = point ? EC_POINT_mul(group, r, NULL, p, k, ctx) : EC_POINT_mul(group, r, k, NULL, NULL, ctx);
+        rc = ok == 1 ? point_out(group, r, out, out_len, ctx) : -3;
+    }
+    EC_POINT_free(p); EC_POINT_free(r); BN_free(k); BN_CTX_free(ctx); EC_GROUP_free(group);
+    return rc;
+}
+
+int COpenSSLShim_ec_mul_add(int nid, const uint8_t *scalar, size_t scalar_len,
+                            const uint8_t *point, size_t point_len, uint8_t *out, size_t *out_len) {
+    EC_GROUP *group = EC_GROUP_new_by_curve_name(nid);
+    if (!group) return -1;
+    BN_CTX *ctx = BN_CTX_new();
+    BIGNUM *k = BN_bin2bn(scalar, (int)scalar_len, NULL);
+    BIGNUM *one = BN_new();
+    EC_POINT *h = EC_POINT_new(group);
+    EC_POINT *r = EC_POINT_new(group);
+    int rc = -2;
+    if (ctx && k && one && h && r && BN_one(one) &&
+        EC_POINT_oct2point(group, h, point, point_len, ctx) == 1 && EC_POINT_is_on_curve(group, h, ctx) == 1) {
+        /* r = k·G + 1·H */
+        rc = EC_POINT_mul(group, r, k, h, one, ctx) == 1 ? point_out(group, r, out, out_len, ctx) : -3;
+    }
+    EC_POINT_free(h); EC_POINT_free(r); BN_free(k); BN_free(one); BN_CTX_free(ctx); EC_GROUP_free(group);
+    return rc;
+}
+
+int COpenSSLShim_ec_keygen(int nid, const uint8_t *generator, size_t generator_len,
+                           uint8_t *private_key, size_t *private_len, uint8_t *public_point, size_t *public_len) {
+    EC_GROUP *group = group_for(nid, generator, generator_len);
+    if (!group) return -1;
+    BN_CTX *ctx = BN_CTX_new();
+    BIGNUM *k = BN_new();
+    EC_POINT *r = EC_POINT_new(group);
+    int rc = -2;
+    const BIGNUM *order = EC_GROUP_get0_order(group);
+    int size = (EC_GROUP_get_degree(group) + 7) / 8;
+    if (ctx && k && r && (size_t)size <= *private_len) {
+        do {
+            if (BN_priv_rand_range(k, order) != 1) { rc = -4; goto done; }
+        } while (BN_is_zero(k));
+        if (EC_POINT_mul(group, r, k, NULL, NULL, ctx) == 1 && BN_bn2binpad(k, private_key, size) == size) {
+            *private_len = (size_t)size;
+            rc = point_out(group, r, public_point, public_len, ctx);
+        } else {
+            rc = -3;
+        }
+    }
+done:
+    EC_POINT_free(r); BN_clear_free(k); BN_CTX_free(ctx); EC_GROUP_free(group);
+    return rc;
+}
+
+int COpenSSLShim_ec_check_point(int nid, const uint8_t *point, size_t point_len) {
+    EC_GROUP *group = EC_GROUP_new_by_curve_name(nid);
+    if (!group) return -1;
+    BN_CTX *ctx = BN_CTX_new();
+    EC_POINT *p = EC_POINT_new(group);
+    int ok = ctx && p && EC_POINT_oct2point(group, p, point, point_len, ctx) == 1 &&
+             EC_POINT_is_on_curve(group, p, ctx) == 1 && !EC_POINT_is_at_infinity(group, p);
+    EC_POINT_free(p); BN_CTX_free(ctx); EC_GROUP_free(group);
+    return ok ? 0 : -2;
+}

@@ -18,3 +18,26 @@ long COpenSSLShim_bio_mem_data(BIO *bio, char **data);
 /* XN_FLAG_RFC2253 (a composite macro). */
 unsigned long COpenSSLShim_name_flags_rfc2253(void);
 #endif
+
+#ifndef COPENSSLSHIM_EC_H
+#define COPENSSLSHIM_EC_H
+#include <stddef.h>
+#include <stdint.h>
+/* Elliptic-curve arithmetic for PACE (generic mapping needs a group with a new generator, which
+   only OpenSSL's low-level EC API offers). Points are uncompressed octet strings (04 || x || y).
+   A group is identified by its curve NID, optionally with a replacement generator.
+   All functions return 0 on success, negative on error. */
+int COpenSSLShim_ec_field_size(int nid);
+/* out = scalar · point (point = NULL means the generator; generator = NULL means the curve's). */
+int COpenSSLShim_ec_mul(int nid, const uint8_t *generator, size_t generator_len,
+                        const uint8_t *scalar, size_t scalar_len,
+                        const uint8_t *point, size_t point_len, uint8_t *out, size_t *out_len);
+/* out = scalar · G + point (PACE generic mapping: G' = s·G + H). */
+int COpenSSLShim_ec_mul_add(int nid, const uint8_t *scalar, size_t scalar_len,
+                            const uint8_t *point, size_t point_len, uint8_t *out, size_t *out_len);
+/* A random private key in [1, n-1] (big-endian, field size) and its public point on the given generator. */
+int COpenSSLShim_ec_keygen(int nid, const uint8_t *generator, size_t generator_len,
+                           uint8_t *private_key, size_t *private_len, uint8_t *public_point, size_t *public_len);
+/* Whether the octet string is a valid point on the curve (not infinity). */
+int COpenSSLShim_ec_check_point(int nid, const uint8_t *point, size_t point_len);
+#endif

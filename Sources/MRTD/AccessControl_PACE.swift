@@ -1,0 +1,144 @@
+import MRTDCrypto
+import SmartCard
+
+/// PACE (ICAO 9303-11 §4.4, BSI TR-03110): protocol identifiers, standardised domain
+/// parameters, and the cryptographic steps shared by the reader and the emulated chip.
+public enum PACE {
+    public enum Mapping: String, Sendable, Hashable, Codable {
+        case genericMapping = "GM"
+        case integratedMapping = "IM"
+        case chipAuthenticationMapping = "CAM"
+    }
+
+    public enum KeyAgreement: String, Sendable, Hashable { case dh = "DH", ecdh = "ECDH" }
+
+    /// A PACE protocol OID, decoded.
+    public struct ProtocolID: Sendable, Hashable, CustomStringConvertible {
+        public let oid: String
+        public let keyAgreement: KeyAgreement
+        public let mapping: Mapping
+        public let keyType: KeyDerivation.KeyType
+
+        static let prefix = "0.4.0.127.0.7.2.2.4."
+
+        public init?(oid: String) {
+            guard oid.hasPrefix(Self.prefix) else { return nil }
+            let parts = oid.dropFirst(Self.prefix.count).split(separator: ".").compactMap { Int($0) }
+            guard parts.count == 2 else { return nil }
+            switch parts[0] {
+            case 1: (keyAgreement, mapping) = (.dh, .genericMapping)
+            case 2: (keyAgreement, mapping) = (.ecdh, .genericMapping)
+            case 3: (keyAgreement, mapping) = (.dh, .integratedMapping)
+            case 4: (keyAgreement, mapping) = (.ecdh, .integratedMapping)
+            case 6: (keyAgreement, mapping) = (.ecdh, .chipAuthenticationMapping)
+            default: return nil
+            }
+            switch parts[1] {
+            case 1 where mapping != .chipAuthenticationMapping: keyType = .tripleDES
+            case 2: keyType = .aes128
+            case 3: keyType = .aes192
+            case 4: keyType = .aes256
+            default: return nil
+            }
+            self.oid = oid
+        }
+
+        public init(keyAgreement: KeyAgreement, mapping: Mapping, keyType: KeyDerivation.KeyType) {
+            let first: Int
+            switch (keyAgreement, mapping) {
+            case (.dh, .genericMapping): first = 1
+            case (.ecdh, .genericMapping): first = 2
+            case (.dh, .integratedMapping): first = 3
+            case (.ecdh, .integratedMapping): first = 4
+            case (_, .chipAuthenticationMapping): first = 6
+            }
+            let second: Int
+            switch keyType {
+            case .tripleDES: second = 1
+            case .aes128: second = 2
+            case .aes192: second = 3
+            case .aes256: second = 4
+            }
+            self.init(oid: "\(Self.prefix)\(first).\(second)")!
+        }
+
+        public var cipherName: String {
+            switch keyType {
+            case .tripleDES: return "3DES"
+            case .aes128: return "AES-128"
+            case .aes192: return "AES-192"
+            case .aes256: return "AES-256"
+            }
+        }
+
+        public var description: String { "PACE-\(keyAgreement.rawValue)-\(mapping.rawValue)-\(cipherName)" }
+    }
+
+    /// Standardised domain parameters by PACE parameter id (ICAO 9303-11 §9.5.1).
+    public static func curve(parameterId: Int) -> EllipticCurve? {
+        switch parameterId {
+        case 8: return .nistP192
+        case 9: return .brainpoolP192r1
+        case 10: return .nistP224
+        case 11: return .brainpoolP224r1
+        case 12: return .nistP256
+        case 13: return .brainpoolP256r1
+        case 14: return .brainpoolP320r1
+        case 15: return .nistP384
+        case 16: return .brainpoolP384r1
+        case 17: return .brainpoolP512r1
+        case 18: return .nistP521
+        default: return nil
+        }
+    }
+
+    /// K_π: the key that encrypts the chip's nonce, from the MRZ (SHA-1 of the key information)
+    /// or the CAN.
+    public static func passwordKey(_ key: AccessKey, type: KeyDerivation.KeyType) -> [UInt8] {
+        KeyDerivation.derive(key.pacePassword, purpose: .password, type: type)
+    }
+
+    /// s = D(K_π, z).
+    public static func decryptNonce(_ encrypted: [UInt8], passwordKey: [UInt8], type: KeyDerivation.KeyType) throws(MRTDError) -> [UInt8] {
+        do {
+            return try type.cipher.cbc(encrypt: false, key: passwordKey, encrypted)
+        } catch {
+            throw MRTDError(.accessDenied, "the chip's PACE nonce could not be decrypted: \(error.reason)")
+        }
+    }
+
+    /// z = E(K_π, s) (the chip's side).
+    public static func encryptNonce(_ nonce: [UInt8], passwordKey: [UInt8], type: KeyDerivation.KeyType) throws(CryptoError) -> [UInt8] {
+        try type.cipher.cbc(encrypt: true, key: passwordKey, nonce)
+    }
+
+    /// KS_Enc and KS_MAC from the shared secret.
+    public static func sessionKeys(sharedSecret: [UInt8], type: KeyDerivation.KeyType) -> (encryption: [UInt8], mac: [UInt8]) {
+        (KeyDerivation.derive(sharedSecret, purpose: .encryption, type: type),
+         KeyDerivation.derive(sharedSecret, purpose: .mac, type: type))
+    }
+
+    /// The public-key data object the authentication token is computed over:
+    /// `7F49 { 06 oid, 86 point }` for ECDH (`84 y` for DH).
+    public static func publicKeyData(oid: String, publicKey: [UInt8], keyAgreement: KeyAgreement) -> [UInt8] {
+        let content = DER.oid(oid) + BERTLV.encode(tag: keyAgreement == .ecdh ? 0x86 : 0x84, value: publicKey)
+        return BERTLV.encode(tag: 0x7F49, value: content)
+    }
+
+    /// The authentication token: MAC(KS_MAC, public-key data of the other side's ephemeral key),
+    /// 8 bytes (AES-CMAC truncated, or the 3DES retail MAC over padded data).
+    public static func authenticationToken(macKey: [UInt8], type: KeyDerivation.KeyType, oid: String, otherPublicKey: [UInt8],
+                                           keyAgreement: KeyAgreement) throws(CryptoError) -> [UInt8] {
+        let data = publicKeyData(oid: oid, publicKey: otherPublicKey, keyAgreement: keyAgreement)
+        switch type {
+        case .tripleDES: return try retailMAC(key: macKey, iso9797Pad(data, blockSize: 8))
+        default: return Array(try aesCMAC(key: macKey, data).prefix(8))
+        }
+    }
+
+    /// Secure messaging after PACE: SSC starts at zero.
+    public static func secureMessaging(encryptionKey: [UInt8], macKey: [UInt8], type: KeyDerivation.KeyType) -> SecureMessaging {
+        SecureMessaging(cipher: type.cipher, encryptionKey: encryptionKey, macKey: macKey,
+                        ssc: [UInt8](repeating: 0, count: type.cipher.blockSize))
+    }
+}
