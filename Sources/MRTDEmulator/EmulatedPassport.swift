@@ -17,6 +17,20 @@ public struct EmulatedPassport: Sendable {
     public var extendedLength: Bool
     /// The most bytes one READ BINARY returns.
     public var maxReadLength: Int
+    /// PACE as the chip offers it (`nil`: BAC only).
+    public var pace: PACEInfo?
+    /// Whether BAC opens the chip (false for PACE-only chips such as ID cards).
+    public var bacAllowed = true
+    /// The card access number, when the document has one.
+    public var can: String?
+
+    /// Offers PACE with `info` (writing EF.CardAccess), optionally with a CAN and without BAC.
+    public mutating func enablePACE(_ info: PACEInfo, can: String? = nil, bacAllowed: Bool = true) {
+        pace = info
+        self.can = can
+        self.bacAllowed = bacAllowed
+        masterFiles[Self.efCardAccess] = DER.set([info.der])
+    }
 
     public static let eMRTDApplicationID: [UInt8] = [0xA0, 0x00, 0x00, 0x02, 0x47, 0x10, 0x01]
     public static let efCOM: UInt16 = 0x011E
@@ -83,6 +97,41 @@ public struct EmulatedPassport: Sendable {
         }
         self.init(masterFiles: [:], applicationFiles: files, mrzKeyInformation: mrz.keyInformation,
                   extendedLength: extended, maxReadLength: description.chip?.maxReadLength)
+        try configureAccess(description)
+    }
+
+    mutating func configureAccess(_ description: PassportDescription) throws(EmulatorError) {
+        // Without an `access` field a description keeps its original BAC-only chip.
+        let access = (description.access ?? (description.paceMapping != nil || description.paceParameterId != nil ? "both" : "bac")).lowercased()
+        guard ["pace", "bac", "both"].contains(access) else {
+            throw EmulatorError("access must be pace, bac or both, not '\(access)'")
+        }
+        if let can = description.can, !(6...10).contains(can.count) || !can.allSatisfy(\.isNumber) {
+            throw EmulatorError("can must be 6 to 10 digits")
+        }
+        guard access != "bac" else {
+            can = description.can
+            return
+        }
+        let mapping = (description.paceMapping ?? "GM").uppercased()
+        guard mapping == "GM" else {
+            throw EmulatorError("paceMapping \(mapping) is not emulated yet (GM is)")
+        }
+        let parameterId = description.paceParameterId ?? 13
+        guard PACE.curve(parameterId: parameterId) != nil else {
+            throw EmulatorError("paceParameterId \(parameterId) is not an emulated elliptic curve (8–18)")
+        }
+        let keyType: KeyDerivation.KeyType
+        switch (description.paceCipher ?? "AES-128").uppercased() {
+        case "AES-128", "AES128": keyType = .aes128
+        case "AES-192", "AES192": keyType = .aes192
+        case "AES-256", "AES256": keyType = .aes256
+        case "3DES", "DESEDE": keyType = .tripleDES
+        default: throw EmulatorError("paceCipher must be AES-128, AES-192, AES-256 or 3DES")
+        }
+        let info = PACEInfo(protocolID: PACE.ProtocolID(keyAgreement: .ecdh, mapping: .genericMapping, keyType: keyType),
+                            parameterId: parameterId)
+        enablePACE(info, can: description.can, bacAllowed: access == "both")
     }
 
     /// Loads a passport description file and builds its chip, signing with `signer`.

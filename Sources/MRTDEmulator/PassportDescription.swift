@@ -23,6 +23,17 @@ public struct PassportDescription: Codable, Sendable, Hashable {
     public var dg11: AdditionalPersonalDetails?
     public var dg12: AdditionalDocumentDetails?
     public var chip: ChipSettings?
+    /// Access control the chip offers: `pace`, `bac` or `both` (default `bac`, or `both` when
+    /// PACE parameters are given).
+    public var access: String?
+    /// PACE mapping: `GM` (default); `IM` and `CAM` come with a later version of the emulator.
+    public var paceMapping: String?
+    /// Standardised PACE domain parameters (default 13, brainpoolP256r1).
+    public var paceParameterId: Int?
+    /// PACE cipher: `AES-128` (default), `AES-192`, `AES-256` or `3DES`.
+    public var paceCipher: String?
+    /// The card access number printed on the document (enables PACE with a CAN).
+    public var can: String?
 
     public struct MRZLines: Codable, Sendable, Hashable {
         public var lines: [String]

@@ -26,6 +26,8 @@ public final class VirtualPassportChip: Sendable {
         public var bacSuccesses = 0
         public var bacFailures = 0
         public var secureMessagingFailures = 0
+        public var paceSuccesses = 0
+        public var paceFailures = 0
     }
 
     enum DF { case master, application }
@@ -35,6 +37,7 @@ public final class VirtualPassportChip: Sendable {
         var selectedFile: UInt16?
         var challenge: [UInt8]?
         var sm: SecureMessaging?
+        var pace: ChipPACESession?
         var authenticated = false
         var faults = ChipFaults()
         var apdusSinceFaults = 0
@@ -185,12 +188,14 @@ public final class VirtualPassportChip: Sendable {
     }
 
     private func execute(_ command: CommandAPDU, _ state: inout State) -> ResponseAPDU {
-        guard command.cla & 0xF0 == 0x00 else { return ResponseAPDU(statusWord: .claNotSupported) }
+        guard command.cla & 0xE0 == 0x00 else { return ResponseAPDU(statusWord: .claNotSupported) }
         switch command.ins {
         case 0xA4: return select(command, &state)
         case 0xB0, 0xB1: return readBinary(command, &state)
         case 0x84: return getChallenge(command, &state)
         case 0x82: return externalAuthenticate(command, &state)
+        case 0x22: return mseSetAT(command, &state)
+        case 0x86: return generalAuthenticate(command, &state)
         default: return ResponseAPDU(statusWord: .insNotSupported)
         }
     }
@@ -306,12 +311,15 @@ public final class VirtualPassportChip: Sendable {
 
     private func getChallenge(_ command: CommandAPDU, _ state: inout State) -> ResponseAPDU {
         guard command.ne == 8, command.data.isEmpty else { return ResponseAPDU(statusWord: .wrongLength) }
+        // A PACE-only chip does not do BAC: no challenge before access control.
+        guard passport.bacAllowed || state.authenticated else { return ResponseAPDU(statusWord: .conditionsOfUseNotSatisfied) }
         let challenge = secureRandomBytes(8)
         state.challenge = challenge
         return ResponseAPDU(data: challenge, statusWord: .success)
     }
 
     private func externalAuthenticate(_ command: CommandAPDU, _ state: inout State) -> ResponseAPDU {
+        guard passport.bacAllowed else { return ResponseAPDU(statusWord: .conditionsOfUseNotSatisfied) }
         guard let rndIC = state.challenge else { return ResponseAPDU(statusWord: .conditionsOfUseNotSatisfied) }
         state.challenge = nil
         guard command.data.count == 40 else { return ResponseAPDU(statusWord: .wrongLength) }

@@ -13,7 +13,10 @@ public enum TestFixtures {
     public static func url(_ relative: String) -> URL { directory.appendingPathComponent(relative) }
     public static func sharedURL(_ relative: String) -> URL { shared.appendingPathComponent(relative) }
 
+    /// Chips that open with BAC (MRZ).
     public static let passportNames = ["utopia-td3-jpeg", "utopia-td1-idcard", "utopia-td3-jpeg2000"]
+    /// Chips that offer PACE (one of them PACE only).
+    public static let pacePassportNames = ["utopia-td3-pace", "utopia-id-pace-only"]
 
     /// The test document signer of `Fixtures/pki`.
     public static func documentSigner() throws -> DocumentSigner {

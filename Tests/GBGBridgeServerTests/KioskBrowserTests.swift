@@ -85,12 +85,12 @@ struct KioskBrowserTests {
         let url = URL(string: "\(origins.journey.origin)/ios-journey.html?frame=\(frame.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed)!)")!
         let (kiosk, _) = try kiosk(url)
         try await kiosk.start()
-        #expect(try await wait(kiosk, for: "document.getElementById('frame').contentWindow !== null && window.received !== undefined"))
+        #expect(try await wait(kiosk, for: "window.frameLoaded === true"))
         try await Task.sleep(for: .seconds(1))
-        // The frame found a message handler (the injected shim runs everywhere) but its post went nowhere.
+        // The frame either found the injected handler and its post was dropped (same process), or
+        // found none at all (an out-of-process frame gets no binding): either way nothing arrived.
         let host = try #require(kiosk.currentHost)
         #expect(!host.receivedMessages.contains { $0.correlationId == "from-iframe" })
-        #expect(kiosk.droppedMessages >= 1)
         let answered = try await kiosk.evaluate("window.received.some(function (m) { return m.correlationId === 'from-iframe'; })") as? Bool
         #expect(answered == false)
 

@@ -3,6 +3,7 @@ import MRTDEmulator
 import SmartCard
 import Synchronization
 import TestSupport
+import MRTDCrypto
 import Testing
 @testable import MRTD
 
@@ -55,9 +56,9 @@ struct PassportReaderTests {
         let chip = VirtualPassportChip(passport: try TestFixtures.passport("utopia-td3-jpeg"))
         let result = try await read(chip, key: try Self.key("utopia-td3-jpeg"))
         #expect(result.statistics.extendedLength)
-        // SELECT, GET CHALLENGE (the extended-length probe), EXTERNAL AUTHENTICATE, then one
-        // READ BINARY by SFI per file (6 files): the theoretical minimum.
-        #expect(result.statistics.apdus == 3 + 6)
+        // EF.CardAccess (looking for PACE, and the extended-length probe), SELECT, GET CHALLENGE,
+        // EXTERNAL AUTHENTICATE, then one READ BINARY by SFI per file (6 files): the minimum.
+        #expect(result.statistics.apdus == 1 + 3 + 6)
     }
 
     @Test func wrongKeyIsAccessDenied() async throws {
@@ -98,7 +99,8 @@ struct PassportReaderTests {
         // A short-only chip that is sent an extended READ BINARY answers 6700 in plain and ends
         // the session: the reader must fall back to short reads and re-authenticate.
         let chip = VirtualPassportChip(passport: try TestFixtures.passport("utopia-td3-jpeg"))
-        chip.setFaults(ChipFaults(statusOverrides: [.init(ins: 0xB0, statusWord: .wrongLength, plain: true)]))
+        // The first protected read (EF.COM by SFI) is answered 6700 in plain.
+        chip.setFaults(ChipFaults(statusOverrides: [.init(ins: 0xB0, p1: 0x9E, statusWord: .wrongLength, plain: true)]))
         let result = try await read(chip, key: try Self.key("utopia-td3-jpeg"))
         #expect(result.statistics.reauthentications >= 1)
         #expect(!result.statistics.extendedLength)
@@ -169,4 +171,99 @@ final class CorruptingConnection: CardConnection {
     }
     func isCardPresent() async -> Bool { await inner.isCardPresent() }
     func disconnect() async { await inner.disconnect() }
+}
+
+@Suite("PACE against the in-process emulator")
+struct PACEReaderTests {
+    static let trust = PassportReaderTests.trust
+
+    func read(_ name: String, key: AccessKey, access: AccessControlPreference = .automatic,
+              configure: (inout EmulatedPassport) -> Void = { _ in }) async throws -> (PassportReadResult, VirtualPassportChip) {
+        var passport = try TestFixtures.passport(name)
+        configure(&passport)
+        let chip = VirtualPassportChip(passport: passport)
+        let result = try await PassportReader(connection: EmulatedCardConnection(chip: chip), accessKey: key,
+                                              options: ReadOptions(trustStore: Self.trust, accessControl: access)).read()
+        return (result, chip)
+    }
+
+    @Test("PACE with the MRZ on every PACE fixture", arguments: TestFixtures.pacePassportNames)
+    func paceWithMRZ(name: String) async throws {
+        let (result, chip) = try await read(name, key: try PassportReaderTests.key(name))
+        #expect(result.accessControl == "PACE")
+        #expect(result.paceMapping == "GM")
+        #expect(result.accessControlNote == nil)
+        #expect(result.passiveOutcome.status == .valid)
+        #expect(chip.statistics.paceSuccesses == 1 && chip.statistics.bacSuccesses == 0)
+        #expect(ReadReport(result).paceMapping == "GM")
+    }
+
+    @Test func paceWithCAN() async throws {
+        let (result, _) = try await read("utopia-id-pace-only", key: .can("123456"))
+        #expect(result.accessControl == "PACE")
+        #expect(result.dg1?.mrz.documentNumber == "U21034875")
+        #expect(result.statistics.readSize == 0x80)
+    }
+
+    @Test func wrongCANIsAccessDeniedAndTheChipStaysUsable() async throws {
+        var passport = try TestFixtures.passport("utopia-id-pace-only")
+        passport.maxReadLength = 256
+        let chip = VirtualPassportChip(passport: passport)
+        let connection = EmulatedCardConnection(chip: chip)
+        await #expect {
+            _ = try await PassportReader(connection: connection, accessKey: .can("654321")).read()
+        } throws: { ($0 as? MRTDError)?.code == .accessDenied }
+        #expect(chip.statistics.paceFailures == 1)
+        // No lock-up: the right CAN works on the same connection right after.
+        let result = try await PassportReader(connection: connection, accessKey: .can("123456"),
+                                              options: ReadOptions(trustStore: Self.trust)).read()
+        #expect(result.accessControl == "PACE")
+    }
+
+    @Test func paceOnlyChipRefusesBAC() async throws {
+        await #expect {
+            _ = try await read("utopia-id-pace-only", key: try PassportReaderTests.key("utopia-id-pace-only"), access: .bacOnly)
+        } throws: { ($0 as? MRTDError)?.code == .notSupported && "\($0)".contains("PACE only") }
+    }
+
+    @Test func forcedBACOnAChipThatHasBoth() async throws {
+        let (result, chip) = try await read("utopia-td3-pace", key: try PassportReaderTests.key("utopia-td3-pace"), access: .bacOnly)
+        #expect(result.accessControl == "BAC")
+        #expect(chip.statistics.paceSuccesses == 0)
+    }
+
+    @Test func canOnABACOnlyChipIsAClearError() async throws {
+        await #expect {
+            _ = try await read("utopia-td3-jpeg", key: .can("123456"))
+        } throws: { error in
+            guard let error = error as? MRTDError else { return false }
+            return error.code == .notSupported && error.reason.contains("PACE")
+        }
+        await #expect {
+            _ = try await read("utopia-td3-jpeg", key: try PassportReaderTests.key("utopia-td3-jpeg"), access: .paceOnly)
+        } throws: { ($0 as? MRTDError)?.code == .notSupported }
+    }
+
+    @Test("PACE on every standardised curve and cipher", arguments: [
+        (8, KeyDerivation.KeyType.tripleDES), (9, .aes128), (10, .aes192), (11, .aes256), (12, .aes128), (13, .tripleDES),
+        (14, .aes256), (15, .aes192), (16, .aes128), (17, .aes256), (18, .aes256),
+    ])
+    func curvesAndCiphers(parameterId: Int, keyType: KeyDerivation.KeyType) async throws {
+        let (result, _) = try await read("utopia-td3-jpeg", key: try PassportReaderTests.key("utopia-td3-jpeg")) { passport in
+            passport.enablePACE(PACEInfo(protocolID: PACE.ProtocolID(keyAgreement: .ecdh, mapping: .genericMapping, keyType: keyType),
+                                         parameterId: parameterId), can: "555555", bacAllowed: false)
+        }
+        #expect(result.accessControl == "PACE")
+        #expect(result.passiveOutcome.status == .valid)
+    }
+
+    @Test func unsupportedPACEFallsBackToBACAndSaysSo() async throws {
+        let (result, _) = try await read("utopia-td3-jpeg", key: try PassportReaderTests.key("utopia-td3-jpeg")) { passport in
+            // Integrated mapping is not performed yet: the chip also offers BAC.
+            passport.masterFiles[0x011C] = DER.set([PACEInfo(protocolID: PACE.ProtocolID(keyAgreement: .ecdh, mapping: .integratedMapping,
+                                                                                          keyType: .aes128), parameterId: 13).der])
+        }
+        #expect(result.accessControl == "BAC")
+        #expect(result.accessControlNote?.contains("IM") == true)
+    }
 }

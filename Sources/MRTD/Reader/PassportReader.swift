@@ -8,6 +8,10 @@ public struct PassportReadResult: Sendable {
     public var accessControl: String
     /// `GM`, `IM` or `CAM` for PACE.
     public var paceMapping: String?
+    /// The PACE protocol, e.g. `PACE-ECDH-GM-AES-128`.
+    public var paceProtocol: String?
+    /// Why the chip was opened with BAC although it offers PACE, when that happened.
+    public var accessControlNote: String?
     /// Every file read, as read.
     public var files: [LDSFile: [UInt8]]
     /// Files that were wanted but are absent or protected, with the reason.
@@ -92,6 +96,16 @@ public final class PassportReader {
     var readSize = 0xE7
     var reauthentications = 0
     var accessControl = "BAC"
+    /// The PACE protocol in use, when PACE opened the chip.
+    var pace: PACEInfo?
+    /// Why PACE was not used although the chip offers it (reported, never silent).
+    var accessControlNote: String?
+    /// What the EF.CardAccess read said about extended length (nil: not probed yet).
+    var probedExtendedLength: Bool?
+    var cardAccess: [UInt8]?
+    /// The largest short READ BINARY whose protected answer fits 256 bytes: 0xE7 with 3DES
+    /// secure messaging, 0xDF with AES (16-byte padding).
+    var shortLimit = 0xE7
     var lastPercent = 0
     var bytesOfFiles = 0
 
@@ -152,6 +166,10 @@ public final class PassportReader {
         // Parse what was read.
         var result = PassportReadResult(accessControl: accessControl, files: files, skipped: skipped, com: com, sod: sod,
                                         parseErrors: parseErrors)
+        result.paceMapping = pace?.protocolID.mapping.rawValue
+        result.paceProtocol = pace?.protocolID.description
+        result.accessControlNote = accessControlNote
+        if let cardAccess { result.files[.cardAccess] = cardAccess }
         Self.parse(into: &result)
 
         report(.verifying, percent: 92)
@@ -214,18 +232,55 @@ public final class PassportReader {
     // MARK: Access control
 
     func authenticate() async throws(MRTDError) {
-        switch options.accessControl {
-        case .paceOnly:
-            throw MRTDError(.notSupported, "PACE is not available in this reader yet; use BAC")
-        case .automatic, .bacOnly:
-            break
+        let offers = options.accessControl == .bacOnly ? [] : try await readCardAccess()
+        let usable = offers.filter(Self.canPerform).sorted { $0.preference > $1.preference }
+        if let best = usable.first {
+            do {
+                try await performPACE(best)
+                try await selectApplicationSecurely()
+                pace = best
+                accessControl = "PACE"
+                adoptExtendedLength()
+                return
+            } catch {
+                // A wrong key, a departed card or a cancellation ends here; PACE broken for another
+                // reason (an unsupported step, a chip quirk) falls back to BAC, and the result says so.
+                let fatal: Set<MRTDError.Code> = [.accessDenied, .cardRemoved, .cancelled, .communicationFailure]
+                if fatal.contains(error.code) || options.accessControl == .paceOnly { throw error }
+                accessControlNote = "PACE (\(best.protocolID)) failed: \(error.reason); used BAC"
+            }
+        } else if !offers.isEmpty {
+            accessControlNote = "the chip offers \(offers.map(\.description).joined(separator: ", ")), which this reader does not perform; used BAC"
         }
-        guard case .mrz = accessKey else {
-            throw MRTDError(.notSupported, "a CAN needs PACE, which this reader does not perform yet")
+        switch (options.accessControl, accessKey) {
+        case (.paceOnly, _):
+            throw MRTDError(.notSupported, offers.isEmpty ? "the chip does not offer PACE" : (accessControlNote ?? "PACE is not possible"))
+        case (_, .can):
+            throw MRTDError(.notSupported, "a CAN needs PACE, and \(offers.isEmpty ? "the chip does not offer PACE" : "PACE was not possible")")
+        default:
+            break
         }
         try await selectApplication()
         try await basicAccessControl()
         accessControl = "BAC"
+    }
+
+    /// After PACE: SELECT the eMRTD application under secure messaging.
+    func selectApplicationSecurely() async throws(MRTDError) {
+        let response = try await channel.secure(.selectApplication(Self.eMRTDApplication))
+        guard response.statusWord == .success else {
+            throw MRTDError(.notSupported, "the card has no eMRTD application: \(response.statusWord.meaning)", statusWord: response.statusWord)
+        }
+    }
+
+    /// Uses what the EF.CardAccess probe learnt about extended length.
+    func adoptExtendedLength() {
+        if probedExtendedLength == true {
+            channel.extendedLength = true
+            readSize = 32_768
+        } else {
+            readSize = shortLimit
+        }
     }
 
     func selectApplication() async throws(MRTDError) {
@@ -244,7 +299,11 @@ public final class PassportReader {
         channel.session = nil
         // GET CHALLENGE doubles as the extended-length probe when EF.ATR/INFO said nothing.
         var challenge: ResponseAPDU
-        if !channel.extendedLength && readSize == 0xE7 && reauthentications == 0 {
+        if probedExtendedLength == true {
+            channel.extendedLength = true
+            readSize = 32_768
+            challenge = try await channel.plain(.getChallenge())
+        } else if probedExtendedLength == nil && !channel.extendedLength && readSize == 0xE7 && reauthentications == 0 {
             challenge = try await channel.plain(CommandAPDU(ins: 0x84, p1: 0, p2: 0, ne: 8, forceExtended: true))
             if challenge.statusWord == .success, challenge.data.count == 8 {
                 channel.extendedLength = true
@@ -256,6 +315,9 @@ public final class PassportReader {
             challenge = try await channel.plain(.getChallenge())
         }
         guard challenge.statusWord == .success, challenge.data.count == 8 else {
+            if [.conditionsOfUseNotSatisfied, .securityStatusNotSatisfied, .insNotSupported].contains(challenge.statusWord) {
+                throw MRTDError(.notSupported, "the chip refuses BAC (it opens with PACE only)", statusWord: challenge.statusWord)
+            }
             throw MRTDError(.unexpectedStatus, "GET CHALLENGE failed: \(challenge.statusWord.meaning)", statusWord: challenge.statusWord)
         }
         let rndIFD = secureRandomBytes(8)
@@ -275,14 +337,24 @@ public final class PassportReader {
         channel.session = BAC.session(kIFD: kIFD, kIC: Array(r[16..<32]), rndIC: challenge.data, rndIFD: rndIFD)
     }
 
+    /// Runs the access control that opened the chip again (after it dropped secure messaging).
+    func reauthenticate() async throws(MRTDError) {
+        if let pace {
+            try await performPACE(pace)
+            try await selectApplicationSecurely()
+        } else {
+            try await selectApplication()
+            try await basicAccessControl()
+        }
+    }
+
     /// Re-establishes secure messaging after the chip dropped it, and re-selects `file`.
     func reestablish(reselecting file: LDSFile) async throws(MRTDError) {
         reauthentications += 1
         guard reauthentications <= Self.maxReauthentications * 8 else {
             throw MRTDError(.communicationFailure, "the chip keeps dropping secure messaging")
         }
-        try await selectApplication()
-        try await basicAccessControl()
+        try await reauthenticate()
         let response = try await channel.secure(.selectFile(file.fid))
         guard response.statusWord == .success else {
             throw MRTDError(.unexpectedStatus, "re-selecting \(file) failed: \(response.statusWord.meaning)", statusWord: response.statusWord)
@@ -349,8 +421,7 @@ public final class PassportReader {
                 guard recoveries <= Self.maxReauthentications else { throw error }
                 length = recoverLength(after: error, length: length, extended: length > 256)
                 reauthentications += 1
-                try await selectApplication()
-                try await basicAccessControl()
+                try await reauthenticate()
                 continue
             }
             switch response.statusWord {
@@ -438,9 +509,7 @@ public final class PassportReader {
         }
     }
 
-    /// The largest short READ BINARY whose protected answer fits 256 bytes: 0xE7 with 3DES
-    /// secure messaging, 0xDF with AES (16-byte padding).
-    var shortReadLimit: Int { channel.session?.cipher == .aes ? 0xDF : 0xE7 }
+    var shortReadLimit: Int { shortLimit }
 
     /// The next smaller read size; remembered for the rest of the session.
     func stepDown(from length: Int, exact: Int?) -> Int {

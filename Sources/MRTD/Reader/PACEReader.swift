@@ -1,0 +1,139 @@
+import MRTDCrypto
+import SmartCard
+
+extension PassportReader {
+    /// What this reader can run: ECDH generic mapping on the standardised curves.
+    static func canPerform(_ info: PACEInfo) -> Bool {
+        info.protocolID.keyAgreement == .ecdh && info.protocolID.mapping == .genericMapping
+            && PACE.curve(parameterId: info.parameterId ?? -1) != nil
+    }
+
+    /// Reads EF.CardAccess (plain, on the MF) and returns its PACE offers; empty when there is none.
+    /// The read doubles as the extended-length probe.
+    func readCardAccess() async throws(MRTDError) -> [PACEInfo] {
+        var response = try await channel.plain(CommandAPDU(ins: 0xB0, p1: 0x80 | LDSFile.cardAccess.sfi, p2: 0, ne: 65_536,
+                                                           forceExtended: true))
+        if response.statusWord == .wrongLength || response.statusWord.sw1 == 0x6D || response.statusWord == .wrongP1P2
+            || response.statusWord == .incorrectP1P2 {
+            probedExtendedLength = false
+            // Short reads, stepping down for chips that cap READ BINARY below 256 bytes.
+            for length in [256, 0xDF, 0x80, 0x40, 0x20] {
+                response = try await channel.plain(.readBinary(sfi: LDSFile.cardAccess.sfi, offset: 0, length: length))
+                if response.statusWord.sw1 == 0x6C, response.statusWord.sw2 > 0 {
+                    response = try await channel.plain(.readBinary(sfi: LDSFile.cardAccess.sfi, offset: 0, length: Int(response.statusWord.sw2)))
+                }
+                if response.statusWord != .wrongLength { break }
+            }
+        } else if response.statusWord == .success || response.statusWord == .endOfFileReached {
+            probedExtendedLength = true
+        }
+        guard response.statusWord == .success || response.statusWord == .endOfFileReached, !response.data.isEmpty else { return [] }
+        var content = response.data
+        // A long EF.CardAccess under short APDUs: read the rest.
+        if let total = try? BERTLV.header(content).totalLength {
+            while content.count < total {
+                let more = try await channel.plain(.readBinary(offset: content.count, length: min(0x80, total - content.count)))
+                guard more.statusWord == .success || more.statusWord == .endOfFileReached, !more.data.isEmpty else { break }
+                content += more.data
+            }
+        }
+        cardAccess = content
+        guard let infos = try? SecurityInfos(bytes: content) else { return [] }
+        return PACEInfo.all(in: infos)
+    }
+
+    /// Runs PACE with `info` and starts secure messaging with its session keys.
+    func performPACE(_ info: PACEInfo) async throws(MRTDError) {
+        guard let curve = PACE.curve(parameterId: info.parameterId ?? -1) else {
+            throw MRTDError(.notSupported, "PACE parameters \(info.parameterId.map(String.init) ?? "?") are not supported")
+        }
+        let id = info.protocolID
+        let type = id.keyType
+        channel.session = nil
+        // MSE:Set AT — protocol, password reference (01 MRZ, 02 CAN), parameter id.
+        var setAT = DER.oid(id.oid)
+        setAT[0] = 0x80  // the OID's content under tag 80
+        let reference: UInt8
+        if case .can = accessKey { reference = 0x02 } else { reference = 0x01 }
+        setAT += [0x83, 0x01, reference]
+        if let parameter = info.parameterId { setAT += [0x84, 0x01, UInt8(parameter)] }
+        let mse = try await channel.plain(CommandAPDU(ins: 0x22, p1: 0xC1, p2: 0xA4, data: setAT))
+        guard mse.statusWord == .success || mse.statusWord.sw1 == 0x63 else {
+            throw MRTDError(.notSupported, "the chip refused \(id) (MSE:Set AT: \(mse.statusWord.meaning))", statusWord: mse.statusWord)
+        }
+
+        // 1. Encrypted nonce.
+        let nonceAnswer = try await generalAuthenticate(step: "encrypted nonce", [], last: false)
+        guard let encrypted = nonceAnswer[0x80] else { throw MRTDError(.unexpectedStatus, "PACE: the chip sent no nonce") }
+        let s = try PACE.decryptNonce(encrypted, passwordKey: PACE.passwordKey(accessKey, type: type), type: type)
+
+        // 2. Generic mapping: H = SK_map · PK_map(IC), G' = s·G + H.
+        let mapKeys = try crypto { () throws(CryptoError) in try curve.generateKeyPair() }
+        let mapAnswer = try await generalAuthenticate(step: "mapping", BERTLV.encode(tag: 0x81, value: mapKeys.publicKey), last: false)
+        guard let chipMapKey = mapAnswer[0x82], curve.isValidPoint(chipMapKey) else {
+            throw MRTDError(.cryptoFailure, "PACE: the chip's mapping key is not a point of \(curve)")
+        }
+        let generator = try crypto { () throws(CryptoError) in
+            try curve.multiplyAdd(s, point: try curve.multiply(mapKeys.privateKey, point: chipMapKey))
+        }
+
+        // 3. Key agreement on the mapped generator.
+        let ephemeral = try crypto { () throws(CryptoError) in try curve.generateKeyPair(generator: generator) }
+        let keyAnswer = try await generalAuthenticate(step: "key agreement", BERTLV.encode(tag: 0x83, value: ephemeral.publicKey), last: false)
+        guard let chipKey = keyAnswer[0x84], curve.isValidPoint(chipKey), chipKey != ephemeral.publicKey else {
+            throw MRTDError(.cryptoFailure, "PACE: the chip's ephemeral key is not acceptable")
+        }
+        let shared = try crypto { () throws(CryptoError) in
+            try curve.xCoordinate(try curve.multiply(ephemeral.privateKey, point: chipKey, generator: generator))
+        }
+        let keys = PACE.sessionKeys(sharedSecret: shared, type: type)
+
+        // 4. Mutual authentication with tokens.
+        let token = try crypto { () throws(CryptoError) in
+            try PACE.authenticationToken(macKey: keys.mac, type: type, oid: id.oid, otherPublicKey: chipKey, keyAgreement: .ecdh)
+        }
+        let tokenAnswer: [UInt32: [UInt8]]
+        do {
+            tokenAnswer = try await generalAuthenticate(step: "token", BERTLV.encode(tag: 0x85, value: token), last: true)
+        } catch {
+            // A wrong password shows only here: the chip's token check fails (63xx / 6982).
+            if error.code == .unexpectedStatus, let sw = error.statusWord, sw.sw1 == 0x63 || sw == .securityStatusNotSatisfied {
+                throw MRTDError(.accessDenied, "the chip refused the access key (PACE)", statusWord: sw)
+            }
+            throw error
+        }
+        let expected = try crypto { () throws(CryptoError) in
+            try PACE.authenticationToken(macKey: keys.mac, type: type, oid: id.oid, otherPublicKey: ephemeral.publicKey, keyAgreement: .ecdh)
+        }
+        guard let chipToken = tokenAnswer[0x86], constantTimeEqual(chipToken, expected) else {
+            throw MRTDError(.accessDenied, "the chip's PACE token does not verify (wrong access key, or not the chip it claims)")
+        }
+        channel.session = PACE.secureMessaging(encryptionKey: keys.encryption, macKey: keys.mac, type: type)
+        shortLimit = type == .tripleDES ? 0xE7 : 0xDF
+    }
+
+    /// Runs a cryptographic step, reporting a failure as an `MRTDError`.
+    func crypto<T>(_ body: () throws(CryptoError) -> T) throws(MRTDError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw MRTDError(.cryptoFailure, "PACE: \(error.reason)")
+        }
+    }
+
+    /// One GENERAL AUTHENTICATE exchange: `7C { data }` out (chained unless `last`), the dynamic
+    /// authentication data objects of the answer back.
+    func generalAuthenticate(step: String, _ data: [UInt8], last: Bool) async throws(MRTDError) -> [UInt32: [UInt8]] {
+        let command = CommandAPDU(cla: last ? 0x00 : 0x10, ins: 0x86, p1: 0, p2: 0, data: BERTLV.encode(tag: 0x7C, value: data), ne: 256)
+        let response = try await channel.plain(command)
+        guard response.statusWord == .success else {
+            throw MRTDError(.unexpectedStatus, "PACE \(step): \(response.statusWord.meaning)", statusWord: response.statusWord)
+        }
+        guard let outer = try? BERTLV.parseSingle(response.data), outer.tag == 0x7C, let objects = try? outer.children() else {
+            throw MRTDError(.malformedData, "PACE \(step): the chip's answer is not dynamic authentication data")
+        }
+        var result: [UInt32: [UInt8]] = [:]
+        for object in objects { result[object.tag] = object.value }
+        return result
+    }
+}

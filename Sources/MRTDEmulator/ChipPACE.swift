@@ -1,0 +1,114 @@
+import MRTD
+import MRTDCrypto
+import SmartCard
+
+/// The chip's side of PACE (ECDH generic mapping).
+struct ChipPACESession {
+    let info: PACEInfo
+    let curve: EllipticCurve
+    let passwordKey: [UInt8]
+    var nonce: [UInt8]?
+    var generator: [UInt8]?
+    var ephemeralPrivate: [UInt8]?
+    var ephemeralPublic: [UInt8]?
+    var terminalEphemeral: [UInt8]?
+    var sharedSecret: [UInt8]?
+}
+
+extension VirtualPassportChip {
+    /// MSE:Set AT — choose the PACE protocol, the password (01 MRZ, 02 CAN) and the parameters.
+    func mseSetAT(_ command: CommandAPDU, _ state: inout State) -> ResponseAPDU {
+        guard command.p1 == 0xC1, command.p2 == 0xA4 else { return ResponseAPDU(statusWord: .incorrectP1P2) }
+        guard let offered = passport.pace else { return ResponseAPDU(statusWord: .functionNotSupported) }
+        guard let objects = try? BERTLV.parseAll(command.data) else { return ResponseAPDU(statusWord: .wrongData) }
+        var fields: [UInt32: [UInt8]] = [:]
+        for object in objects { fields[object.tag] = object.value }
+        guard let oidBytes = fields[0x80], DER.oidString(oidBytes) == offered.protocolID.oid else {
+            return ResponseAPDU(statusWord: .referencedDataNotFound)
+        }
+        if let parameter = fields[0x84], parameter.reduce(0, { $0 << 8 | Int($1) }) != offered.parameterId {
+            return ResponseAPDU(statusWord: .referencedDataNotFound)
+        }
+        let password: [UInt8]
+        switch fields[0x83] {
+        case [0x01]?:
+            password = DigestAlgorithm.sha1.hash(Array(passport.mrzKeyInformation.utf8))
+        case [0x02]?:
+            guard let can = passport.can else { return ResponseAPDU(statusWord: .referencedDataNotFound) }
+            password = Array(can.utf8)
+        default:
+            return ResponseAPDU(statusWord: .referencedDataNotFound)
+        }
+        guard let curve = PACE.curve(parameterId: offered.parameterId ?? -1) else { return ResponseAPDU(statusWord: .wrongData) }
+        state.pace = ChipPACESession(info: offered, curve: curve,
+                                     passwordKey: KeyDerivation.derive(password, purpose: .password, type: offered.protocolID.keyType))
+        return ResponseAPDU(statusWord: .success)
+    }
+
+    /// GENERAL AUTHENTICATE, steps 1–4 of PACE-GM.
+    func generalAuthenticate(_ command: CommandAPDU, _ state: inout State) -> ResponseAPDU {
+        guard var session = state.pace else { return ResponseAPDU(statusWord: .conditionsOfUseNotSatisfied) }
+        guard let outer = try? BERTLV.parseSingle(command.data), outer.tag == 0x7C, let objects = try? outer.children() else {
+            return ResponseAPDU(statusWord: .wrongData)
+        }
+        let type = session.info.protocolID.keyType
+        let curve = session.curve
+        func answer(_ tag: UInt32, _ value: [UInt8]) -> ResponseAPDU {
+            ResponseAPDU(data: BERTLV.encode(tag: 0x7C, value: BERTLV.encode(tag: tag, value: value)), statusWord: .success)
+        }
+        func fail(_ sw: StatusWord) -> ResponseAPDU {
+            state.pace = nil
+            return ResponseAPDU(statusWord: sw)
+        }
+        do {
+            switch (objects.first?.tag, session.nonce, session.generator, session.sharedSecret) {
+            case (nil, nil, _, _):
+                let nonce = secureRandomBytes(type.cipher.blockSize)
+                session.nonce = nonce
+                state.pace = session
+                return answer(0x80, try PACE.encryptNonce(nonce, passwordKey: session.passwordKey, type: type))
+            case (0x81?, let nonce?, nil, _):
+                let terminalMapKey = objects[0].value
+                guard curve.isValidPoint(terminalMapKey) else { return fail(.wrongData) }
+                let mapKeys = try curve.generateKeyPair()
+                let sharedH = try curve.multiply(mapKeys.privateKey, point: terminalMapKey)
+                session.generator = try curve.multiplyAdd(nonce, point: sharedH)
+                state.pace = session
+                return answer(0x82, mapKeys.publicKey)
+            case (0x83?, _?, let generator?, nil):
+                let terminalKey = objects[0].value
+                guard curve.isValidPoint(terminalKey) else { return fail(.wrongData) }
+                let ephemeral = try curve.generateKeyPair(generator: generator)
+                guard ephemeral.publicKey != terminalKey else { return fail(.wrongData) }
+                session.ephemeralPrivate = ephemeral.privateKey
+                session.ephemeralPublic = ephemeral.publicKey
+                session.terminalEphemeral = terminalKey
+                session.sharedSecret = try curve.xCoordinate(try curve.multiply(ephemeral.privateKey, point: terminalKey, generator: generator))
+                state.pace = session
+                return answer(0x84, ephemeral.publicKey)
+            case (0x85?, _?, _?, let shared?):
+                guard command.cla & 0x10 == 0 else { return fail(.conditionsOfUseNotSatisfied) }
+                let keys = PACE.sessionKeys(sharedSecret: shared, type: type)
+                let oid = session.info.protocolID.oid
+                let expected = try PACE.authenticationToken(macKey: keys.mac, type: type, oid: oid,
+                                                            otherPublicKey: session.ephemeralPublic!, keyAgreement: .ecdh)
+                guard objects[0].value == expected else {
+                    // Wrong password: the tokens cannot match.
+                    state.statistics.paceFailures += 1
+                    return fail(.verificationFailed)
+                }
+                let token = try PACE.authenticationToken(macKey: keys.mac, type: type, oid: oid,
+                                                         otherPublicKey: session.terminalEphemeral!, keyAgreement: .ecdh)
+                state.pace = nil
+                state.sm = PACE.secureMessaging(encryptionKey: keys.encryption, macKey: keys.mac, type: type)
+                state.authenticated = true
+                state.statistics.paceSuccesses += 1
+                return answer(0x86, token)
+            default:
+                return fail(.conditionsOfUseNotSatisfied)
+            }
+        } catch {
+            return fail(.noPreciseDiagnosis)
+        }
+    }
+}
