@@ -20,7 +20,7 @@ public final class NFCReadService {
     public let backend: any CardReaderBackend
     public var trustStore: TrustStore
     /// The access-control protocols this reader performs (reported in `constraints`).
-    public var accessControlProtocols: [String] = ["BAC"]
+    public var accessControlProtocols: [String] = ["PACE", "BAC"]
 
     public private(set) var readers: [ReaderInfo] = []
     public private(set) var permissionState: PermissionState = .notApplicable

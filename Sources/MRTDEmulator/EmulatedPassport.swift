@@ -23,6 +23,8 @@ public struct EmulatedPassport: Sendable {
     public var bacAllowed = true
     /// The card access number, when the document has one.
     public var can: String?
+    /// The private key INTERNAL AUTHENTICATE signs with (Active Authentication).
+    public var activeAuthenticationKey: PrivateKey?
 
     /// Offers PACE with `info` (writing EF.CardAccess), optionally with a CAN and without BAC.
     public mutating func enablePACE(_ info: PACEInfo, can: String? = nil, bacAllowed: Bool = true) {
@@ -83,6 +85,15 @@ public struct EmulatedPassport: Sendable {
         if let signature = description.signatureImage { groups[7] = LDSBuilder.dg7(image: try load(signature)) }
         if let dg11 = description.dg11 { groups[11] = LDSBuilder.dg11(dg11) }
         if let dg12 = description.dg12 { groups[12] = LDSBuilder.dg12(dg12) }
+        var activeKey: PrivateKey?
+        if let kind = description.activeAuthentication {
+            let (key, dg15, dg14) = try Self.activeAuthentication(kind, clone: description.clone ?? false)
+            activeKey = key
+            groups[15] = dg15
+            if let dg14 { groups[14] = dg14 }
+        } else if description.clone == true {
+            throw EmulatorError("clone needs activeAuthentication (a cloned chip is one whose AA fails)")
+        }
         let digestName = description.chip?.sodDigest ?? "SHA-256"
         guard let digest = DigestAlgorithm(rawValue: digestName.uppercased()) else {
             throw EmulatorError("unknown sodDigest '\(digestName)'; use SHA-1, SHA-224, SHA-256, SHA-384 or SHA-512")
@@ -97,7 +108,35 @@ public struct EmulatedPassport: Sendable {
         }
         self.init(masterFiles: [:], applicationFiles: files, mrzKeyInformation: mrz.keyInformation,
                   extendedLength: extended, maxReadLength: description.chip?.maxReadLength)
+        activeAuthenticationKey = activeKey
         try configureAccess(description)
+    }
+
+    /// A fresh AA key, DG15 with its public key (another key's when `clone`), and DG14's
+    /// ActiveAuthenticationInfo for ECDSA.
+    static func activeAuthentication(_ kind: String, clone: Bool) throws(EmulatorError) -> (PrivateKey, [UInt8], [UInt8]?) {
+        func make() throws(CryptoError) -> PrivateKey {
+            switch kind.uppercased() {
+            case "RSA-1024": return try PrivateKey.generateRSA(bits: 1024)
+            case "RSA-2048": return try PrivateKey.generateRSA(bits: 2048)
+            case "ECDSA-P256": return try PrivateKey.generateEC(curveName: "prime256v1")
+            case "ECDSA-BRAINPOOLP256R1": return try PrivateKey.generateEC(curveName: "brainpoolP256r1")
+            default: throw CryptoError(.unsupportedAlgorithm, "activeAuthentication must be RSA-1024, RSA-2048, ECDSA-P256 or ECDSA-brainpoolP256r1")
+            }
+        }
+        do {
+            let key = try make()
+            let published = clone ? try make() : key
+            let dg15 = BERTLV.encode(tag: 0x6F, value: published.subjectPublicKeyInfo)
+            var dg14: [UInt8]?
+            if kind.uppercased().hasPrefix("ECDSA") {
+                let info = DER.sequence(DER.oid(ActiveAuthentication.infoOID), DER.integer(1), DER.oid("1.2.840.10045.4.3.2"))
+                dg14 = BERTLV.encode(tag: 0x6E, value: DER.set([info]))
+            }
+            return (key, dg15, dg14)
+        } catch {
+            throw EmulatorError(error.reason)
+        }
     }
 
     mutating func configureAccess(_ description: PassportDescription) throws(EmulatorError) {

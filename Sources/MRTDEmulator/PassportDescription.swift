@@ -34,6 +34,12 @@ public struct PassportDescription: Codable, Sendable, Hashable {
     public var paceCipher: String?
     /// The card access number printed on the document (enables PACE with a CAN).
     public var can: String?
+    /// Active Authentication key: `RSA-1024`, `RSA-2048`, `ECDSA-P256` or `ECDSA-brainpoolP256r1`
+    /// (a fresh key per chip; DG15 holds its public half).
+    public var activeAuthentication: String?
+    /// A "cloned chip": DG15 holds a public key that does not match the chip's own, so Active
+    /// Authentication fails.
+    public var clone: Bool?
 
     public struct MRZLines: Codable, Sendable, Hashable {
         public var lines: [String]

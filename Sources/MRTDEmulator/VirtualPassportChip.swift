@@ -28,6 +28,7 @@ public final class VirtualPassportChip: Sendable {
         public var secureMessagingFailures = 0
         public var paceSuccesses = 0
         public var paceFailures = 0
+        public var activeAuthentications = 0
     }
 
     enum DF { case master, application }
@@ -195,6 +196,7 @@ public final class VirtualPassportChip: Sendable {
         case 0x84: return getChallenge(command, &state)
         case 0x82: return externalAuthenticate(command, &state)
         case 0x22: return mseSetAT(command, &state)
+        case 0x88: return internalAuthenticate(command, &state)
         case 0x86: return generalAuthenticate(command, &state)
         default: return ResponseAPDU(statusWord: .insNotSupported)
         }
@@ -308,6 +310,22 @@ public final class VirtualPassportChip: Sendable {
     }
 
     // MARK: Authentication
+
+    /// Active Authentication: sign the terminal's challenge with the AA key.
+    private func internalAuthenticate(_ command: CommandAPDU, _ state: inout State) -> ResponseAPDU {
+        guard state.authenticated else { return ResponseAPDU(statusWord: .securityStatusNotSatisfied) }
+        guard let key = passport.activeAuthenticationKey else { return ResponseAPDU(statusWord: .insNotSupported) }
+        guard command.data.count == 8 else { return ResponseAPDU(statusWord: .wrongLength) }
+        let signature: [UInt8]?
+        if let publicKey = try? PublicKey(subjectPublicKeyInfo: key.subjectPublicKeyInfo), publicKey.keyType == .rsa {
+            signature = try? ActiveAuthentication.signISO9796(key: key, modulusBytes: publicKey.byteSize, challenge: command.data)
+        } else {
+            signature = try? key.ecdsaSignPlain(digest: DigestAlgorithm.sha256.hash(command.data))
+        }
+        guard let signature else { return ResponseAPDU(statusWord: .noPreciseDiagnosis) }
+        state.statistics.activeAuthentications += 1
+        return ResponseAPDU(data: signature, statusWord: .success)
+    }
 
     private func getChallenge(_ command: CommandAPDU, _ state: inout State) -> ResponseAPDU {
         guard command.ne == 8, command.data.isEmpty else { return ResponseAPDU(statusWord: .wrongLength) }

@@ -247,7 +247,7 @@ struct NFCReadTests {
         var info = try #require(rig.host.capabilities["nfc.read"])
         #expect(info.supported && info.permissionState == .granted)
         #expect(info.constraints?["readers"] == ["GBGBridge Emulated Reader"])
-        #expect(info.constraints?["accessControl"] == ["BAC"])
+        #expect(info.constraints?["accessControl"] == ["PACE", "BAC"])
 
         rig.backend.plugged.withLock { $0 = false }
         #expect(await rig.service.refreshReaders())
@@ -267,5 +267,29 @@ struct NFCReadTests {
         #expect(await rig.service.refreshReaders())
         #expect(rig.host.capabilities["nfc.read"]?.supported == true)
         #expect(!(await rig.service.refreshReaders()))  // nothing changed: no event
+    }
+}
+
+@Suite("nfc.read with PACE and Active Authentication", .serialized)
+@MainActor
+struct NFCReadPACETests {
+    @Test func canOpensAPACEOnlyCardAndActiveAuthenticationIsReported() async throws {
+        let rig = try NFCRig(passport: "utopia-id-pace-only")
+        rig.request("can", #"{"accessKey":{"can":"123456"}}"#)
+        let response = try #require(await rig.response("can"))
+        #expect(response.payload.status == .success, "\(response.payload.error?.message ?? "")")
+        #expect(response.payload.data?["accessControl"] == "PACE")
+        #expect(response.payload.data?["paceMapping"] == "GM")
+        #expect(response.payload.data?["verification"]?["active"]?["status"] == "valid")
+        let logged = try #require(rig.host.receivedMessages.first { $0.correlationId == "can" })
+        #expect(!(try logged.jsonString()).contains("123456"))
+    }
+
+    @Test func wrongCANIsAccessDenied() async throws {
+        let rig = try NFCRig(passport: "utopia-id-pace-only")
+        rig.request("bad", #"{"accessKey":{"can":"000000"}}"#)
+        let response = try #require(await rig.response("bad"))
+        #expect(response.payload.error?.code == "ACCESS_DENIED")
+        #expect(response.payload.error?.message.contains("000000") == false)
     }
 }

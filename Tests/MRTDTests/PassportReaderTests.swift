@@ -147,7 +147,7 @@ struct PassportReaderTests {
         #expect(result.passive?.dataGroups["DG4"] == .notCovered)
         #expect(result.passive?.dataGroups["DG15"] == .notCovered)
         #expect(result.chip.status == .notChecked)  // DG14 offers CA
-        #expect(result.active.status == .notChecked)  // DG15 present
+        #expect(result.active.status == .invalid)  // DG15 present, but a dump has no key to answer with
         #expect(result.dg2?.faces.first?.format == .jpeg2000)
     }
 }
@@ -265,5 +265,60 @@ struct PACEReaderTests {
         }
         #expect(result.accessControl == "BAC")
         #expect(result.accessControlNote?.contains("IM") == true)
+    }
+}
+
+@Suite("Active Authentication against the in-process emulator")
+struct ActiveAuthenticationTests {
+    func read(_ name: String, clone: Bool = false, kind: String? = nil) async throws -> PassportReadResult {
+        var description = try TestFixtures.description(name)
+        if let kind { description.activeAuthentication = kind }
+        description.clone = clone
+        let passport = try EmulatedPassport(description: description, baseDirectory: TestFixtures.url("passports"),
+                                            signer: try TestFixtures.documentSigner())
+        let chip = VirtualPassportChip(passport: passport)
+        return try await PassportReader(connection: EmulatedCardConnection(chip: chip), accessKey: try PassportReaderTests.key(name),
+                                        options: ReadOptions(trustStore: PassportReaderTests.trust)).read()
+    }
+
+    @Test("a genuine chip signs the challenge", arguments: [
+        ("utopia-td3-pace", "RSA-1024"), ("utopia-td3-pace", "RSA-2048"), ("utopia-id-pace-only", "ECDSA-P256"),
+        ("utopia-td3-jpeg", "ECDSA-brainpoolP256r1"),
+    ])
+    func genuine(name: String, kind: String) async throws {
+        let result = try await read(name, kind: kind)
+        #expect(result.active.status == .valid, "\(result.active.detail)")
+        #expect(result.passive?.dataGroups["DG15"] == .matched)
+        #expect(result.passiveOutcome.status == .valid)
+    }
+
+    @Test("a cloned chip fails", arguments: ["RSA-1024", "ECDSA-P256"])
+    func cloned(kind: String) async throws {
+        let result = try await read("utopia-td3-pace", clone: true, kind: kind)
+        #expect(result.active.status == .invalid)
+        #expect(result.active.detail.contains("copy"))
+        #expect(result.passiveOutcome.status == .valid)  // the data is genuine, the chip is not
+    }
+
+    @Test func aReplayedDumpCannotAnswer() async throws {
+        // The BSI test passport's DG15 with no private key behind it: INTERNAL AUTHENTICATE fails.
+        let chip = VirtualPassportChip(passport: try EmulatedPassport(dumpDirectory: TestFixtures.sharedURL("lds/bsi2008")))
+        let dg1 = try DataGroup1(bytes: Array(try Data(contentsOf: TestFixtures.sharedURL("lds/bsi2008/Datagroup1.bin"))))
+        let result = try await PassportReader(connection: EmulatedCardConnection(chip: chip), accessKey: try AccessKey.mrz(dg1.mrz.text),
+                                              options: ReadOptions(dataGroups: [1, 15])).read()
+        #expect(result.active.status == .invalid)
+    }
+
+    @Test func iso9796Blocks() throws {
+        let key = try PrivateKey.generateRSA(bits: 1024)
+        let publicKey = try PublicKey(subjectPublicKeyInfo: key.subjectPublicKeyInfo)
+        let challenge: [UInt8] = [1, 2, 3, 4, 5, 6, 7, 8]
+        let signature = try ActiveAuthentication.signISO9796(key: key, modulusBytes: 128, challenge: challenge)
+        #expect(ActiveAuthentication.verify(publicKey: publicKey, challenge: challenge, signature: signature, ecdsaDigest: .sha256).status == .valid)
+        #expect(ActiveAuthentication.verify(publicKey: publicKey, challenge: [9, 9, 9, 9, 9, 9, 9, 9], signature: signature, ecdsaDigest: .sha256).status == .invalid)
+        var damaged = signature
+        damaged[5] ^= 1
+        #expect(ActiveAuthentication.verify(publicKey: publicKey, challenge: challenge, signature: damaged, ecdsaDigest: .sha256).status == .invalid)
+        #expect(ActiveAuthentication.verify(publicKey: publicKey, challenge: challenge, signature: [1, 2, 3], ecdsaDigest: .sha256).status == .invalid)
     }
 }

@@ -12,6 +12,8 @@ public struct PassportReadResult: Sendable {
     public var paceProtocol: String?
     /// Why the chip was opened with BAC although it offers PACE, when that happened.
     public var accessControlNote: String?
+    /// Whether INTERNAL AUTHENTICATE was sent (the outcome is in `active`).
+    public var activeAuthenticationPerformed = false
     /// Every file read, as read.
     public var files: [LDSFile: [UInt8]]
     /// Files that were wanted but are absent or protected, with the reason.
@@ -173,6 +175,7 @@ public final class PassportReader {
         Self.parse(into: &result)
 
         report(.verifying, percent: 92)
+        try await performActiveAuthentication(&result)
         Self.verify(&result, options: options)
         report(.verifying, percent: 100)
         result.statistics = ReadStatistics(
@@ -220,12 +223,18 @@ public final class PassportReader {
                 result.chip = VerificationOutcome(status: .notSupported, detail: "the chip offers no Chip Authentication (no DG14 ChipAuthenticationInfo)")
             }
         }
-        if options.verifyActive {
+        if options.verifyActive && !result.activeAuthenticationPerformed {
             if result.dg15 != nil {
-                result.active = VerificationOutcome(status: .notChecked, detail: "the chip offers Active Authentication (DG15); this reader does not perform it yet")
+                result.active = VerificationOutcome(status: .notChecked, detail: "active authentication needs the chip")
             } else {
                 result.active = VerificationOutcome(status: .notSupported, detail: "the chip offers no Active Authentication (no DG15)")
             }
+        }
+        // The AA key is only as good as DG15's hash in the signed EF.SOD.
+        if result.active.status == .valid, let passive = result.passive, passive.dataGroups["DG15"] != .matched
+            || passive.signature != .valid {
+            result.active = VerificationOutcome(status: .untrusted,
+                                                detail: result.active.detail + ", but DG15 is not protected by a valid EF.SOD")
         }
     }
 

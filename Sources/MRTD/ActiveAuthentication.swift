@@ -1,0 +1,97 @@
+import MRTDCrypto
+import SmartCard
+
+/// Active Authentication (ICAO 9303-11 §6.1): the chip signs a random challenge with the private
+/// key whose public half is in DG15 — a copied chip cannot.
+public enum ActiveAuthentication {
+    /// id-AA: the ActiveAuthenticationInfo in DG14 naming the ECDSA signature algorithm.
+    public static let infoOID = "2.23.136.1.1.5"
+
+    /// ISO/IEC 10118-3 hash identifiers used in the ISO 9796-2 trailer (`?? CC`).
+    static let trailerHashes: [UInt8: DigestAlgorithm] = [0x33: .sha1, 0x34: .sha256, 0x35: .sha512, 0x36: .sha384, 0x38: .sha224]
+
+    /// The ECDSA digest named by DG14's ActiveAuthenticationInfo (SHA-256 when DG14 says nothing).
+    public static func ecdsaDigest(in dg14: SecurityInfos?) -> DigestAlgorithm {
+        let table: [String: DigestAlgorithm] = [
+            "1.2.840.10045.4.1": .sha1, "1.2.840.10045.4.3.1": .sha224, "1.2.840.10045.4.3.2": .sha256,
+            "1.2.840.10045.4.3.3": .sha384, "1.2.840.10045.4.3.4": .sha512,
+        ]
+        for entry in dg14?.entries ?? [] where entry.oid == infoOID {
+            if let fields = try? BERTLV.parseSingle(entry.der).children(), fields.count >= 3, fields[2].tag == 0x06,
+               let oid = DER.oidString(fields[2].value), let digest = table[oid] {
+                return digest
+            }
+        }
+        return .sha256
+    }
+
+    /// Checks the chip's answer to `challenge` against the DG15 key.
+    public static func verify(publicKey: PublicKey, challenge: [UInt8], signature: [UInt8], ecdsaDigest: DigestAlgorithm)
+        -> VerificationOutcome
+    {
+        switch publicKey.keyType {
+        case .rsa:
+            guard let block = publicKey.rsaRawPublic(signature), block.count >= 2 + 20 else {
+                return VerificationOutcome(status: .invalid,
+                                           detail: "the chip's RSA signature does not open with the DG15 key: the chip may be a copy")
+            }
+            return verifyISO9796(block: block, challenge: challenge)
+        case .ec:
+            let ok = publicKey.ecdsaVerifyPlain(digest: ecdsaDigest.hash(challenge), signature: signature)
+            return ok ? VerificationOutcome(status: .valid, detail: "the chip signed the challenge with its DG15 key (ECDSA, \(ecdsaDigest.rawValue))")
+                : VerificationOutcome(status: .invalid, detail: "the chip's ECDSA signature does not verify with the DG15 key: the chip may be a copy")
+        default:
+            return VerificationOutcome(status: .notSupported, detail: "DG15 holds a \(publicKey.keyType.rawValue) key, not RSA or EC")
+        }
+    }
+
+    /// ISO/IEC 9796-2 digital signature scheme 1 with partial message recovery.
+    static func verifyISO9796(block: [UInt8], challenge: [UInt8]) -> VerificationOutcome {
+        let invalid = VerificationOutcome(status: .invalid, detail: "the chip's RSA signature does not verify with the DG15 key: the chip may be a copy")
+        guard block.first == 0x6A else { return invalid }
+        let digest: DigestAlgorithm
+        let trailerLength: Int
+        if block.last == 0xBC {
+            (digest, trailerLength) = (.sha1, 1)
+        } else if block.last == 0xCC, let known = trailerHashes[block[block.count - 2]] {
+            (digest, trailerLength) = (known, 2)
+        } else {
+            return invalid
+        }
+        let digestStart = block.count - trailerLength - digest.outputLength
+        guard digestStart > 1 else { return invalid }
+        let recovered = Array(block[1..<digestStart])
+        let expected = Array(block[digestStart..<(block.count - trailerLength)])
+        guard digest.hash(recovered + challenge) == expected else { return invalid }
+        return VerificationOutcome(status: .valid, detail: "the chip signed the challenge with its DG15 key (RSA, ISO 9796-2, \(digest.rawValue))")
+    }
+
+    /// The chip's side: an ISO 9796-2 (SHA-1, trailer BC) RSA signature over `challenge`.
+    public static func signISO9796(key: PrivateKey, modulusBytes: Int, challenge: [UInt8]) throws(CryptoError) -> [UInt8] {
+        let recoverable = secureRandomBytes(modulusBytes - 20 - 2)
+        let block = [0x6A] + recoverable + DigestAlgorithm.sha1.hash(recoverable + challenge) + [0xBC]
+        return try key.rsaRawPrivate(block)
+    }
+}
+
+extension PassportReader {
+    /// INTERNAL AUTHENTICATE with a random challenge, checked against DG15.
+    func performActiveAuthentication(_ result: inout PassportReadResult) async throws(MRTDError) {
+        guard options.verifyActive else { return }
+        guard let dg15 = result.dg15 else {
+            result.active = VerificationOutcome(status: .notSupported, detail: "the chip offers no Active Authentication (no DG15)")
+            return
+        }
+        let challenge = secureRandomBytes(8)
+        let command = CommandAPDU(ins: 0x88, p1: 0, p2: 0, data: challenge, ne: channel.extendedLength ? 65_536 : 256)
+        let response = try await channel.secure(command)
+        result.activeAuthenticationPerformed = true
+        guard response.statusWord == .success, !response.data.isEmpty else {
+            result.active = VerificationOutcome(status: .invalid,
+                                                detail: "DG15 announces Active Authentication, but the chip refused INTERNAL AUTHENTICATE (\(response.statusWord.meaning)): it may be a copy")
+            return
+        }
+        result.active = ActiveAuthentication.verify(publicKey: dg15.publicKey, challenge: challenge, signature: response.data,
+                                                    ecdsaDigest: ActiveAuthentication.ecdsaDigest(in: result.dg14))
+    }
+}
