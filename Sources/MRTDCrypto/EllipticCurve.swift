@@ -83,3 +83,67 @@ private func withOptional<R>(_ bytes: [UInt8]?, _ body: (UnsafePointer<UInt8>?, 
     guard let bytes else { return body(nil, 0) }
     return bytes.withUnsafeBufferPointer { body($0.baseAddress, $0.count) }
 }
+
+extension EllipticCurve {
+    /// The curve OpenSSL calls `name` (`prime256v1`, `brainpoolP256r1`, `secp384r1` …).
+    public init?(openSSLName name: String) {
+        let known: [String: EllipticCurve] = [
+            "prime192v1": .nistP192, "secp224r1": .nistP224, "prime256v1": .nistP256, "secp384r1": .nistP384, "secp521r1": .nistP521,
+            "brainpoolP192r1": .brainpoolP192r1, "brainpoolP224r1": .brainpoolP224r1, "brainpoolP256r1": .brainpoolP256r1,
+            "brainpoolP320r1": .brainpoolP320r1, "brainpoolP384r1": .brainpoolP384r1, "brainpoolP512r1": .brainpoolP512r1,
+        ]
+        guard let curve = known[name] else { return nil }
+        self = curve
+    }
+
+    /// OpenSSL's name for the curve.
+    public var openSSLName: String {
+        switch nid {
+        case NID_X9_62_prime192v1: return "prime192v1"
+        case NID_secp224r1: return "secp224r1"
+        case NID_X9_62_prime256v1: return "prime256v1"
+        case NID_secp384r1: return "secp384r1"
+        case NID_secp521r1: return "secp521r1"
+        default: return name
+        }
+    }
+}
+
+func stringParameter(_ key: OpaquePointer, _ name: String) -> String? {
+    var buffer = [CChar](repeating: 0, count: 80)
+    var length = 0
+    guard EVP_PKEY_get_utf8_string_param(key, name, &buffer, buffer.count, &length) == 1 else { return nil }
+    return String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
+func octetParameter(_ key: OpaquePointer, _ name: String) -> [UInt8]? {
+    var length = 0
+    guard EVP_PKEY_get_octet_string_param(key, name, nil, 0, &length) == 1 else { return nil }
+    var buffer = [UInt8](repeating: 0, count: length)
+    guard EVP_PKEY_get_octet_string_param(key, name, &buffer, buffer.count, &length) == 1 else { return nil }
+    return Array(buffer.prefix(length))
+}
+
+extension PublicKey {
+    /// The curve and uncompressed point of an EC key on a named curve; `nil` for other keys
+    /// (and for explicit domain parameters OpenSSL cannot name).
+    public var ecPoint: (curve: EllipticCurve, point: [UInt8])? {
+        guard keyType == .ec, let name = stringParameter(pointer, "group"), let curve = EllipticCurve(openSSLName: name),
+              let point = octetParameter(pointer, "encoded-pub-key") else { ERR_clear_error(); return nil }
+        return (curve, point)
+    }
+}
+
+extension PrivateKey {
+    /// The curve, private scalar (padded to the field size) and public point of an EC key.
+    public var ecKey: (curve: EllipticCurve, scalar: [UInt8], point: [UInt8])? {
+        guard let name = stringParameter(pointer, "group"), let curve = EllipticCurve(openSSLName: name),
+              let point = octetParameter(pointer, "encoded-pub-key") else { ERR_clear_error(); return nil }
+        var number: OpaquePointer?
+        guard EVP_PKEY_get_bn_param(pointer, "priv", &number) == 1, let number else { ERR_clear_error(); return nil }
+        defer { BN_clear_free(number) }
+        var scalar = [UInt8](repeating: 0, count: curve.fieldSize)
+        guard BN_bn2binpad(number, &scalar, Int32(scalar.count)) == Int32(scalar.count) else { return nil }
+        return (curve, scalar, point)
+    }
+}

@@ -18,6 +18,7 @@ struct ChipPACESession {
 extension VirtualPassportChip {
     /// MSE:Set AT — choose the PACE protocol, the password (01 MRZ, 02 CAN) and the parameters.
     func mseSetAT(_ command: CommandAPDU, _ state: inout State) -> ResponseAPDU {
+        if command.p1 == 0x41, command.p2 == 0xA4 { return chipAuthenticationSetAT(command, &state) }
         guard command.p1 == 0xC1, command.p2 == 0xA4 else { return ResponseAPDU(statusWord: .incorrectP1P2) }
         guard let offered = passport.pace else { return ResponseAPDU(statusWord: .functionNotSupported) }
         guard let objects = try? BERTLV.parseAll(command.data) else { return ResponseAPDU(statusWord: .wrongData) }
@@ -45,8 +46,39 @@ extension VirtualPassportChip {
         return ResponseAPDU(statusWord: .success)
     }
 
-    /// GENERAL AUTHENTICATE, steps 1–4 of PACE-GM.
+    /// MSE:Set AT for Chip Authentication (after access control, under secure messaging).
+    func chipAuthenticationSetAT(_ command: CommandAPDU, _ state: inout State) -> ResponseAPDU {
+        guard state.authenticated, state.sm != nil else { return ResponseAPDU(statusWord: .securityStatusNotSatisfied) }
+        guard let id = passport.chipAuthenticationProtocol else { return ResponseAPDU(statusWord: .referencedDataNotFound) }
+        guard let objects = try? BERTLV.parseAll(command.data), let oid = objects.first(where: { $0.tag == 0x80 }),
+              DER.oidString(oid.value) == id.oid else { return ResponseAPDU(statusWord: .referencedDataNotFound) }
+        state.chipAuthenticationSelected = true
+        return ResponseAPDU(statusWord: .success)
+    }
+
+    /// GENERAL AUTHENTICATE for Chip Authentication: agree new keys with the terminal's
+    /// ephemeral key; they take effect after this answer (which still uses the old keys).
+    func chipAuthenticationKeyAgreement(_ objects: [TLV], _ state: inout State) -> ResponseAPDU {
+        state.chipAuthenticationSelected = false
+        guard let key = passport.chipAuthenticationKey?.ecKey, let id = passport.chipAuthenticationProtocol,
+              let terminalKey = objects.first(where: { $0.tag == 0x80 })?.value, key.curve.isValidPoint(terminalKey),
+              let shared = try? key.curve.xCoordinate(try key.curve.multiply(key.scalar, point: terminalKey)) else {
+            return ResponseAPDU(statusWord: .wrongData)
+        }
+        let keys = PACE.sessionKeys(sharedSecret: shared, type: id.keyType)
+        state.pendingSession = PACE.secureMessaging(encryptionKey: keys.encryption, macKey: keys.mac, type: id.keyType)
+        state.statistics.chipAuthentications += 1
+        return ResponseAPDU(data: BERTLV.encode(tag: 0x7C, value: []), statusWord: .success)
+    }
+
+    /// GENERAL AUTHENTICATE, steps 1–4 of PACE-GM (or Chip Authentication after MSE:Set AT).
     func generalAuthenticate(_ command: CommandAPDU, _ state: inout State) -> ResponseAPDU {
+        if state.chipAuthenticationSelected {
+            guard let outer = try? BERTLV.parseSingle(command.data), outer.tag == 0x7C, let objects = try? outer.children() else {
+                return ResponseAPDU(statusWord: .wrongData)
+            }
+            return chipAuthenticationKeyAgreement(objects, &state)
+        }
         guard var session = state.pace else { return ResponseAPDU(statusWord: .conditionsOfUseNotSatisfied) }
         guard let outer = try? BERTLV.parseSingle(command.data), outer.tag == 0x7C, let objects = try? outer.children() else {
             return ResponseAPDU(statusWord: .wrongData)

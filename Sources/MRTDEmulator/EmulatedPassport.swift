@@ -25,6 +25,9 @@ public struct EmulatedPassport: Sendable {
     public var can: String?
     /// The private key INTERNAL AUTHENTICATE signs with (Active Authentication).
     public var activeAuthenticationKey: PrivateKey?
+    /// The Chip Authentication key and protocol.
+    public var chipAuthenticationKey: PrivateKey?
+    public var chipAuthenticationProtocol: ChipAuthentication.ProtocolID?
 
     /// Offers PACE with `info` (writing EF.CardAccess), optionally with a CAN and without BAC.
     public mutating func enablePACE(_ info: PACEInfo, can: String? = nil, bacAllowed: Bool = true) {
@@ -86,14 +89,24 @@ public struct EmulatedPassport: Sendable {
         if let dg11 = description.dg11 { groups[11] = LDSBuilder.dg11(dg11) }
         if let dg12 = description.dg12 { groups[12] = LDSBuilder.dg12(dg12) }
         var activeKey: PrivateKey?
+        var securityInfos: [[UInt8]] = []
         if let kind = description.activeAuthentication {
-            let (key, dg15, dg14) = try Self.activeAuthentication(kind, clone: description.clone ?? false)
+            let (key, dg15, aaInfo) = try Self.activeAuthentication(kind, clone: description.clone ?? false)
             activeKey = key
             groups[15] = dg15
-            if let dg14 { groups[14] = dg14 }
+            if let aaInfo { securityInfos.append(aaInfo) }
         } else if description.clone == true {
             throw EmulatorError("clone needs activeAuthentication (a cloned chip is one whose AA fails)")
         }
+        var caKey: PrivateKey?
+        var caProtocol: ChipAuthentication.ProtocolID?
+        if let setting = description.chipAuthentication {
+            let (key, id) = try Self.chipAuthentication(setting)
+            caKey = key
+            caProtocol = id
+            securityInfos += ChipAuthentication.securityInfos(protocolID: id, publicKeyInfo: key.subjectPublicKeyInfo)
+        }
+        if !securityInfos.isEmpty { groups[14] = BERTLV.encode(tag: 0x6E, value: DER.set(securityInfos)) }
         let digestName = description.chip?.sodDigest ?? "SHA-256"
         guard let digest = DigestAlgorithm(rawValue: digestName.uppercased()) else {
             throw EmulatorError("unknown sodDigest '\(digestName)'; use SHA-1, SHA-224, SHA-256, SHA-384 or SHA-512")
@@ -109,10 +122,36 @@ public struct EmulatedPassport: Sendable {
         self.init(masterFiles: [:], applicationFiles: files, mrzKeyInformation: mrz.keyInformation,
                   extendedLength: extended, maxReadLength: description.chip?.maxReadLength)
         activeAuthenticationKey = activeKey
+        chipAuthenticationKey = caKey
+        chipAuthenticationProtocol = caProtocol
         try configureAccess(description)
     }
 
-    /// A fresh AA key, DG15 with its public key (another key's when `clone`), and DG14's
+    /// A fresh CA key pair from a setting like `ECDH-brainpoolP256r1-AES-128`.
+    static func chipAuthentication(_ setting: String) throws(EmulatorError) -> (PrivateKey, ChipAuthentication.ProtocolID) {
+        let parts = setting.split(separator: "-").map(String.init)
+        guard parts.count >= 3, parts[0].uppercased() == "ECDH" else {
+            throw EmulatorError("chipAuthentication must look like ECDH-brainpoolP256r1-AES-128, not '\(setting)'")
+        }
+        let curves = ["P256": "prime256v1", "P384": "secp384r1", "P521": "secp521r1", "P224": "secp224r1",
+                      "BRAINPOOLP256R1": "brainpoolP256r1", "BRAINPOOLP384R1": "brainpoolP384r1", "BRAINPOOLP512R1": "brainpoolP512r1"]
+        guard let curve = curves[parts[1].uppercased()] else { throw EmulatorError("chipAuthentication curve \(parts[1]) is not emulated") }
+        let keyType: KeyDerivation.KeyType
+        switch parts[2...].joined(separator: "-").uppercased() {
+        case "AES-128": keyType = .aes128
+        case "AES-192": keyType = .aes192
+        case "AES-256": keyType = .aes256
+        case "3DES": keyType = .tripleDES
+        default: throw EmulatorError("chipAuthentication cipher must be AES-128, AES-192, AES-256 or 3DES")
+        }
+        do {
+            return (try PrivateKey.generateEC(curveName: curve), ChipAuthentication.ProtocolID(keyAgreement: .ecdh, keyType: keyType))
+        } catch {
+            throw EmulatorError(error.reason)
+        }
+    }
+
+    /// A fresh AA key, DG15 with its public key (another key's when `clone`), and the DG14
     /// ActiveAuthenticationInfo for ECDSA.
     static func activeAuthentication(_ kind: String, clone: Bool) throws(EmulatorError) -> (PrivateKey, [UInt8], [UInt8]?) {
         func make() throws(CryptoError) -> PrivateKey {
@@ -128,12 +167,11 @@ public struct EmulatedPassport: Sendable {
             let key = try make()
             let published = clone ? try make() : key
             let dg15 = BERTLV.encode(tag: 0x6F, value: published.subjectPublicKeyInfo)
-            var dg14: [UInt8]?
+            var info: [UInt8]?
             if kind.uppercased().hasPrefix("ECDSA") {
-                let info = DER.sequence(DER.oid(ActiveAuthentication.infoOID), DER.integer(1), DER.oid("1.2.840.10045.4.3.2"))
-                dg14 = BERTLV.encode(tag: 0x6E, value: DER.set([info]))
+                info = DER.sequence(DER.oid(ActiveAuthentication.infoOID), DER.integer(1), DER.oid("1.2.840.10045.4.3.2"))
             }
-            return (key, dg15, dg14)
+            return (key, dg15, info)
         } catch {
             throw EmulatorError(error.reason)
         }

@@ -29,6 +29,7 @@ public final class VirtualPassportChip: Sendable {
         public var paceSuccesses = 0
         public var paceFailures = 0
         public var activeAuthentications = 0
+        public var chipAuthentications = 0
     }
 
     enum DF { case master, application }
@@ -39,6 +40,9 @@ public final class VirtualPassportChip: Sendable {
         var challenge: [UInt8]?
         var sm: SecureMessaging?
         var pace: ChipPACESession?
+        var chipAuthenticationSelected = false
+        /// Keys that replace the session once the current answer is out (Chip Authentication).
+        var pendingSession: SecureMessaging?
         var authenticated = false
         var faults = ChipFaults()
         var apdusSinceFaults = 0
@@ -156,7 +160,12 @@ public final class VirtualPassportChip: Sendable {
             if !command.isExtended, response.data.count > 256 { return StatusWord.wrongLength.bytes }
             return response.bytes
         }
-        return wrap(response, for: command, &state)
+        let wrapped = wrap(response, for: command, &state)
+        if let next = state.pendingSession {
+            state.pendingSession = nil
+            state.sm = next
+        }
+        return wrapped
     }
 
     /// Protects `response` in the active session; enforces the short-APDU response size.
@@ -184,6 +193,8 @@ public final class VirtualPassportChip: Sendable {
 
     private func dropSession(_ state: inout State) {
         state.sm = nil
+        state.pendingSession = nil
+        state.chipAuthenticationSelected = false
         state.authenticated = false
         state.challenge = nil
     }

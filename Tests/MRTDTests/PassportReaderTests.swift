@@ -146,7 +146,7 @@ struct PassportReaderTests {
         #expect(result.passiveOutcome.status == .untrusted)
         #expect(result.passive?.dataGroups["DG4"] == .notCovered)
         #expect(result.passive?.dataGroups["DG15"] == .notCovered)
-        #expect(result.chip.status == .notChecked)  // DG14 offers CA
+        #expect(result.chip.status == .invalid)  // DG14 offers CA, but a dump has no key behind it
         #expect(result.active.status == .invalid)  // DG15 present, but a dump has no key to answer with
         #expect(result.dg2?.faces.first?.format == .jpeg2000)
     }
@@ -320,5 +320,50 @@ struct ActiveAuthenticationTests {
         damaged[5] ^= 1
         #expect(ActiveAuthentication.verify(publicKey: publicKey, challenge: challenge, signature: damaged, ecdsaDigest: .sha256).status == .invalid)
         #expect(ActiveAuthentication.verify(publicKey: publicKey, challenge: challenge, signature: [1, 2, 3], ecdsaDigest: .sha256).status == .invalid)
+    }
+}
+
+@Suite("Chip Authentication against the in-process emulator")
+struct ChipAuthenticationTests {
+    func read(_ name: String, ca: String?, access: AccessControlPreference = .automatic,
+              configure: (VirtualPassportChip) -> Void = { _ in }) async throws -> (PassportReadResult, VirtualPassportChip) {
+        var description = try TestFixtures.description(name)
+        description.chipAuthentication = ca
+        let passport = try EmulatedPassport(description: description, baseDirectory: TestFixtures.url("passports"),
+                                            signer: try TestFixtures.documentSigner())
+        let chip = VirtualPassportChip(passport: passport)
+        configure(chip)
+        let result = try await PassportReader(connection: EmulatedCardConnection(chip: chip), accessKey: try PassportReaderTests.key(name),
+                                              options: ReadOptions(trustStore: PassportReaderTests.trust, accessControl: access)).read()
+        return (result, chip)
+    }
+
+    @Test("CA after BAC or PACE, every cipher", arguments: [
+        ("utopia-td3-jpeg", "ECDH-brainpoolP256r1-AES-128"), ("utopia-td3-jpeg", "ECDH-P256-3DES"),
+        ("utopia-td3-pace", "ECDH-P384-AES-192"), ("utopia-id-pace-only", "ECDH-P256-AES-256"),
+        ("utopia-td1-idcard", "ECDH-brainpoolP384r1-AES-256"),
+    ])
+    func chipAuthentication(name: String, ca: String) async throws {
+        let (result, chip) = try await read(name, ca: ca)
+        #expect(result.chip.status == .valid, "\(result.chip.detail)")
+        #expect(chip.statistics.chipAuthentications == 1)
+        #expect(result.passiveOutcome.status == .valid)
+        #expect(result.passive?.dataGroups["DG14"] == .matched)
+        // Everything after DG14 was read with the new keys: the files are complete.
+        #expect(result.dg2?.faces.isEmpty == false)
+    }
+
+    @Test func aChipWithoutTheKeyFailsCA() async throws {
+        // The chip answers GENERAL AUTHENTICATE with an error, as a chip without the DG14 key would.
+        let (result, _) = try await read("utopia-td3-jpeg", ca: "ECDH-P256-AES-128") { chip in
+            chip.setFaults(ChipFaults(statusOverrides: [.init(ins: 0x86, statusWord: .wrongData)]))
+        }
+        #expect(result.chip.status == .invalid)
+        #expect(result.dg2?.faces.isEmpty == false)  // reading went on after re-authentication
+    }
+
+    @Test func noDG14MeansNotSupported() async throws {
+        let (result, _) = try await read("utopia-td3-jpeg", ca: nil)
+        #expect(result.chip.status == .notSupported)
     }
 }

@@ -14,6 +14,8 @@ public struct PassportReadResult: Sendable {
     public var accessControlNote: String?
     /// Whether INTERNAL AUTHENTICATE was sent (the outcome is in `active`).
     public var activeAuthenticationPerformed = false
+    /// Whether Chip Authentication was attempted (the outcome is in `chip`).
+    public var chipAuthenticationPerformed = false
     /// Every file read, as read.
     public var files: [LDSFile: [UInt8]]
     /// Files that were wanted but are absent or protected, with the reason.
@@ -108,6 +110,9 @@ public final class PassportReader {
     /// The largest short READ BINARY whose protected answer fits 256 bytes: 0xE7 with 3DES
     /// secure messaging, 0xDF with AES (16-byte padding).
     var shortLimit = 0xE7
+    /// Whether Chip Authentication replaced the session keys.
+    var chipAuthenticated = false
+    var chipOutcome: VerificationOutcome?
     var lastPercent = 0
     var bytesOfFiles = 0
 
@@ -155,11 +160,21 @@ public final class PassportReader {
         let listed = Set(com?.dataGroups ?? []).union(sod?.dataGroupHashes.keys ?? [:].keys)
         var wanted = options.dataGroups.map { Set($0) } ?? listed
         if options.dataGroups == nil, wanted.isEmpty { wanted = [1, 2] }
-        let order = wanted.sorted()
+        var order = wanted.sorted()
+        // DG14 first: Chip Authentication replaces the session keys before the other groups are read.
+        if options.verifyChip, let position = order.firstIndex(of: 14) {
+            order.remove(at: position)
+            order.insert(14, at: 0)
+        }
         for (index, number) in order.enumerated() {
             let file = LDSFile.dataGroup(number)
             switch try await readFile(file, index: index + 2, of: order.count + 2) {
-            case .content(let bytes): files[file] = bytes
+            case .content(let bytes):
+                files[file] = bytes
+                if number == 14, options.verifyChip {
+                    chipOutcome = try await performChipAuthentication(dg14: bytes)
+                    if chipOutcome?.status == .invalid { try await reauthenticate() }
+                }
             case .absent(let reason): skipped[file] = reason
             }
         }
@@ -173,6 +188,10 @@ public final class PassportReader {
         result.accessControlNote = accessControlNote
         if let cardAccess { result.files[.cardAccess] = cardAccess }
         Self.parse(into: &result)
+        if let chipOutcome {
+            result.chip = chipOutcome
+            result.chipAuthenticationPerformed = true
+        }
 
         report(.verifying, percent: 92)
         try await performActiveAuthentication(&result)
@@ -216,12 +235,16 @@ public final class PassportReader {
                 result.passiveOutcome = VerificationOutcome(status: .notSupported, detail: "the chip has no EF.SOD")
             }
         }
-        if options.verifyChip {
-            if result.dg14?.entries.contains(where: { $0.oid.hasPrefix("0.4.0.127.0.7.2.2.3") }) == true {
-                result.chip = VerificationOutcome(status: .notChecked, detail: "the chip offers Chip Authentication (DG14); this reader does not perform it yet")
+        if options.verifyChip && !result.chipAuthenticationPerformed {
+            if result.dg14 != nil, ChipAuthentication.offer(in: result.dg14!) != nil {
+                result.chip = VerificationOutcome(status: .notChecked, detail: "chip authentication needs the chip")
             } else {
                 result.chip = VerificationOutcome(status: .notSupported, detail: "the chip offers no Chip Authentication (no DG14 ChipAuthenticationInfo)")
             }
+        }
+        // The CA key is only as good as DG14's hash in the signed EF.SOD.
+        if result.chip.status == .valid, let passive = result.passive, passive.dataGroups["DG14"] != .matched || passive.signature != .valid {
+            result.chip = VerificationOutcome(status: .untrusted, detail: result.chip.detail + ", but DG14 is not protected by a valid EF.SOD")
         }
         if options.verifyActive && !result.activeAuthenticationPerformed {
             if result.dg15 != nil {
@@ -348,6 +371,7 @@ public final class PassportReader {
 
     /// Runs the access control that opened the chip again (after it dropped secure messaging).
     func reauthenticate() async throws(MRTDError) {
+        chipAuthenticated = false
         if let pace {
             try await performPACE(pace)
             try await selectApplicationSecurely()
