@@ -129,6 +129,34 @@ if usePCSC {
         }
     }
 }
+// PACE-GM + Chip Authentication on brainpoolP256r1: our own time (crypto and protocol) against the card's.
+do {
+    var description = try TestFixtures.description("utopia-td3-pace")
+    description.activeAuthentication = nil
+    description.paceParameterId = 13
+    description.paceCipher = "AES-128"
+    description.chipAuthentication = "ECDH-brainpoolP256r1-AES-128"
+    let passport = try EmulatedPassport(description: description, baseDirectory: TestFixtures.url("passports"),
+                                        signer: try TestFixtures.documentSigner())
+    let paceKey = try AccessKey.mrz(description.mrz.lines.joined(separator: "\n"))
+    var own: [Double] = []
+    var card: [Double] = []
+    var cpu: [Double] = []
+    for _ in 0..<iterations {
+        let chip = VirtualPassportChip(passport: passport)
+        let startCPU = clock()
+        let result = try await PassportReader(connection: EmulatedCardConnection(chip: chip), accessKey: paceKey,
+                                              options: ReadOptions(dataGroups: [14], verifyPassive: false, verifyActive: false)).read()
+        cpu.append(Double(clock() - startCPU) / Double(CLOCKS_PER_SEC) * 1000)
+        precondition(result.accessControl == "PACE" && result.chip.status == .valid)
+        own.append(seconds(result.statistics.readingTime - result.statistics.cardTime) * 1000)
+        card.append(seconds(result.statistics.cardTime) * 1000)
+    }
+    print("")
+    print(String(format: "PACE-ECDH-GM-AES-128 + CA on brainpoolP256r1 (in-process, median of %d): reader %.2f ms, chip (emulator) %.2f ms, process CPU %.2f ms",
+                 iterations, median(own), median(card), median(cpu)))
+    print("  (reader = our PACE and CA crypto and protocol handling, excluding the chip's time; process CPU includes the emulated chip's crypto)")
+}
 print("")
 print("minimum = EF.CardAccess + SELECT + GET CHALLENGE + EXTERNAL AUTHENTICATE + ⌈file size / max read⌉ per file;")
 print("read = access control and file reading; card = time inside transmit (emulator, or pcscd + vpcd + emulator);")
