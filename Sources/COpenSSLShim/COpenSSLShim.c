@@ -1,3 +1,6 @@
+/* The low-level EC and DH APIs PACE needs are deprecated in OpenSSL 3 but remain the only way to
+   build a group with a new generator; this file is their one user. */
+#define OPENSSL_SUPPRESS_DEPRECATED 1
 #include "COpenSSLShim.h"
 #include <openssl/err.h>
 #include <openssl/crypto.h>
@@ -21,7 +24,6 @@ long COpenSSLShim_bio_mem_data(BIO *bio, char **data) { return BIO_get_mem_data(
 unsigned long COpenSSLShim_name_flags_rfc2253(void) { return XN_FLAG_RFC2253; }
 
 /* ---- EC arithmetic for PACE ---- */
-#define OPENSSL_SUPPRESS_DEPRECATED 1
 #include <openssl/ec.h>
 #include <openssl/bn.h>
 
@@ -127,4 +129,59 @@ int COpenSSLShim_ec_check_point(int nid, const uint8_t *point, size_t point_len)
              EC_POINT_is_on_curve(group, p, ctx) == 1 && !EC_POINT_is_at_infinity(group, p);
     EC_POINT_free(p); BN_CTX_free(ctx); EC_GROUP_free(group);
     return ok ? 0 : -2;
+}
+
+/* ---- DH arithmetic for PACE ---- */
+#include <openssl/dh.h>
+
+static int copy_bn(const BIGNUM *n, uint8_t *out, size_t *len) {
+    int size = BN_num_bytes(n);
+    if (size <= 0 || (size_t)size > *len) return -1;
+    BN_bn2bin(n, out);
+    *len = (size_t)size;
+    return 0;
+}
+
+int COpenSSLShim_dh_rfc5114(int parameter_id, uint8_t *p, size_t *p_len, uint8_t *g, size_t *g_len, uint8_t *q, size_t *q_len) {
+    DH *dh = parameter_id == 0 ? DH_get_1024_160() : parameter_id == 1 ? DH_get_2048_224() : parameter_id == 2 ? DH_get_2048_256() : NULL;
+    if (!dh) return -1;
+    const BIGNUM *bp = NULL, *bq = NULL, *bg = NULL;
+    DH_get0_pqg(dh, &bp, &bq, &bg);
+    int rc = (bp && bq && bg && copy_bn(bp, p, p_len) == 0 && copy_bn(bg, g, g_len) == 0 && copy_bn(bq, q, q_len) == 0) ? 0 : -2;
+    DH_free(dh);
+    return rc;
+}
+
+int COpenSSLShim_bn_mod_exp(const uint8_t *base, size_t base_len, const uint8_t *exponent, size_t exponent_len,
+                            const uint8_t *modulus, size_t modulus_len, uint8_t *out) {
+    BN_CTX *ctx = BN_CTX_new();
+    BIGNUM *b = BN_bin2bn(base, (int)base_len, NULL), *e = BN_bin2bn(exponent, (int)exponent_len, NULL);
+    BIGNUM *m = BN_bin2bn(modulus, (int)modulus_len, NULL), *r = BN_new();
+    int rc = (ctx && b && e && m && r && !BN_is_zero(m) && BN_mod_exp(r, b, e, m, ctx) == 1 &&
+              BN_bn2binpad(r, out, (int)modulus_len) == (int)modulus_len) ? 0 : -1;
+    BN_free(b); BN_clear_free(e); BN_free(m); BN_free(r); BN_CTX_free(ctx);
+    return rc;
+}
+
+int COpenSSLShim_bn_mod_mul(const uint8_t *a, size_t a_len, const uint8_t *b, size_t b_len,
+                            const uint8_t *modulus, size_t modulus_len, uint8_t *out) {
+    BN_CTX *ctx = BN_CTX_new();
+    BIGNUM *x = BN_bin2bn(a, (int)a_len, NULL), *y = BN_bin2bn(b, (int)b_len, NULL);
+    BIGNUM *m = BN_bin2bn(modulus, (int)modulus_len, NULL), *r = BN_new();
+    int rc = (ctx && x && y && m && r && !BN_is_zero(m) && BN_mod_mul(r, x, y, m, ctx) == 1 &&
+              BN_bn2binpad(r, out, (int)modulus_len) == (int)modulus_len) ? 0 : -1;
+    BN_free(x); BN_free(y); BN_free(m); BN_free(r); BN_CTX_free(ctx);
+    return rc;
+}
+
+int COpenSSLShim_bn_rand_range(const uint8_t *range, size_t range_len, uint8_t *out) {
+    BIGNUM *n = BN_bin2bn(range, (int)range_len, NULL), *r = BN_new();
+    int rc = -1;
+    if (n && r) {
+        do { if (BN_priv_rand_range(r, n) != 1) goto done; } while (BN_is_zero(r));
+        rc = BN_bn2binpad(r, out, (int)range_len) == (int)range_len ? 0 : -2;
+    }
+done:
+    BN_free(n); BN_clear_free(r);
+    return rc;
 }

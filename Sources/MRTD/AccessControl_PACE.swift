@@ -142,3 +142,64 @@ public enum PACE {
                         ssc: [UInt8](repeating: 0, count: type.cipher.blockSize))
     }
 }
+
+/// The group PACE runs in: a standardised elliptic curve (ECDH) or RFC 5114 MODP group (DH).
+public enum PACEDomain: Sendable, Hashable, CustomStringConvertible {
+    case ec(EllipticCurve)
+    case dh(DiffieHellmanGroup)
+
+    /// Standardised domain parameters by PACE parameter id: 0–2 DH, 8–18 ECDH.
+    public static func standardized(_ parameterId: Int) -> PACEDomain? {
+        if let curve = PACE.curve(parameterId: parameterId) { return .ec(curve) }
+        return DiffieHellmanGroup.rfc5114(parameterId: parameterId).map { .dh($0) }
+    }
+
+    public var keyAgreement: PACE.KeyAgreement {
+        if case .ec = self { return .ecdh }
+        return .dh
+    }
+
+    public var description: String {
+        switch self {
+        case .ec(let curve): return curve.description
+        case .dh(let group): return group.description
+        }
+    }
+
+    public func generateKeyPair(generator: [UInt8]? = nil) throws(CryptoError) -> (privateKey: [UInt8], publicKey: [UInt8]) {
+        switch self {
+        case .ec(let curve): return try curve.generateKeyPair(generator: generator)
+        case .dh(let group): return try group.generateKeyPair(generator: generator)
+        }
+    }
+
+    public func isValidPublicKey(_ key: [UInt8]) -> Bool {
+        switch self {
+        case .ec(let curve): return curve.isValidPoint(key)
+        case .dh(let group): return group.isValidPublicKey(key)
+        }
+    }
+
+    /// The shared element: a point (ECDH) or a group element (DH).
+    public func agree(privateKey: [UInt8], peer: [UInt8], generator: [UInt8]? = nil) throws(CryptoError) -> [UInt8] {
+        switch self {
+        case .ec(let curve): return try curve.multiply(privateKey, point: peer, generator: generator)
+        case .dh(let group): return try group.power(peer, privateKey)
+        }
+    }
+
+    /// The key-agreement secret the session keys come from: the x coordinate (ECDH) or the value (DH).
+    public func sharedSecret(privateKey: [UInt8], peer: [UInt8], generator: [UInt8]? = nil) throws(CryptoError) -> [UInt8] {
+        let element = try agree(privateKey: privateKey, peer: peer, generator: generator)
+        if case .ec(let curve) = self { return try curve.xCoordinate(element) }
+        return element
+    }
+
+    /// The generic mapping: G' = s·G + H (ECDH) or g' = g^s · h mod p (DH).
+    public func mapGeneric(nonce: [UInt8], shared: [UInt8]) throws(CryptoError) -> [UInt8] {
+        switch self {
+        case .ec(let curve): return try curve.multiplyAdd(nonce, point: shared)
+        case .dh(let group): return try group.multiply(try group.power(group.g, nonce), shared)
+        }
+    }
+}

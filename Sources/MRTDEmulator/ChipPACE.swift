@@ -5,7 +5,7 @@ import SmartCard
 /// The chip's side of PACE (ECDH generic mapping).
 struct ChipPACESession {
     let info: PACEInfo
-    let curve: EllipticCurve
+    let domain: PACEDomain
     let passwordKey: [UInt8]
     var nonce: [UInt8]?
     var generator: [UInt8]?
@@ -40,8 +40,8 @@ extension VirtualPassportChip {
         default:
             return ResponseAPDU(statusWord: .referencedDataNotFound)
         }
-        guard let curve = PACE.curve(parameterId: offered.parameterId ?? -1) else { return ResponseAPDU(statusWord: .wrongData) }
-        state.pace = ChipPACESession(info: offered, curve: curve,
+        guard let domain = PACEDomain.standardized(offered.parameterId ?? -1) else { return ResponseAPDU(statusWord: .wrongData) }
+        state.pace = ChipPACESession(info: offered, domain: domain,
                                      passwordKey: KeyDerivation.derive(password, purpose: .password, type: offered.protocolID.keyType))
         return ResponseAPDU(statusWord: .success)
     }
@@ -84,7 +84,7 @@ extension VirtualPassportChip {
             return ResponseAPDU(statusWord: .wrongData)
         }
         let type = session.info.protocolID.keyType
-        let curve = session.curve
+        let domain = session.domain
         func answer(_ tag: UInt32, _ value: [UInt8]) -> ResponseAPDU {
             ResponseAPDU(data: BERTLV.encode(tag: 0x7C, value: BERTLV.encode(tag: tag, value: value)), statusWord: .success)
         }
@@ -101,21 +101,21 @@ extension VirtualPassportChip {
                 return answer(0x80, try PACE.encryptNonce(nonce, passwordKey: session.passwordKey, type: type))
             case (0x81?, let nonce?, nil, _):
                 let terminalMapKey = objects[0].value
-                guard curve.isValidPoint(terminalMapKey) else { return fail(.wrongData) }
-                let mapKeys = try curve.generateKeyPair()
-                let sharedH = try curve.multiply(mapKeys.privateKey, point: terminalMapKey)
-                session.generator = try curve.multiplyAdd(nonce, point: sharedH)
+                guard domain.isValidPublicKey(terminalMapKey) else { return fail(.wrongData) }
+                let mapKeys = try domain.generateKeyPair()
+                let sharedH = try domain.agree(privateKey: mapKeys.privateKey, peer: terminalMapKey)
+                session.generator = try domain.mapGeneric(nonce: nonce, shared: sharedH)
                 state.pace = session
                 return answer(0x82, mapKeys.publicKey)
             case (0x83?, _?, let generator?, nil):
                 let terminalKey = objects[0].value
-                guard curve.isValidPoint(terminalKey) else { return fail(.wrongData) }
-                let ephemeral = try curve.generateKeyPair(generator: generator)
+                guard domain.isValidPublicKey(terminalKey) else { return fail(.wrongData) }
+                let ephemeral = try domain.generateKeyPair(generator: generator)
                 guard ephemeral.publicKey != terminalKey else { return fail(.wrongData) }
                 session.ephemeralPrivate = ephemeral.privateKey
                 session.ephemeralPublic = ephemeral.publicKey
                 session.terminalEphemeral = terminalKey
-                session.sharedSecret = try curve.xCoordinate(try curve.multiply(ephemeral.privateKey, point: terminalKey, generator: generator))
+                session.sharedSecret = try domain.sharedSecret(privateKey: ephemeral.privateKey, peer: terminalKey, generator: generator)
                 state.pace = session
                 return answer(0x84, ephemeral.publicKey)
             case (0x85?, _?, _?, let shared?):
@@ -123,14 +123,14 @@ extension VirtualPassportChip {
                 let keys = PACE.sessionKeys(sharedSecret: shared, type: type)
                 let oid = session.info.protocolID.oid
                 let expected = try PACE.authenticationToken(macKey: keys.mac, type: type, oid: oid,
-                                                            otherPublicKey: session.ephemeralPublic!, keyAgreement: .ecdh)
+                                                            otherPublicKey: session.ephemeralPublic!, keyAgreement: domain.keyAgreement)
                 guard objects[0].value == expected else {
                     // Wrong password: the tokens cannot match.
                     state.statistics.paceFailures += 1
                     return fail(.verificationFailed)
                 }
                 let token = try PACE.authenticationToken(macKey: keys.mac, type: type, oid: oid,
-                                                         otherPublicKey: session.terminalEphemeral!, keyAgreement: .ecdh)
+                                                         otherPublicKey: session.terminalEphemeral!, keyAgreement: domain.keyAgreement)
                 state.pace = nil
                 state.sm = PACE.secureMessaging(encryptionKey: keys.encryption, macKey: keys.mac, type: type)
                 state.authenticated = true

@@ -195,8 +195,8 @@ public struct EmulatedPassport: Sendable {
             throw EmulatorError("paceMapping \(mapping) is not emulated yet (GM is)")
         }
         let parameterId = description.paceParameterId ?? 13
-        guard PACE.curve(parameterId: parameterId) != nil else {
-            throw EmulatorError("paceParameterId \(parameterId) is not an emulated elliptic curve (8–18)")
+        guard let domain = PACEDomain.standardized(parameterId) else {
+            throw EmulatorError("paceParameterId \(parameterId) is not a standardised group (0–2 DH, 8–18 ECDH)")
         }
         let keyType: KeyDerivation.KeyType
         switch (description.paceCipher ?? "AES-128").uppercased() {
@@ -206,7 +206,7 @@ public struct EmulatedPassport: Sendable {
         case "3DES", "DESEDE": keyType = .tripleDES
         default: throw EmulatorError("paceCipher must be AES-128, AES-192, AES-256 or 3DES")
         }
-        let info = PACEInfo(protocolID: PACE.ProtocolID(keyAgreement: .ecdh, mapping: .genericMapping, keyType: keyType),
+        let info = PACEInfo(protocolID: PACE.ProtocolID(keyAgreement: domain.keyAgreement, mapping: .genericMapping, keyType: keyType),
                             parameterId: parameterId)
         enablePACE(info, can: description.can, bacAllowed: access == "both")
     }

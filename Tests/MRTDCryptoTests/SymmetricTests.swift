@@ -44,3 +44,24 @@ struct SymmetricTests {
         #expect(secureRandomBytes(16) != secureRandomBytes(16))
     }
 }
+
+@Suite("Diffie-Hellman groups")
+struct DiffieHellmanTests {
+    @Test("RFC 5114 groups agree and reject bad values", arguments: [0, 1, 2])
+    func agreement(id: Int) throws {
+        let group = try #require(DiffieHellmanGroup.rfc5114(parameterId: id))
+        #expect(group.size == (id == 0 ? 128 : 256))
+        #expect(group.q.count == (id == 0 ? 20 : id == 1 ? 28 : 32))
+        let a = try group.generateKeyPair()
+        let b = try group.generateKeyPair()
+        #expect(group.isValidPublicKey(a.publicKey) && group.isValidPublicKey(b.publicKey))
+        #expect(try group.power(b.publicKey, a.privateKey) == group.power(a.publicKey, b.privateKey))
+        #expect(!group.isValidPublicKey(DiffieHellmanGroup.pad([1], group.size)))
+        #expect(!group.isValidPublicKey(group.p))
+        #expect(!group.isValidPublicKey([UInt8](repeating: 0xFF, count: group.size)))
+        // A value outside the prime-order subgroup (p−1 has order 2) is refused.
+        var pMinusOne = group.p
+        pMinusOne[pMinusOne.count - 1] &-= 1
+        #expect(!group.isValidPublicKey(pMinusOne))
+    }
+}

@@ -244,13 +244,15 @@ struct PACEReaderTests {
         } throws: { ($0 as? MRTDError)?.code == .notSupported }
     }
 
-    @Test("PACE on every standardised curve and cipher", arguments: [
-        (8, KeyDerivation.KeyType.tripleDES), (9, .aes128), (10, .aes192), (11, .aes256), (12, .aes128), (13, .tripleDES),
+    @Test("PACE on every standardised group and cipher", arguments: [
+        (0, KeyDerivation.KeyType.tripleDES), (1, .aes128), (2, .aes256),
+        (8, .tripleDES), (9, .aes128), (10, .aes192), (11, .aes256), (12, .aes128), (13, .tripleDES),
         (14, .aes256), (15, .aes192), (16, .aes128), (17, .aes256), (18, .aes256),
     ])
     func curvesAndCiphers(parameterId: Int, keyType: KeyDerivation.KeyType) async throws {
         let (result, _) = try await read("utopia-td3-jpeg", key: try PassportReaderTests.key("utopia-td3-jpeg")) { passport in
-            passport.enablePACE(PACEInfo(protocolID: PACE.ProtocolID(keyAgreement: .ecdh, mapping: .genericMapping, keyType: keyType),
+            let keyAgreement = PACEDomain.standardized(parameterId)!.keyAgreement
+            passport.enablePACE(PACEInfo(protocolID: PACE.ProtocolID(keyAgreement: keyAgreement, mapping: .genericMapping, keyType: keyType),
                                          parameterId: parameterId), can: "555555", bacAllowed: false)
         }
         #expect(result.accessControl == "PACE")

@@ -41,3 +41,18 @@ int COpenSSLShim_ec_keygen(int nid, const uint8_t *generator, size_t generator_l
 /* Whether the octet string is a valid point on the curve (not infinity). */
 int COpenSSLShim_ec_check_point(int nid, const uint8_t *point, size_t point_len);
 #endif
+
+#ifndef COPENSSLSHIM_DH_H
+#define COPENSSLSHIM_DH_H
+/* RFC 5114 MODP groups with prime-order subgroups (PACE parameter ids 0, 1, 2): p, g and q as
+   big-endian bytes (buffers of at least 256 bytes). */
+int COpenSSLShim_dh_rfc5114(int parameter_id, uint8_t *p, size_t *p_len, uint8_t *g, size_t *g_len, uint8_t *q, size_t *q_len);
+/* out = base^exponent mod modulus, padded to the modulus length. */
+int COpenSSLShim_bn_mod_exp(const uint8_t *base, size_t base_len, const uint8_t *exponent, size_t exponent_len,
+                            const uint8_t *modulus, size_t modulus_len, uint8_t *out);
+/* out = a·b mod modulus, padded to the modulus length. */
+int COpenSSLShim_bn_mod_mul(const uint8_t *a, size_t a_len, const uint8_t *b, size_t b_len,
+                            const uint8_t *modulus, size_t modulus_len, uint8_t *out);
+/* A random value in [1, range-1], padded to range_len. */
+int COpenSSLShim_bn_rand_range(const uint8_t *range, size_t range_len, uint8_t *out);
+#endif

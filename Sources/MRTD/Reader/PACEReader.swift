@@ -2,10 +2,10 @@ import MRTDCrypto
 import SmartCard
 
 extension PassportReader {
-    /// What this reader can run: ECDH generic mapping on the standardised curves.
+    /// What this reader can run: generic mapping on the standardised curves and MODP groups.
     static func canPerform(_ info: PACEInfo) -> Bool {
-        info.protocolID.keyAgreement == .ecdh && info.protocolID.mapping == .genericMapping
-            && PACE.curve(parameterId: info.parameterId ?? -1) != nil
+        guard info.protocolID.mapping == .genericMapping, let domain = PACEDomain.standardized(info.parameterId ?? -1) else { return false }
+        return domain.keyAgreement == info.protocolID.keyAgreement
     }
 
     /// Reads EF.CardAccess (plain, on the MF) and returns its PACE offers; empty when there is none.
@@ -44,7 +44,7 @@ extension PassportReader {
 
     /// Runs PACE with `info` and starts secure messaging with its session keys.
     func performPACE(_ info: PACEInfo) async throws(MRTDError) {
-        guard let curve = PACE.curve(parameterId: info.parameterId ?? -1) else {
+        guard let domain = PACEDomain.standardized(info.parameterId ?? -1), domain.keyAgreement == info.protocolID.keyAgreement else {
             throw MRTDError(.notSupported, "PACE parameters \(info.parameterId.map(String.init) ?? "?") are not supported")
         }
         let id = info.protocolID
@@ -67,30 +67,30 @@ extension PassportReader {
         guard let encrypted = nonceAnswer[0x80] else { throw MRTDError(.unexpectedStatus, "PACE: the chip sent no nonce") }
         let s = try PACE.decryptNonce(encrypted, passwordKey: PACE.passwordKey(accessKey, type: type), type: type)
 
-        // 2. Generic mapping: H = SK_map · PK_map(IC), G' = s·G + H.
-        let mapKeys = try crypto { () throws(CryptoError) in try curve.generateKeyPair() }
+        // 2. Generic mapping: H = SK_map · PK_map(IC), G' = s·G + H (g' = g^s · h for DH).
+        let mapKeys = try crypto { () throws(CryptoError) in try domain.generateKeyPair() }
         let mapAnswer = try await generalAuthenticate(step: "mapping", BERTLV.encode(tag: 0x81, value: mapKeys.publicKey), last: false)
-        guard let chipMapKey = mapAnswer[0x82], curve.isValidPoint(chipMapKey) else {
-            throw MRTDError(.cryptoFailure, "PACE: the chip's mapping key is not a point of \(curve)")
+        guard let chipMapKey = mapAnswer[0x82], domain.isValidPublicKey(chipMapKey) else {
+            throw MRTDError(.cryptoFailure, "PACE: the chip's mapping key is not valid in \(domain)")
         }
         let generator = try crypto { () throws(CryptoError) in
-            try curve.multiplyAdd(s, point: try curve.multiply(mapKeys.privateKey, point: chipMapKey))
+            try domain.mapGeneric(nonce: s, shared: try domain.agree(privateKey: mapKeys.privateKey, peer: chipMapKey))
         }
 
         // 3. Key agreement on the mapped generator.
-        let ephemeral = try crypto { () throws(CryptoError) in try curve.generateKeyPair(generator: generator) }
+        let ephemeral = try crypto { () throws(CryptoError) in try domain.generateKeyPair(generator: generator) }
         let keyAnswer = try await generalAuthenticate(step: "key agreement", BERTLV.encode(tag: 0x83, value: ephemeral.publicKey), last: false)
-        guard let chipKey = keyAnswer[0x84], curve.isValidPoint(chipKey), chipKey != ephemeral.publicKey else {
+        guard let chipKey = keyAnswer[0x84], domain.isValidPublicKey(chipKey), chipKey != ephemeral.publicKey else {
             throw MRTDError(.cryptoFailure, "PACE: the chip's ephemeral key is not acceptable")
         }
         let shared = try crypto { () throws(CryptoError) in
-            try curve.xCoordinate(try curve.multiply(ephemeral.privateKey, point: chipKey, generator: generator))
+            try domain.sharedSecret(privateKey: ephemeral.privateKey, peer: chipKey, generator: generator)
         }
         let keys = PACE.sessionKeys(sharedSecret: shared, type: type)
 
         // 4. Mutual authentication with tokens.
         let token = try crypto { () throws(CryptoError) in
-            try PACE.authenticationToken(macKey: keys.mac, type: type, oid: id.oid, otherPublicKey: chipKey, keyAgreement: .ecdh)
+            try PACE.authenticationToken(macKey: keys.mac, type: type, oid: id.oid, otherPublicKey: chipKey, keyAgreement: domain.keyAgreement)
         }
         let tokenAnswer: [UInt32: [UInt8]]
         do {
@@ -103,7 +103,8 @@ extension PassportReader {
             throw error
         }
         let expected = try crypto { () throws(CryptoError) in
-            try PACE.authenticationToken(macKey: keys.mac, type: type, oid: id.oid, otherPublicKey: ephemeral.publicKey, keyAgreement: .ecdh)
+            try PACE.authenticationToken(macKey: keys.mac, type: type, oid: id.oid, otherPublicKey: ephemeral.publicKey,
+                                         keyAgreement: domain.keyAgreement)
         }
         guard let chipToken = tokenAnswer[0x86], constantTimeEqual(chipToken, expected) else {
             throw MRTDError(.accessDenied, "the chip's PACE token does not verify (wrong access key, or not the chip it claims)")

@@ -1,0 +1,64 @@
+import COpenSSLShim
+
+/// A MODP group with a prime-order subgroup (the RFC 5114 groups of PACE parameter ids 0–2):
+/// key generation, key agreement, the PACE generic mapping `g' = g^s · h`, and public-key checks.
+/// Values are big-endian byte strings padded to the size of p.
+public struct DiffieHellmanGroup: Sendable, Hashable, CustomStringConvertible {
+    public let p: [UInt8]
+    public let g: [UInt8]
+    public let q: [UInt8]
+    public let name: String
+
+    /// RFC 5114 §2.1–2.3: 1024-bit MODP with a 160-bit subgroup (0), 2048/224 (1), 2048/256 (2).
+    public static func rfc5114(parameterId: Int) -> DiffieHellmanGroup? {
+        var p = [UInt8](repeating: 0, count: 512), g = [UInt8](repeating: 0, count: 512), q = [UInt8](repeating: 0, count: 512)
+        var pLength = p.count, gLength = g.count, qLength = q.count
+        guard COpenSSLShim_dh_rfc5114(Int32(parameterId), &p, &pLength, &g, &gLength, &q, &qLength) == 0 else { return nil }
+        let names = ["1024-bit MODP, 160-bit subgroup", "2048-bit MODP, 224-bit subgroup", "2048-bit MODP, 256-bit subgroup"]
+        return DiffieHellmanGroup(p: Array(p.prefix(pLength)), g: Self.pad(Array(g.prefix(gLength)), pLength),
+                                  q: Array(q.prefix(qLength)), name: "RFC 5114 \(names[parameterId])")
+    }
+
+    static func pad(_ value: [UInt8], _ length: Int) -> [UInt8] {
+        value.count >= length ? value : [UInt8](repeating: 0, count: length - value.count) + value
+    }
+
+    public var description: String { name }
+    public var size: Int { p.count }
+
+    /// base^exponent mod p.
+    public func power(_ base: [UInt8], _ exponent: [UInt8]) throws(CryptoError) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: size)
+        guard COpenSSLShim_bn_mod_exp(base, base.count, exponent, exponent.count, p, p.count, &out) == 0 else {
+            throw CryptoError(.invalidInput, "modular exponentiation failed")
+        }
+        return out
+    }
+
+    /// a·b mod p.
+    public func multiply(_ a: [UInt8], _ b: [UInt8]) throws(CryptoError) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: size)
+        guard COpenSSLShim_bn_mod_mul(a, a.count, b, b.count, p, p.count, &out) == 0 else {
+            throw CryptoError(.invalidInput, "modular multiplication failed")
+        }
+        return out
+    }
+
+    /// A private exponent in [1, q-1] and its public value on `generator` (g by default).
+    public func generateKeyPair(generator: [UInt8]? = nil) throws(CryptoError) -> (privateKey: [UInt8], publicKey: [UInt8]) {
+        var exponent = [UInt8](repeating: 0, count: q.count)
+        guard COpenSSLShim_bn_rand_range(q, q.count, &exponent) == 0 else { throw CryptoError(.openSSLFailure, "random exponent failed") }
+        return (exponent, try power(generator ?? g, exponent))
+    }
+
+    /// Whether `y` is a valid public value: 1 < y < p−1 and y^q = 1 (it lies in the subgroup).
+    public func isValidPublicKey(_ y: [UInt8]) -> Bool {
+        let value = Self.pad(Array(y.drop { $0 == 0 }), size)
+        guard value.count == size, value.lexicographicallyPrecedes(p), value.contains(where: { $0 != 0 }) else { return false }
+        let one = Self.pad([1], size)
+        var pMinusOne = p
+        pMinusOne[pMinusOne.count - 1] &-= 1  // p is odd: no borrow
+        guard value != one, value != pMinusOne, let check = try? power(value, q) else { return false }
+        return check == one
+    }
+}
