@@ -1,4 +1,5 @@
 import Foundation
+import MRTDCrypto
 import MRTDEmulator
 import SmartCard
 import TestSupport
@@ -105,5 +106,66 @@ struct PCSCReadTests {
         #expect(result.statistics.readSize == 0x80)
         #expect(result.passiveOutcome.status == .valid)
         #expect(result.files[.dataGroup(2)] == content.applicationFiles[0x0102])
+    }
+}
+
+/// PACE, CA and AA end to end through real pcscd + vpcd + the emulator.
+@Suite("PACE, CA and AA through pcscd", .serialized)
+struct PCSCPACETests {
+    func connect() async throws -> any CardConnection {
+        let backend = PCSCBackend()
+        let info = try await backend.waitForCard(readerMatching: PCSCDHarness.vpcdReaderName, timeout: .seconds(10))
+        return try await backend.connect(reader: info.name)
+    }
+
+    @Test("mapping × group × cipher with MRZ and CAN", arguments: [
+        (13, KeyDerivation.KeyType.aes128, false), (12, .aes256, true), (16, .tripleDES, false), (0, .aes128, true), (2, .aes192, false),
+    ])
+    func paceThroughPCSC(parameterId: Int, keyType: KeyDerivation.KeyType, useCAN: Bool) async throws {
+        var passport = try TestFixtures.passport("utopia-td3-pace")
+        let keyAgreement = PACEDomain.standardized(parameterId)!.keyAgreement
+        passport.enablePACE(PACEInfo(protocolID: PACE.ProtocolID(keyAgreement: keyAgreement, mapping: .genericMapping, keyType: keyType),
+                                     parameterId: parameterId), can: "112233", bacAllowed: true)
+        let chip = VirtualPassportChip(passport: passport)
+        let key = useCAN ? AccessKey.can("112233") : try PCSCReadTests.key("utopia-td3-pace")
+        let result = try await PCSCDHarness.withEmulatedCard(chip) { _ in
+            let connection = try await connect()
+            defer { Task { await connection.disconnect() } }
+            return try await PassportReader(connection: connection, accessKey: key, options: ReadOptions(trustStore: PCSCReadTests.trust)).read()
+        }
+        #expect(result.accessControl == "PACE")
+        #expect(result.passiveOutcome.status == .valid)
+        #expect(result.chip.status == .valid)
+        #expect(result.active.status == .valid)
+    }
+
+    @Test func wrongCANIsDeniedWithoutLockingUp() async throws {
+        let chip = VirtualPassportChip(passport: try TestFixtures.passport("utopia-id-pace-only"))
+        try await PCSCDHarness.withEmulatedCard(chip) { _ in
+            let connection = try await connect()
+            await #expect {
+                _ = try await PassportReader(connection: connection, accessKey: .can("999999")).read()
+            } throws: { ($0 as? MRTDError)?.code == .accessDenied }
+            let result = try await PassportReader(connection: connection, accessKey: .can("123456"),
+                                                  options: ReadOptions(trustStore: PCSCReadTests.trust)).read()
+            #expect(result.accessControl == "PACE")
+            #expect(result.chip.status == .valid && result.active.status == .valid)
+            await connection.disconnect()
+        }
+    }
+
+    @Test func clonedChipThroughPCSC() async throws {
+        var description = try TestFixtures.description("utopia-td3-pace")
+        description.clone = true
+        let chip = VirtualPassportChip(passport: try EmulatedPassport(description: description, baseDirectory: TestFixtures.url("passports"),
+                                                                      signer: try TestFixtures.documentSigner()))
+        let result = try await PCSCDHarness.withEmulatedCard(chip) { _ in
+            let connection = try await connect()
+            defer { Task { await connection.disconnect() } }
+            return try await PassportReader(connection: connection, accessKey: try PCSCReadTests.key("utopia-td3-pace"),
+                                            options: ReadOptions(trustStore: PCSCReadTests.trust)).read()
+        }
+        #expect(result.active.status == .invalid)
+        #expect(result.chip.status == .valid)
     }
 }
