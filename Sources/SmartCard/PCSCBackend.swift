@@ -10,6 +10,7 @@ enum PCSC {
     static let protocolT0: DWORD = 1
     static let protocolT1: DWORD = 2
     static let leaveCard: DWORD = 0
+    static let resetCard: DWORD = 1
     static let stateUnaware: DWORD = 0x0000
     static let stateChanged: DWORD = 0x0002
     static let stateUnknown: DWORD = 0x0004
@@ -323,7 +324,9 @@ final class PCSCConnection: CardConnection {
             return value
         }
         if let value {
-            _ = try? await context.thread.run { SCardDisconnect(value, PCSC.leaveCard) }
+            // Reset, so the next session (this process or another) finds the chip in its initial
+            // state rather than inside our secure-messaging session.
+            _ = try? await context.thread.run { SCardDisconnect(value, PCSC.resetCard) }
         }
     }
 }
