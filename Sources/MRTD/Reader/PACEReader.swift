@@ -13,7 +13,8 @@ extension PassportReader {
     func readCardAccess() async throws(MRTDError) -> [PACEInfo] {
         var response = try await channel.plain(CommandAPDU(ins: 0xB0, p1: 0x80 | LDSFile.cardAccess.sfi, p2: 0, ne: 65_536,
                                                            forceExtended: true))
-        if [.incorrectP1P2, .fileNotFound, .commandNotAllowedNoEF, .securityStatusNotSatisfied].contains(response.statusWord) {
+        // (6A82 is the normal answer of a BAC-only chip and costs nothing more.)
+        if [.incorrectP1P2, .commandNotAllowedNoEF, .securityStatusNotSatisfied].contains(response.statusWord) {
             // The chip may still be inside an application from an earlier session: back to the MF.
             let mf = try await channel.plain(CommandAPDU(ins: 0xA4, p1: 0x00, p2: 0x0C, data: [0x3F, 0x00]))
             if mf.statusWord == .success {
