@@ -10,7 +10,6 @@ enum PCSC {
     static let protocolT0: DWORD = 1
     static let protocolT1: DWORD = 2
     static let leaveCard: DWORD = 0
-    static let resetCard: DWORD = 1
     static let stateUnaware: DWORD = 0x0000
     static let stateChanged: DWORD = 0x0002
     static let stateUnknown: DWORD = 0x0004
@@ -324,9 +323,10 @@ final class PCSCConnection: CardConnection {
             return value
         }
         if let value {
-            // Reset, so the next session (this process or another) finds the chip in its initial
-            // state rather than inside our secure-messaging session.
-            _ = try? await context.thread.run { SCardDisconnect(value, PCSC.resetCard) }
+            // Leave the card powered: resetting it made vpcd drop and re-insert the virtual card,
+            // racing whoever connects next. Readers cope with a chip left inside an application
+            // (PassportReader goes back to the MF).
+            _ = try? await context.thread.run { SCardDisconnect(value, PCSC.leaveCard) }
         }
     }
 }

@@ -220,6 +220,19 @@ struct PACEReaderTests {
         #expect(result.accessControl == "PACE")
     }
 
+    @Test func aSecondReadFindsTheChipInsideTheApplicationAndStillUsesPACE() async throws {
+        // PC/SC leaves the card powered between sessions: the chip is still in the eMRTD
+        // application with the old secure-messaging session when the next read starts.
+        let chip = VirtualPassportChip(passport: try TestFixtures.passport("utopia-id-pace-only"))
+        let connection = EmulatedCardConnection(chip: chip)
+        for _ in 0..<2 {
+            let result = try await PassportReader(connection: connection, accessKey: .can("123456"),
+                                                  options: ReadOptions(trustStore: Self.trust)).read()
+            #expect(result.accessControl == "PACE")
+        }
+        #expect(chip.statistics.paceSuccesses == 2)
+    }
+
     @Test func paceOnlyChipRefusesBAC() async throws {
         await #expect {
             _ = try await read("utopia-id-pace-only", key: try PassportReaderTests.key("utopia-id-pace-only"), access: .bacOnly)

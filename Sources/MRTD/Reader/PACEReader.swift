@@ -11,30 +11,12 @@ extension PassportReader {
     /// Reads EF.CardAccess (plain, on the MF) and returns its PACE offers; empty when there is none.
     /// The read doubles as the extended-length probe.
     func readCardAccess() async throws(MRTDError) -> [PACEInfo] {
-        var response = try await channel.plain(CommandAPDU(ins: 0xB0, p1: 0x80 | LDSFile.cardAccess.sfi, p2: 0, ne: 65_536,
-                                                           forceExtended: true))
+        var response = try await readCardAccessFirstChunk()
         // (6A82 is the normal answer of a BAC-only chip and costs nothing more.)
         if [.incorrectP1P2, .commandNotAllowedNoEF, .securityStatusNotSatisfied].contains(response.statusWord) {
             // The chip may still be inside an application from an earlier session: back to the MF.
             let mf = try await channel.plain(CommandAPDU(ins: 0xA4, p1: 0x00, p2: 0x0C, data: [0x3F, 0x00]))
-            if mf.statusWord == .success {
-                response = try await channel.plain(CommandAPDU(ins: 0xB0, p1: 0x80 | LDSFile.cardAccess.sfi, p2: 0, ne: 65_536,
-                                                               forceExtended: true))
-            }
-        }
-        if response.statusWord == .wrongLength || response.statusWord.sw1 == 0x6D || response.statusWord == .wrongP1P2
-            || response.statusWord == .incorrectP1P2 {
-            probedExtendedLength = false
-            // Short reads, stepping down for chips that cap READ BINARY below 256 bytes.
-            for length in [256, 0xDF, 0x80, 0x40, 0x20] {
-                response = try await channel.plain(.readBinary(sfi: LDSFile.cardAccess.sfi, offset: 0, length: length))
-                if response.statusWord.sw1 == 0x6C, response.statusWord.sw2 > 0 {
-                    response = try await channel.plain(.readBinary(sfi: LDSFile.cardAccess.sfi, offset: 0, length: Int(response.statusWord.sw2)))
-                }
-                if response.statusWord != .wrongLength { break }
-            }
-        } else if response.statusWord == .success || response.statusWord == .endOfFileReached {
-            probedExtendedLength = true
+            if mf.statusWord == .success { response = try await readCardAccessFirstChunk() }
         }
         guard response.statusWord == .success || response.statusWord == .endOfFileReached, !response.data.isEmpty else { return [] }
         var content = response.data
@@ -49,6 +31,26 @@ extension PassportReader {
         cardAccess = content
         guard let infos = try? SecurityInfos(bytes: content) else { return [] }
         return PACEInfo.all(in: infos)
+    }
+
+    /// READ BINARY of EF.CardAccess by SFI: extended first (the extended-length probe), then
+    /// short, stepping down for chips that cap reads below 256 bytes.
+    func readCardAccessFirstChunk() async throws(MRTDError) -> ResponseAPDU {
+        var response = try await channel.plain(CommandAPDU(ins: 0xB0, p1: 0x80 | LDSFile.cardAccess.sfi, p2: 0, ne: 65_536,
+                                                           forceExtended: true))
+        if response.statusWord == .wrongLength || response.statusWord.sw1 == 0x6D || response.statusWord == .wrongP1P2 {
+            probedExtendedLength = false
+            for length in [256, 0xDF, 0x80, 0x40, 0x20] {
+                response = try await channel.plain(.readBinary(sfi: LDSFile.cardAccess.sfi, offset: 0, length: length))
+                if response.statusWord.sw1 == 0x6C, response.statusWord.sw2 > 0 {
+                    response = try await channel.plain(.readBinary(sfi: LDSFile.cardAccess.sfi, offset: 0, length: Int(response.statusWord.sw2)))
+                }
+                if response.statusWord != .wrongLength { break }
+            }
+        } else if response.statusWord == .success || response.statusWord == .endOfFileReached {
+            probedExtendedLength = true
+        }
+        return response
     }
 
     /// Runs PACE with `info` and starts secure messaging with its session keys.
