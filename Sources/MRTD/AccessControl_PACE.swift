@@ -33,13 +33,9 @@ public enum PACE {
             case 6: (keyAgreement, mapping) = (.ecdh, .chipAuthenticationMapping)
             default: return nil
             }
-            switch parts[1] {
-            case 1 where mapping != .chipAuthenticationMapping: keyType = .tripleDES
-            case 2: keyType = .aes128
-            case 3: keyType = .aes192
-            case 4: keyType = .aes256
-            default: return nil
-            }
+            guard let keyType = KeyDerivation.KeyType(oidArc: parts[1]),
+                  keyType != .tripleDES || mapping != .chipAuthenticationMapping else { return nil }
+            self.keyType = keyType
             self.oid = oid
         }
 
@@ -52,13 +48,7 @@ public enum PACE {
             case (.ecdh, .integratedMapping): first = 4
             case (_, .chipAuthenticationMapping): first = 6
             }
-            let second: Int
-            switch keyType {
-            case .tripleDES: second = 1
-            case .aes128: second = 2
-            case .aes192: second = 3
-            case .aes256: second = 4
-            }
+            let second = keyType.oidArc
             self.init(oid: "\(Self.prefix)\(first).\(second)")!
         }
 

@@ -18,24 +18,13 @@ public enum ChipAuthentication {
             let parts = oid.dropFirst(ChipAuthentication.protocolPrefix.count).split(separator: ".").compactMap { Int($0) }
             guard parts.count == 2, [1, 2].contains(parts[0]) else { return nil }
             keyAgreement = parts[0] == 1 ? .dh : .ecdh
-            switch parts[1] {
-            case 1: keyType = .tripleDES
-            case 2: keyType = .aes128
-            case 3: keyType = .aes192
-            case 4: keyType = .aes256
-            default: return nil
-            }
+            guard let keyType = KeyDerivation.KeyType(oidArc: parts[1]) else { return nil }
+            self.keyType = keyType
             self.oid = oid
         }
 
         public init(keyAgreement: PACE.KeyAgreement, keyType: KeyDerivation.KeyType) {
-            let cipher: Int
-            switch keyType {
-            case .tripleDES: cipher = 1
-            case .aes128: cipher = 2
-            case .aes192: cipher = 3
-            case .aes256: cipher = 4
-            }
+            let cipher = keyType.oidArc
             self.init(oid: "\(ChipAuthentication.protocolPrefix)\(keyAgreement == .dh ? 1 : 2).\(cipher)")!
         }
 

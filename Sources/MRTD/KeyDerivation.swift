@@ -17,6 +17,26 @@ public enum KeyDerivation {
         case aes256
 
         public var cipher: BlockCipher { self == .tripleDES ? .tripleDES : .aes }
+
+        /// The last arc of PACE and CA protocol OIDs: 1 3DES, 2 AES-128, 3 AES-192, 4 AES-256.
+        public var oidArc: Int {
+            switch self {
+            case .tripleDES: return 1
+            case .aes128: return 2
+            case .aes192: return 3
+            case .aes256: return 4
+            }
+        }
+
+        public init?(oidArc: Int) {
+            switch oidArc {
+            case 1: self = .tripleDES
+            case 2: self = .aes128
+            case 3: self = .aes192
+            case 4: self = .aes256
+            default: return nil
+            }
+        }
         public var keyLength: Int {
             switch self {
             case .tripleDES, .aes128: return 16
