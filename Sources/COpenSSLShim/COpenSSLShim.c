@@ -185,3 +185,21 @@ done:
     BN_free(n); BN_clear_free(r);
     return rc;
 }
+
+int COpenSSLShim_ec_scalar_divide(int nid, const uint8_t *a, size_t a_len, const uint8_t *b, size_t b_len,
+                                  uint8_t *out, size_t *out_len) {
+    EC_GROUP *group = EC_GROUP_new_by_curve_name(nid);
+    if (!group) return -1;
+    BN_CTX *ctx = BN_CTX_new();
+    BIGNUM *x = BN_bin2bn(a, (int)a_len, NULL), *y = BN_bin2bn(b, (int)b_len, NULL), *inverse = BN_new(), *r = BN_new();
+    const BIGNUM *order = EC_GROUP_get0_order(group);
+    int size = (EC_GROUP_get_degree(group) + 7) / 8;
+    int rc = -2;
+    if (ctx && x && y && inverse && r && (size_t)size <= *out_len && BN_mod_inverse(inverse, y, order, ctx) &&
+        BN_mod_mul(r, x, inverse, order, ctx) == 1 && BN_bn2binpad(r, out, size) == size) {
+        *out_len = (size_t)size;
+        rc = 0;
+    }
+    BN_clear_free(x); BN_clear_free(y); BN_clear_free(inverse); BN_clear_free(r); BN_CTX_free(ctx); EC_GROUP_free(group);
+    return rc;
+}

@@ -114,3 +114,24 @@ extension PassportReader {
         return VerificationOutcome(status: .valid, detail: "the chip proved it holds the DG14 key (\(id), \(curve))")
     }
 }
+
+extension ChipAuthentication {
+    /// The curve and point of an EC SubjectPublicKeyInfo whose parameters are a named-curve OID or
+    /// (as TR-03110 documents write it) a standardised domain-parameter id.
+    public static func ecPublicKey(subjectPublicKeyInfo der: [UInt8]) -> (curve: EllipticCurve, point: [UInt8])? {
+        guard let spki = try? BERTLV.parseSingle(der).children(), spki.count == 2, spki[0].tag == 0x30, spki[1].tag == 0x03,
+              let algorithm = try? spki[0].children(), algorithm.count == 2 else { return nil }
+        let curve: EllipticCurve?
+        switch algorithm[1].tag {
+        case 0x06: curve = DER.oidString(algorithm[1].value).flatMap(EllipticCurve.init(oid:))
+        case 0x02: curve = PACE.curve(parameterId: algorithm[1].value.reduce(0) { $0 << 8 | Int($1) })
+        default: curve = nil
+        }
+        guard let curve, spki[1].value.first == 0x00 else { return nil }
+        let point = Array(spki[1].value.dropFirst())
+        return curve.isValidPoint(point) ? (curve, point) : nil
+    }
+
+    /// id-SecurityObject: the content type of EF.CardSecurity.
+    public static let cardSecurityContentType = "0.4.0.127.0.7.3.2.1"
+}

@@ -147,3 +147,28 @@ extension PrivateKey {
         return (curve, scalar, point)
     }
 }
+
+extension EllipticCurve {
+    /// a · b⁻¹ mod n, with n the order of the curve (PACE-CAM's chip authentication data).
+    public func scalarDivide(_ a: [UInt8], by b: [UInt8]) throws(CryptoError) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: 80)
+        var length = out.count
+        guard COpenSSLShim_ec_scalar_divide(nid, a, a.count, b, b.count, &out, &length) == 0 else {
+            throw CryptoError(.invalidInput, "scalar division on \(name) failed")
+        }
+        return Array(out.prefix(length))
+    }
+
+    /// The curve with this named-curve OID (dotted).
+    public init?(oid: String) {
+        let known: [String: EllipticCurve] = [
+            "1.2.840.10045.3.1.1": .nistP192, "1.3.132.0.33": .nistP224, "1.2.840.10045.3.1.7": .nistP256,
+            "1.3.132.0.34": .nistP384, "1.3.132.0.35": .nistP521,
+            "1.3.36.3.3.2.8.1.1.3": .brainpoolP192r1, "1.3.36.3.3.2.8.1.1.5": .brainpoolP224r1,
+            "1.3.36.3.3.2.8.1.1.7": .brainpoolP256r1, "1.3.36.3.3.2.8.1.1.9": .brainpoolP320r1,
+            "1.3.36.3.3.2.8.1.1.11": .brainpoolP384r1, "1.3.36.3.3.2.8.1.1.13": .brainpoolP512r1,
+        ]
+        guard let curve = known[oid] else { return nil }
+        self = curve
+    }
+}

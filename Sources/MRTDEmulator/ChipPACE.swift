@@ -8,6 +8,7 @@ struct ChipPACESession {
     let domain: PACEDomain
     let passwordKey: [UInt8]
     var nonce: [UInt8]?
+    var mapPrivate: [UInt8]?
     var generator: [UInt8]?
     var ephemeralPrivate: [UInt8]?
     var ephemeralPublic: [UInt8]?
@@ -103,6 +104,7 @@ extension VirtualPassportChip {
                 let terminalMapKey = objects[0].value
                 guard domain.isValidPublicKey(terminalMapKey) else { return fail(.wrongData) }
                 let mapKeys = try domain.generateKeyPair()
+                session.mapPrivate = mapKeys.privateKey
                 let sharedH = try domain.agree(privateKey: mapKeys.privateKey, peer: terminalMapKey)
                 session.generator = try domain.mapGeneric(nonce: nonce, shared: sharedH)
                 state.pace = session
@@ -131,11 +133,21 @@ extension VirtualPassportChip {
                 }
                 let token = try PACE.authenticationToken(macKey: keys.mac, type: type, oid: oid,
                                                          otherPublicKey: session.terminalEphemeral!, keyAgreement: domain.keyAgreement)
+                var objects = BERTLV.encode(tag: 0x86, value: token)
+                if session.info.protocolID.mapping == .chipAuthenticationMapping {
+                    // CA_IC = SK_Map,IC · SK_IC⁻¹ mod n, sent as E(KS_Enc, CA_IC) with IV = E(KS_Enc, −1).
+                    guard case .ec(let curve) = domain, let staticKey = passport.chipAuthenticationMappingKey?.ecKey,
+                          let mapPrivate = session.mapPrivate else { return fail(.noPreciseDiagnosis) }
+                    let data = try curve.scalarDivide(mapPrivate, by: staticKey.scalar)
+                    let iv = try type.cipher.ecb(encrypt: true, key: keys.encryption, [UInt8](repeating: 0xFF, count: type.cipher.blockSize))
+                    let encrypted = try type.cipher.cbc(encrypt: true, key: keys.encryption, iv: iv, iso9797Pad(data, blockSize: type.cipher.blockSize))
+                    objects += BERTLV.encode(tag: 0x8A, value: encrypted)
+                }
                 state.pace = nil
                 state.sm = PACE.secureMessaging(encryptionKey: keys.encryption, macKey: keys.mac, type: type)
                 state.authenticated = true
                 state.statistics.paceSuccesses += 1
-                return answer(0x86, token)
+                return ResponseAPDU(data: BERTLV.encode(tag: 0x7C, value: objects), statusWord: .success)
             default:
                 return fail(.conditionsOfUseNotSatisfied)
             }

@@ -29,6 +29,32 @@ public struct EmulatedPassport: Sendable {
     public var chipAuthenticationKey: PrivateKey?
     public var chipAuthenticationProtocol: ChipAuthentication.ProtocolID?
 
+    /// The static key behind PACE-CAM (its public half is in EF.CardSecurity).
+    public var chipAuthenticationMappingKey: PrivateKey?
+
+    /// Offers PACE-CAM: EF.CardAccess with `info`, EF.CardSecurity signed by `signer` with the
+    /// chip's static public key on the PACE curve.
+    public mutating func enableChipAuthenticationMapping(_ info: PACEInfo, signer: DocumentSigner, can: String? = nil,
+                                                         bacAllowed: Bool = true) throws(EmulatorError) {
+        guard info.protocolID.mapping == .chipAuthenticationMapping, let curve = PACE.curve(parameterId: info.parameterId ?? -1) else {
+            throw EmulatorError("PACE-CAM needs an ECDH CAM protocol on a standardised curve")
+        }
+        do {
+            let key = try PrivateKey.generateEC(curveName: curve.openSSLName)
+            let caInfo = DER.sequence(DER.oid(ChipAuthentication.ProtocolID(keyAgreement: .ecdh, keyType: info.protocolID.keyType).oid),
+                                      DER.integer(2), DER.integer(1))
+            let keyInfo = DER.sequence(DER.oid(ChipAuthentication.ecdhPublicKeyOID), key.subjectPublicKeyInfo, DER.integer(1))
+            let content = DER.set([info.der, caInfo, keyInfo])
+            let signed = try CMSSigner.sign(content: content, contentType: ChipAuthentication.cardSecurityContentType,
+                                            certificate: signer.certificate, key: signer.key)
+            enablePACE(info, can: can, bacAllowed: bacAllowed)
+            masterFiles[0x011D] = signed
+            chipAuthenticationMappingKey = key
+        } catch {
+            throw EmulatorError("building EF.CardSecurity failed: \(error.reason)")
+        }
+    }
+
     /// Offers PACE with `info` (writing EF.CardAccess), optionally with a CAN and without BAC.
     public mutating func enablePACE(_ info: PACEInfo, can: String? = nil, bacAllowed: Bool = true) {
         pace = info
@@ -124,7 +150,7 @@ public struct EmulatedPassport: Sendable {
         activeAuthenticationKey = activeKey
         chipAuthenticationKey = caKey
         chipAuthenticationProtocol = caProtocol
-        try configureAccess(description)
+        try configureAccess(description, signer: signer)
     }
 
     /// A fresh CA key pair from a setting like `ECDH-brainpoolP256r1-AES-128`.
@@ -177,7 +203,7 @@ public struct EmulatedPassport: Sendable {
         }
     }
 
-    mutating func configureAccess(_ description: PassportDescription) throws(EmulatorError) {
+    mutating func configureAccess(_ description: PassportDescription, signer: DocumentSigner) throws(EmulatorError) {
         // Without an `access` field a description keeps its original BAC-only chip.
         let access = (description.access ?? (description.paceMapping != nil || description.paceParameterId != nil ? "both" : "bac")).lowercased()
         guard ["pace", "bac", "both"].contains(access) else {
@@ -191,8 +217,8 @@ public struct EmulatedPassport: Sendable {
             return
         }
         let mapping = (description.paceMapping ?? "GM").uppercased()
-        guard mapping == "GM" else {
-            throw EmulatorError("paceMapping \(mapping) is not emulated yet (GM is)")
+        guard mapping == "GM" || mapping == "CAM" else {
+            throw EmulatorError("paceMapping \(mapping) is not emulated yet (GM and CAM are)")
         }
         let parameterId = description.paceParameterId ?? 13
         guard let domain = PACEDomain.standardized(parameterId) else {
@@ -205,6 +231,15 @@ public struct EmulatedPassport: Sendable {
         case "AES-256", "AES256": keyType = .aes256
         case "3DES", "DESEDE": keyType = .tripleDES
         default: throw EmulatorError("paceCipher must be AES-128, AES-192, AES-256 or 3DES")
+        }
+        if mapping == "CAM" {
+            guard domain.keyAgreement == .ecdh, keyType != .tripleDES else {
+                throw EmulatorError("PACE-CAM is defined for ECDH with AES only")
+            }
+            let info = PACEInfo(protocolID: PACE.ProtocolID(keyAgreement: .ecdh, mapping: .chipAuthenticationMapping, keyType: keyType),
+                                parameterId: parameterId)
+            try enableChipAuthenticationMapping(info, signer: signer, can: description.can, bacAllowed: access == "both")
+            return
         }
         let info = PACEInfo(protocolID: PACE.ProtocolID(keyAgreement: domain.keyAgreement, mapping: .genericMapping, keyType: keyType),
                             parameterId: parameterId)

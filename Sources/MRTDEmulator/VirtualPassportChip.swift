@@ -222,8 +222,11 @@ public final class VirtualPassportChip: Sendable {
         }
     }
 
-    private func mayAccess(_ df: DF, _ state: State) -> Bool {
-        df == .master || state.authenticated
+    /// Before access control only the MF's public files (EF.CardAccess, EF.ATR/INFO) are readable;
+    /// EF.CardSecurity and the application need PACE or BAC.
+    private func mayAccess(_ df: DF, _ state: State, fid: UInt16? = nil) -> Bool {
+        if state.authenticated { return true }
+        return df == .master && fid != 0x011D
     }
 
     private func sfiToFID(_ sfi: UInt8, in df: DF) -> UInt16? {
@@ -259,7 +262,7 @@ public final class VirtualPassportChip: Sendable {
         case 0x00, 0x02:
             guard command.data.count == 2 else { return ResponseAPDU(statusWord: .lcInconsistentWithP1P2) }
             let fid = UInt16(command.data[0]) << 8 | UInt16(command.data[1])
-            guard mayAccess(state.df, state) else { return ResponseAPDU(statusWord: .securityStatusNotSatisfied) }
+            guard mayAccess(state.df, state, fid: fid) else { return ResponseAPDU(statusWord: .securityStatusNotSatisfied) }
             guard let content = file(fid, in: state.df) else { return ResponseAPDU(statusWord: .fileNotFound) }
             state.selectedFile = fid
             if command.p2 & 0x0C == 0x0C { return ResponseAPDU(statusWord: .success) }
@@ -290,7 +293,7 @@ public final class VirtualPassportChip: Sendable {
             guard command.p1 & 0x60 == 0, let fid = sfiToFID(command.p1 & 0x1F, in: state.df) else {
                 return ResponseAPDU(statusWord: .incorrectP1P2)
             }
-            guard mayAccess(state.df, state) else { return ResponseAPDU(statusWord: .securityStatusNotSatisfied) }
+            guard mayAccess(state.df, state, fid: fid) else { return ResponseAPDU(statusWord: .securityStatusNotSatisfied) }
             guard file(fid, in: state.df) != nil else { return ResponseAPDU(statusWord: .fileNotFound) }
             state.selectedFile = fid
             offset = Int(command.p2)
@@ -298,7 +301,7 @@ public final class VirtualPassportChip: Sendable {
             offset = Int(command.p1) << 8 | Int(command.p2)
         }
         guard let fid = state.selectedFile else { return ResponseAPDU(statusWord: .commandNotAllowedNoEF) }
-        guard mayAccess(state.df, state) else { return ResponseAPDU(statusWord: .securityStatusNotSatisfied) }
+        guard mayAccess(state.df, state, fid: fid) else { return ResponseAPDU(statusWord: .securityStatusNotSatisfied) }
         guard let content = file(fid, in: state.df) else { return ResponseAPDU(statusWord: .fileNotFound) }
         let ne = command.ne ?? 256
         let cap = min(passport.maxReadLength, state.faults.readLengthCap ?? Int.max)

@@ -382,3 +382,44 @@ struct ChipAuthenticationTests {
         #expect(result.chip.status == .notSupported)
     }
 }
+
+@Suite("PACE-CAM against the in-process emulator")
+struct PACECAMTests {
+    func passport(parameterId: Int = 13, cipher: String = "AES-128") throws -> EmulatedPassport {
+        var description = try TestFixtures.description("utopia-id-pace-only")
+        description.paceMapping = "CAM"
+        description.paceParameterId = parameterId
+        description.paceCipher = cipher
+        description.chipAuthentication = nil
+        return try EmulatedPassport(description: description, baseDirectory: TestFixtures.url("passports"),
+                                    signer: try TestFixtures.documentSigner())
+    }
+
+    @Test("CAM proves the chip", arguments: [(13, "AES-128"), (12, "AES-256"), (16, "AES-192")])
+    func chipAuthenticationMapping(parameterId: Int, cipher: String) async throws {
+        let chip = VirtualPassportChip(passport: try passport(parameterId: parameterId, cipher: cipher))
+        let result = try await PassportReader(connection: EmulatedCardConnection(chip: chip), accessKey: .can("123456"),
+                                              options: ReadOptions(trustStore: PassportReaderTests.trust)).read()
+        #expect(result.accessControl == "PACE" && result.paceMapping == "CAM")
+        #expect(result.chip.status == .valid, "\(result.chip.detail)")
+        #expect(result.chip.detail.contains("PACE-CAM"))
+        #expect(result.files[.cardSecurity] != nil)
+        #expect(result.passiveOutcome.status == .valid)
+    }
+
+    @Test func aChipWithoutTheCardSecurityKeyFails() async throws {
+        var content = try passport()
+        content.chipAuthenticationMappingKey = try PrivateKey.generateEC(curveName: "brainpoolP256r1")  // not the published one
+        let chip = VirtualPassportChip(passport: content)
+        let result = try await PassportReader(connection: EmulatedCardConnection(chip: chip), accessKey: .can("123456"),
+                                              options: ReadOptions(trustStore: PassportReaderTests.trust)).read()
+        #expect(result.chip.status == .invalid)
+        #expect(result.chip.detail.contains("copy"))
+    }
+
+    @Test func untrustedCardSecurityIsReported() async throws {
+        let chip = VirtualPassportChip(passport: try passport())
+        let result = try await PassportReader(connection: EmulatedCardConnection(chip: chip), accessKey: .can("123456")).read()
+        #expect(result.chip.status == .untrusted)
+    }
+}

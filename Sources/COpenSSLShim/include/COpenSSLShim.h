@@ -56,3 +56,10 @@ int COpenSSLShim_bn_mod_mul(const uint8_t *a, size_t a_len, const uint8_t *b, si
 /* A random value in [1, range-1], padded to range_len. */
 int COpenSSLShim_bn_rand_range(const uint8_t *range, size_t range_len, uint8_t *out);
 #endif
+
+#ifndef COPENSSLSHIM_SCALAR_H
+#define COPENSSLSHIM_SCALAR_H
+/* out = a · b⁻¹ mod n (n the curve order), padded to the field size (PACE-CAM's CA_IC). */
+int COpenSSLShim_ec_scalar_divide(int nid, const uint8_t *a, size_t a_len, const uint8_t *b, size_t b_len,
+                                  uint8_t *out, size_t *out_len);
+#endif

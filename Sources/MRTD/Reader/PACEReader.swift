@@ -4,7 +4,7 @@ import SmartCard
 extension PassportReader {
     /// What this reader can run: generic mapping on the standardised curves and MODP groups.
     static func canPerform(_ info: PACEInfo) -> Bool {
-        guard info.protocolID.mapping == .genericMapping, let domain = PACEDomain.standardized(info.parameterId ?? -1) else { return false }
+        guard info.protocolID.mapping != .integratedMapping, let domain = PACEDomain.standardized(info.parameterId ?? -1) else { return false }
         return domain.keyAgreement == info.protocolID.keyAgreement
     }
 
@@ -122,6 +122,49 @@ extension PassportReader {
         }
         channel.session = PACE.secureMessaging(encryptionKey: keys.encryption, macKey: keys.mac, type: type)
         shortLimit = type == .tripleDES ? 0xE7 : 0xDF
+        if id.mapping == .chipAuthenticationMapping, case .ec(let curve) = domain {
+            chipOutcome = try await verifyChipAuthenticationMapping(encryptedData: tokenAnswer[0x8A], chipMapKey: chipMapKey,
+                                                                    curve: curve, parameterId: info.parameterId, encryptionKey: keys.encryption,
+                                                                    type: type)
+            chipAuthenticated = chipOutcome?.status == .valid
+        }
+    }
+
+    /// PACE-CAM (ICAO 9303-11 §4.4.3.5): decrypt A_IC to CA_IC and check PK_Map,IC = CA_IC · PK_IC,
+    /// with PK_IC from EF.CardSecurity (read now, under the new secure messaging, and verified
+    /// with passive authentication later).
+    func verifyChipAuthenticationMapping(encryptedData: [UInt8]?, chipMapKey: [UInt8], curve: EllipticCurve, parameterId: Int?,
+                                         encryptionKey: [UInt8], type: KeyDerivation.KeyType) async throws(MRTDError) -> VerificationOutcome {
+        guard let encryptedData else {
+            return VerificationOutcome(status: .invalid, detail: "PACE-CAM: the chip sent no chip authentication data")
+        }
+        guard case .content(let security) = try await readFile(.cardSecurity, index: 0, of: 1) else {
+            return VerificationOutcome(status: .invalid, detail: "PACE-CAM: EF.CardSecurity is missing")
+        }
+        cardSecurity = security
+        guard let signed = try? CMSSignedData(bytes: security), signed.contentType == ChipAuthentication.cardSecurityContentType,
+              let content = signed.content, let infos = try? SecurityInfos(bytes: content) else {
+            return VerificationOutcome(status: .invalid, detail: "PACE-CAM: EF.CardSecurity is not a signed security object")
+        }
+        let keys = infos.entries.filter { $0.oid == ChipAuthentication.ecdhPublicKeyOID }.compactMap { entry -> (EllipticCurve, [UInt8])? in
+            guard let fields = try? BERTLV.parseSingle(entry.der).children(), fields.count >= 2 else { return nil }
+            return ChipAuthentication.ecPublicKey(subjectPublicKeyInfo: fields[1].encoded())
+        }
+        guard let chipKey = keys.first(where: { $0.0 == curve })?.1 else {
+            return VerificationOutcome(status: .invalid, detail: "PACE-CAM: EF.CardSecurity has no chip key on \(curve)")
+        }
+        do {
+            let iv = try type.cipher.ecb(encrypt: true, key: encryptionKey, [UInt8](repeating: 0xFF, count: type.cipher.blockSize))
+            guard let data = iso9797Unpad(try type.cipher.cbc(encrypt: false, key: encryptionKey, iv: iv, encryptedData)) else {
+                return VerificationOutcome(status: .invalid, detail: "PACE-CAM: the chip authentication data is malformed")
+            }
+            guard try curve.multiply(data, point: chipKey) == chipMapKey else {
+                return VerificationOutcome(status: .invalid, detail: "PACE-CAM: the chip does not hold the EF.CardSecurity key: it may be a copy")
+            }
+        } catch {
+            return VerificationOutcome(status: .invalid, detail: "PACE-CAM: \(error.reason)")
+        }
+        return VerificationOutcome(status: .valid, detail: "the chip proved it holds the EF.CardSecurity key (PACE-CAM, \(curve))")
     }
 
     /// Runs a cryptographic step, reporting a failure as an `MRTDError`.

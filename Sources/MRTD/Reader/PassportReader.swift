@@ -107,6 +107,7 @@ public final class PassportReader {
     /// What the EF.CardAccess read said about extended length (nil: not probed yet).
     var probedExtendedLength: Bool?
     var cardAccess: [UInt8]?
+    var cardSecurity: [UInt8]?
     /// The largest short READ BINARY whose protected answer fits 256 bytes: 0xE7 with 3DES
     /// secure messaging, 0xDF with AES (16-byte padding).
     var shortLimit = 0xE7
@@ -171,7 +172,7 @@ public final class PassportReader {
             switch try await readFile(file, index: index + 2, of: order.count + 2) {
             case .content(let bytes):
                 files[file] = bytes
-                if number == 14, options.verifyChip {
+                if number == 14, options.verifyChip, chipOutcome == nil {
                     chipOutcome = try await performChipAuthentication(dg14: bytes)
                     if chipOutcome?.status == .invalid { try await reauthenticate() }
                 }
@@ -187,6 +188,7 @@ public final class PassportReader {
         result.paceProtocol = pace?.protocolID.description
         result.accessControlNote = accessControlNote
         if let cardAccess { result.files[.cardAccess] = cardAccess }
+        if let cardSecurity { result.files[.cardSecurity] = cardSecurity }
         Self.parse(into: &result)
         if let chipOutcome {
             result.chip = chipOutcome
@@ -242,8 +244,21 @@ public final class PassportReader {
                 result.chip = VerificationOutcome(status: .notSupported, detail: "the chip offers no Chip Authentication (no DG14 ChipAuthenticationInfo)")
             }
         }
-        // The CA key is only as good as DG14's hash in the signed EF.SOD.
-        if result.chip.status == .valid, let passive = result.passive, passive.dataGroups["DG14"] != .matched || passive.signature != .valid {
+        // PACE-CAM's key comes from EF.CardSecurity: its own signature and chain must hold.
+        if result.chip.status == .valid, result.paceMapping == PACE.Mapping.chipAuthenticationMapping.rawValue,
+           let security = result.files[.cardSecurity] {
+            if let signed = try? CMSSignedData(bytes: security), let signer = try? signed.verifySignature(extraCertificates: options.trustStore.certificates) {
+                let instant = signer.notBefore ?? Date().timeIntervalSince1970
+                let (chain, detail, _) = PassiveAuthentication.chain(signer, trustStore: options.trustStore, at: instant)
+                if chain != .trusted {
+                    result.chip = VerificationOutcome(status: .untrusted, detail: result.chip.detail + ", but EF.CardSecurity is not trusted: " + detail)
+                }
+            } else {
+                result.chip = VerificationOutcome(status: .invalid, detail: "EF.CardSecurity's signature does not verify")
+            }
+        } else if result.chip.status == .valid, let passive = result.passive,
+                  passive.dataGroups["DG14"] != .matched || passive.signature != .valid {
+            // The CA key is only as good as DG14's hash in the signed EF.SOD.
             result.chip = VerificationOutcome(status: .untrusted, detail: result.chip.detail + ", but DG14 is not protected by a valid EF.SOD")
         }
         if options.verifyActive && !result.activeAuthenticationPerformed {
