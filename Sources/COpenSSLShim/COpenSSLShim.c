@@ -203,3 +203,27 @@ int COpenSSLShim_ec_scalar_divide(int nid, const uint8_t *a, size_t a_len, const
     BN_clear_free(x); BN_clear_free(y); BN_clear_free(inverse); BN_clear_free(r); BN_CTX_free(ctx); EC_GROUP_free(group);
     return rc;
 }
+
+int COpenSSLShim_spki_ec(const uint8_t *der, size_t der_len, int *nid, uint8_t *point, size_t *point_len) {
+    const unsigned char *cursor = der;
+    EVP_PKEY *key = d2i_PUBKEY(NULL, &cursor, (long)der_len);
+    if (!key) { ERR_clear_error(); return -1; }
+    EC_KEY *ec = EVP_PKEY_get1_EC_KEY(key);
+    int rc = -2;
+    if (ec) {
+        const EC_GROUP *group = EC_KEY_get0_group(ec);
+        BN_CTX *ctx = BN_CTX_new();
+        int found = EC_GROUP_get_curve_name(group);
+        if (found == NID_undef && ctx) found = EC_GROUP_check_named_curve(group, 0, ctx);
+        const EC_POINT *pub = EC_KEY_get0_public_key(ec);
+        if (found > 0 && pub) {
+            size_t n = EC_POINT_point2oct(group, pub, POINT_CONVERSION_UNCOMPRESSED, point, *point_len, ctx);
+            if (n > 0) { *point_len = n; *nid = found; rc = 0; }
+        }
+        BN_CTX_free(ctx);
+        EC_KEY_free(ec);
+    }
+    EVP_PKEY_free(key);
+    ERR_clear_error();
+    return rc;
+}

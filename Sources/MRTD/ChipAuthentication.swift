@@ -82,7 +82,7 @@ extension PassportReader {
         }
         guard let (curve, chipKey) = offer.publicKey.ecPoint else {
             return VerificationOutcome(status: .notChecked,
-                                       detail: "the chip's CA key uses domain parameters this reader cannot use yet (explicit parameters)")
+                                       detail: "the chip's CA key is not on a standard curve this reader supports")
         }
         let id = offer.protocolID
         let ephemeral: (privateKey: [UInt8], publicKey: [UInt8])
@@ -125,6 +125,7 @@ extension ChipAuthentication {
         switch algorithm[1].tag {
         case 0x06: curve = DER.oidString(algorithm[1].value).flatMap(EllipticCurve.init(oid:))
         case 0x02: curve = PACE.curve(parameterId: algorithm[1].value.reduce(0) { $0 << 8 | Int($1) })
+        case 0x30: return EllipticCurve.publicKey(subjectPublicKeyInfo: der)  // explicit domain parameters
         default: curve = nil
         }
         guard let curve, spki[1].value.first == 0x00 else { return nil }

@@ -124,13 +124,37 @@ func octetParameter(_ key: OpaquePointer, _ name: String) -> [UInt8]? {
     return Array(buffer.prefix(length))
 }
 
+extension EllipticCurve {
+    static let all: [EllipticCurve] = [.nistP192, .nistP224, .nistP256, .nistP384, .nistP521, .brainpoolP192r1, .brainpoolP224r1,
+                                       .brainpoolP256r1, .brainpoolP320r1, .brainpoolP384r1, .brainpoolP512r1]
+
+    /// The curve and uncompressed point of an EC SubjectPublicKeyInfo — with a named curve, or
+    /// with explicit domain parameters equal to a standard curve (as many passports write them).
+    public static func publicKey(subjectPublicKeyInfo der: [UInt8]) -> (curve: EllipticCurve, point: [UInt8])? {
+        var nid: Int32 = 0
+        var point = [UInt8](repeating: 0, count: 160)
+        var length = point.count
+        guard COpenSSLShim_spki_ec(der, der.count, &nid, &point, &length) == 0,
+              let curve = all.first(where: { $0.nid == nid }) else { return nil }
+        return (curve, Array(point.prefix(length)))
+    }
+}
+
 extension PublicKey {
-    /// The curve and uncompressed point of an EC key on a named curve; `nil` for other keys
-    /// (and for explicit domain parameters OpenSSL cannot name).
+    /// The curve and uncompressed point of an EC key on a standard curve (named, or given by
+    /// explicit domain parameters equal to one); `nil` for other keys.
     public var ecPoint: (curve: EllipticCurve, point: [UInt8])? {
-        guard keyType == .ec, let name = stringParameter(pointer, "group"), let curve = EllipticCurve(openSSLName: name),
-              let point = octetParameter(pointer, "encoded-pub-key") else { ERR_clear_error(); return nil }
-        return (curve, point)
+        guard keyType == .ec else { return nil }
+        if let name = stringParameter(pointer, "group"), let curve = EllipticCurve(openSSLName: name),
+           let point = octetParameter(pointer, "encoded-pub-key") {
+            return (curve, point)
+        }
+        ERR_clear_error()
+        var out: UnsafeMutablePointer<UInt8>?
+        let length = i2d_PUBKEY(pointer, &out)
+        guard length > 0, let out else { return nil }
+        defer { COpenSSLShim_free(out) }
+        return EllipticCurve.publicKey(subjectPublicKeyInfo: Array(UnsafeBufferPointer(start: out, count: Int(length))))
     }
 }
 

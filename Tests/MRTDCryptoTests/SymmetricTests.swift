@@ -1,3 +1,4 @@
+import Foundation
 import SmartCard
 import Testing
 @testable import MRTDCrypto
@@ -63,5 +64,19 @@ struct DiffieHellmanTests {
         var pMinusOne = group.p
         pMinusOne[pMinusOne.count - 1] &-= 1
         #expect(!group.isValidPublicKey(pMinusOne))
+    }
+}
+
+@Suite("EC keys with explicit domain parameters")
+struct ExplicitParametersTests {
+    @Test func explicitBrainpoolKeyIsRecognised() throws {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/keys/explicit-brainpoolP256r1.spki.der")
+        let der = Array(try Data(contentsOf: url))
+        let (curve, point) = try #require(EllipticCurve.publicKey(subjectPublicKeyInfo: der))
+        #expect(curve == .brainpoolP256r1)
+        #expect(curve.isValidPoint(point))
+        let key = try PublicKey(subjectPublicKeyInfo: der)
+        #expect(key.ecPoint?.curve == .brainpoolP256r1)
     }
 }

@@ -157,3 +157,21 @@ struct SODEncodingTests {
         }
     }
 }
+
+@Suite("Real EF.CardSecurity content")
+struct RealCardSecurityTests {
+    @Test("the chip keys of the DE and FI ID cards are found, on standard curves", arguments: ["DE", "FI"])
+    func chipKeys(country: String) throws {
+        let signed = try CMSSignedData(bytes: Array(try Data(contentsOf: TestFixtures.sharedURL("real-sod/\(country).EF_CardSecurity.bin"))))
+        #expect(signed.contentType == ChipAuthentication.cardSecurityContentType)
+        let infos = try SecurityInfos(bytes: try #require(signed.content))
+        let paceInfos = PACEInfo.all(in: infos)
+        #expect(!paceInfos.isEmpty)
+        let keys = infos.entries.filter { $0.oid == ChipAuthentication.ecdhPublicKeyOID }.compactMap { entry -> (EllipticCurve, [UInt8])? in
+            guard let fields = try? BERTLV.parseSingle(entry.der).children(), fields.count >= 2 else { return nil }
+            return ChipAuthentication.ecPublicKey(subjectPublicKeyInfo: fields[1].encoded())
+        }
+        #expect(!keys.isEmpty, "\(country): no usable chip key")
+        for (curve, point) in keys { #expect(curve.isValidPoint(point)) }
+    }
+}

@@ -63,3 +63,10 @@ int COpenSSLShim_bn_rand_range(const uint8_t *range, size_t range_len, uint8_t *
 int COpenSSLShim_ec_scalar_divide(int nid, const uint8_t *a, size_t a_len, const uint8_t *b, size_t b_len,
                                   uint8_t *out, size_t *out_len);
 #endif
+
+#ifndef COPENSSLSHIM_SPKI_H
+#define COPENSSLSHIM_SPKI_H
+/* For an EC SubjectPublicKeyInfo (named curve or explicit domain parameters): the NID of the
+   standard curve the parameters equal, and the uncompressed public point. */
+int COpenSSLShim_spki_ec(const uint8_t *der, size_t der_len, int *nid, uint8_t *point, size_t *point_len);
+#endif
