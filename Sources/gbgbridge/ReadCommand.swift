@@ -41,9 +41,11 @@ struct ReadCommand: AsyncParsableCommand {
         commandName: "read",
         abstract: "Read an ePassport / eID chip and verify it.",
         discussion: """
-            Waits for a card, opens it with the MRZ (BAC), reads EF.COM, EF.SOD and the data \
-            groups, and runs passive authentication against --trust anchors. With --json prints \
-            exactly the nfc.read success data object.
+            Waits for a card, opens it with PACE when the chip offers it (MRZ or CAN) or BAC, \
+            reads EF.COM, EF.SOD and the data groups, runs Chip Authentication (DG14 or \
+            PACE-CAM) and Active Authentication (DG15) when the chip offers them, and passive \
+            authentication against --trust anchors. With --json prints exactly the nfc.read \
+            success data object.
 
             Exit status: 0 read (verified, or not verifiable: untrusted or no EF.SOD), \
             2 bad arguments, 3 access denied (wrong MRZ/CAN), 4 no card or timeout, \
@@ -66,13 +68,13 @@ struct ReadCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Date of expiry, YYMMDD.")
     var expiryDate: String?
 
-    @Option(name: .long, help: "Card access number (needs PACE).")
+    @Option(name: .long, help: "Card access number printed on the card (opens it with PACE).")
     var can: String?
 
-    @Flag(name: .long, help: "Use PACE only.")
+    @Flag(name: .long, help: "Use PACE only (fail rather than fall back to BAC).")
     var paceOnly = false
 
-    @Flag(name: .long, help: "Use BAC only.")
+    @Flag(name: .long, help: "Use BAC only (do not look for PACE).")
     var bacOnly = false
 
     @OptionGroup var trustOptions: TrustOptions
@@ -218,7 +220,8 @@ struct ReadCommand: AsyncParsableCommand {
     }
 
     func printSummary(_ report: ReadReport, _ result: PassportReadResult, reader: String) {
-        print("Read with \(report.accessControl) from \(reader)")
+        print("Read with \(result.paceProtocol ?? report.accessControl) from \(reader)")
+        if let note = result.accessControlNote { print("  Note           \(note)") }
         if let document = report.document {
             print("  Name           \(document.surname), \(document.givenNames)")
             print("  Document       \(document.documentCode) \(document.documentNumber) issued by \(document.issuingState)")
