@@ -31,8 +31,11 @@ let package = Package(
         ),
         // What pcsc-lite only offers as macros (SCARD_PCI_T1 …), as functions.
         .target(name: "CSmartCardShim", dependencies: ["CPCSCLite"]),
-        // APDUs, BER-TLV, the reader/card protocol and its PC/SC back end.
-        .target(name: "SmartCard", dependencies: ["CPCSCLite", "CSmartCardShim"]),
+        // libnfc (PN53x readers on UART/I²C/SPI/USB), as Debian's libnfc-dev installs it.
+        .systemLibrary(name: "CLibNFC", pkgConfig: "libnfc", providers: [.apt(["libnfc-dev"])]),
+        .target(name: "CLibNFCShim", dependencies: ["CLibNFC"]),
+        // APDUs, BER-TLV, the reader/card protocol and its PC/SC and libnfc back ends.
+        .target(name: "SmartCard", dependencies: ["CPCSCLite", "CSmartCardShim", "CLibNFCShim"]),
         // OpenSSL 3, as Debian's libssl-dev installs it.
         .systemLibrary(
             name: "COpenSSL",
