@@ -55,6 +55,10 @@ public protocol CardConnection: AnyObject, Sendable {
     /// Sends raw command bytes and returns the raw response (data + SW1 SW2).
     func transmit(raw: [UInt8]) async throws -> [UInt8]
 
+    /// Whether the transport can carry extended-length APDUs at all (PN53x under libnfc cannot).
+    /// `true` means "the card decides"; the reader still probes the card.
+    var supportsExtendedLength: Bool { get }
+
     /// Whether the card is still there.
     func isCardPresent() async -> Bool
 
@@ -63,6 +67,8 @@ public protocol CardConnection: AnyObject, Sendable {
 }
 
 extension CardConnection {
+    public var supportsExtendedLength: Bool { true }
+
     /// Sends a command APDU and returns its response. Handles the transport-level status words:
     /// `61xx` (fetches the rest with GET RESPONSE) and `6Cxx` (resends with the exact Le).
     public func transmit(_ command: CommandAPDU) async throws -> ResponseAPDU {

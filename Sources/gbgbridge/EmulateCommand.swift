@@ -9,13 +9,19 @@ import Synchronization
 struct EmulateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "emulate",
-        abstract: "Put a virtual passport into pcscd through the vpcd reader driver.",
+        abstract: "Put a virtual passport into pcscd (vpcd) or behind an emulated PN532 on a pty.",
         discussion: """
             Connects to vpcd (Debian package vsmartcard-vpcd) as the card of reader \
             'Virtual PCD 00 00' (port 35963) or 'Virtual PCD 00 01' (port 35964) and answers \
             like an ICAO 9303 chip with BAC and secure messaging. Runs until interrupted; \
             reconnects when pcscd restarts. The chip's EF.SOD is signed with the test document \
             signer in Fixtures/pki (test only) unless --signer-cert/--signer-key are given.
+
+            With --pn532-pty the chip sits in the field of an emulated PN532 on a \
+            pseudo-terminal instead, for libnfc: the first line of output is the connection \
+            string (pn532_uart:/dev/pts/N) to give libnfc, e.g. \
+            gbgbridge read --reader libnfc:pn532_uart:/dev/pts/N. The emulated PN532 carries \
+            at most 262 bytes per exchange, like the real one.
             """
     )
 
@@ -45,6 +51,9 @@ struct EmulateCommand: AsyncParsableCommand {
 
     @Option(name: .long, help: "Answer READ BINARY with Ne above this with 6700.")
     var maxReadLength: Int?
+
+    @Flag(name: .customLong("pn532-pty"), help: "Emulate a PN532 on a pseudo-terminal (for libnfc) instead of using vpcd.")
+    var pn532PTY = false
 
     @Flag(name: .long, help: "Log every APDU exchange (sizes only, never contents).")
     var verbose = false
@@ -83,6 +92,10 @@ struct EmulateCommand: AsyncParsableCommand {
         if let maxReadLength { chipContent.maxReadLength = maxReadLength }
         let chip = VirtualPassportChip(passport: chipContent)
         let verbose = self.verbose
+        if pn532PTY {
+            try await runPN532(chip: chip, content: chipContent)
+            return
+        }
         let port = vpcdPort
         let client = VPCDClient(chip: chip, host: vpcdHost, port: vpcdPort) { event in
             switch event {
@@ -102,6 +115,34 @@ struct EmulateCommand: AsyncParsableCommand {
         client.start()
         await waitForTermination()
         client.stop()
+        print("stopped")
+    }
+
+    private func runPN532(chip: VirtualPassportChip, content: EmulatedPassport) async throws {
+        let verbose = self.verbose
+        let terminal: PN532PseudoTerminal
+        do {
+            terminal = try PN532PseudoTerminal(chip: chip) { event in
+                switch event {
+                case .badFrame(let reason): print("PN532: bad frame from the host (\(reason))")
+                case .unsupported(let command): print(String(format: "PN532: unsupported command 0x%02X answered with a syntax error", command))
+                case .selected where verbose: print("PN532: target activated")
+                case .apdu(let command, let response) where verbose: print("APDU \(command) bytes → \(response) bytes")
+                case .command(let code) where verbose: print(String(format: "PN532: command 0x%02X", code))
+                default: break
+                }
+            }
+        } catch {
+            printError("gbgbridge emulate: \(error.reason)")
+            throw ExitCode(2)
+        }
+        // First line: the connection string, for scripts.
+        print(terminal.connectionString)
+        let files = content.applicationFiles.keys.sorted().map { String(format: "%04X", $0) }.joined(separator: " ")
+        print("Emulating a PN532 with a passport in its field (files \(files)) (Ctrl-C to stop)")
+        terminal.start()
+        await waitForTermination()
+        terminal.stop()
         print("stopped")
     }
 

@@ -121,6 +121,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Chromium profile directory for the kiosk (default: a fresh temporary one).")
     var kioskProfile: String?
 
+    @Option(name: .long, help: ArgumentHelp("Also read through this libnfc device (PN532/PN533), e.g. pn532_uart:/dev/ttyUSB0; repeatable. Its reader name is libnfc:<connstring>.", valueName: "CONNSTRING"))
+    var libnfcDevice: [String] = []
+
+    @Flag(name: .long, help: "Also use the devices libnfc finds itself (/etc/nfc/libnfc.conf, USB).")
+    var libnfcDiscover = false
+
     @Flag(name: .long, help: "Log debug details.")
     var verbose = false
 
@@ -146,7 +152,9 @@ struct ServeCommand: AsyncParsableCommand {
         let logger = makeLogger("gbgbridge", verbose: verbose)
         let trust = try trustOptions.load()
         if trust.isEmpty { logger.warning("no --trust anchors: passive authentication will report documents as untrusted") }
-        let nfc = NFCReadService(backend: PCSCBackend(), trustStore: trust, logger: logger)
+        let backend: any CardReaderBackend = libnfcDevice.isEmpty && !libnfcDiscover
+            ? PCSCBackend() : CombinedReaderBackend.standard(libnfcDevices: libnfcDevice, libnfcDiscovery: libnfcDiscover)
+        let nfc = NFCReadService(backend: backend, trustStore: trust, logger: logger)
         nfc.startMonitoring()
         let cameras = CameraDetector.check()
         logger.info("cameras: \(cameras.hardwareAvailable ? cameras.devices.map(\.name).joined(separator: ", ") : "none") (stub cameras answer captures)")

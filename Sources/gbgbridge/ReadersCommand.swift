@@ -8,10 +8,19 @@ struct ReadersCommand: AsyncParsableCommand {
         commandName: "readers",
         abstract: "List smart-card readers with their card state and ATR.",
         discussion: """
-            Asks pcscd for its readers (PC/SC). Exit status: 0 readers listed (possibly none), \
-            1 pcscd not reachable or refused access.
+            Asks pcscd for its readers (PC/SC) and libnfc for its devices (PN532/PN533 \
+            and others pcscd does not drive; /etc/nfc/libnfc.conf, LIBNFC_DEVICE, or \
+            --libnfc-device). libnfc devices are named libnfc:<connstring>; listing one \
+            polls its field once. Exit status: 0 readers listed (possibly none), 1 neither \
+            pcscd nor libnfc usable.
             """
     )
+
+    @Option(name: .long, help: ArgumentHelp("A libnfc device to include, e.g. pn532_uart:/dev/ttyUSB0; repeatable.", valueName: "CONNSTRING"))
+    var libnfcDevice: [String] = []
+
+    @Flag(name: .long, help: "PC/SC readers only (no libnfc discovery).")
+    var pcscOnly = false
 
     @Flag(name: .long, help: "Print JSON: {\"readers\":[{backend,name,cardPresent,atr,exclusive,mute}]}.")
     var json = false
@@ -19,7 +28,9 @@ struct ReadersCommand: AsyncParsableCommand {
     func run() async throws {
         let readers: [ReaderInfo]
         do {
-            readers = try await PCSCBackend().readers()
+            let backend: any CardReaderBackend = pcscOnly
+                ? PCSCBackend() : CombinedReaderBackend.standard(libnfcDevices: libnfcDevice)
+            readers = try await backend.readers()
         } catch let error as SmartCardError {
             if json {
                 printJSON(["error": ["code": error.code.rawValue, "message": error.reason]])
@@ -38,7 +49,7 @@ struct ReadersCommand: AsyncParsableCommand {
             return
         }
         if readers.isEmpty {
-            print("No smart-card reader is connected (pcscd is running but reports no readers).")
+            print("No smart-card reader is connected (neither pcscd nor libnfc reports one).")
             return
         }
         for reader in readers {

@@ -36,8 +36,10 @@ extension PassportReader {
     /// READ BINARY of EF.CardAccess by SFI: extended first (the extended-length probe), then
     /// short, stepping down for chips that cap reads below 256 bytes.
     func readCardAccessFirstChunk() async throws(MRTDError) -> ResponseAPDU {
-        var response = try await channel.plain(CommandAPDU(ins: 0xB0, p1: 0x80 | LDSFile.cardAccess.sfi, p2: 0, ne: 65_536,
-                                                           forceExtended: true))
+        var response = probedExtendedLength == false
+            ? ResponseAPDU(data: [], statusWord: .wrongLength)  // the transport cannot carry it: go straight to short reads
+            : try await channel.plain(CommandAPDU(ins: 0xB0, p1: 0x80 | LDSFile.cardAccess.sfi, p2: 0, ne: 65_536,
+                                                  forceExtended: true))
         if response.statusWord == .wrongLength || response.statusWord.sw1 == 0x6D || response.statusWord == .wrongP1P2 {
             probedExtendedLength = false
             for length in [256, 0xDF, 0x80, 0x40, 0x20] {

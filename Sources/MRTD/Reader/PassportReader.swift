@@ -120,6 +120,7 @@ public final class PassportReader {
     public init(connection: any CardConnection, accessKey: AccessKey, options: ReadOptions = ReadOptions(),
                 progress: ProgressHandler? = nil) {
         self.channel = SecureChannel(connection: connection)
+        if !connection.supportsExtendedLength { probedExtendedLength = false }
         self.accessKey = accessKey
         self.options = options
         self.progress = progress
