@@ -293,3 +293,43 @@ struct NFCReadPACETests {
         #expect(response.payload.error?.message.contains("000000") == false)
     }
 }
+
+@Suite("nfc.read through libnfc and an emulated PN532", .serialized)
+@MainActor
+struct NFCReadLibNFCTests {
+    @Test func readerFieldSelectsTheLibNFCDevice() async throws {
+        let chip = VirtualPassportChip(passport: try TestFixtures.passport("utopia-td3-pace"))
+        let terminal = try PN532PseudoTerminal(chip: chip)
+        terminal.start()
+        defer { terminal.stop() }
+        // As `gbgbridge serve --libnfc-device …` builds it: PC/SC (whether or not pcscd runs) + libnfc.
+        let backend = CombinedReaderBackend([
+            PCSCBackend(), LibNFCBackend(connectionStrings: [terminal.connectionString], discover: false),
+        ])
+        var trust = TrustStore()
+        try trust.add(path: TestFixtures.url("pki/csca.cert.pem"))
+        let service = NFCReadService(backend: backend, trustStore: trust)
+        let host = BridgeHost(hostVersion: "9.9.9")
+        let transport = InMemoryBridgeTransport()
+        host.attach(transport: transport)
+        service.attach(to: host)
+        await service.refreshReaders()
+
+        let reader = "libnfc:" + terminal.connectionString
+        transport.post(#"{"version":"1.0","correlationId":"l1","type":"request","timestamp":1,"payload":{"action":"nfc.read","data":{"accessKey":{"can":"112233"},"reader":"\#(reader)","timeoutSeconds":10}}}"#)
+        var response: BridgeMessage?
+        for _ in 0..<1_000 where response == nil {
+            response = transport.sentMessages.first { $0.type == .response && $0.correlationId == "l1" }
+            if response == nil { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        let answer = try #require(response)
+        #expect(answer.payload.status == .success, "\(answer.payload.error?.message ?? "")")
+        let data = try #require(answer.payload.data)
+        #expect(data["accessControl"] == "PACE")
+        #expect(data["document"]?["surname"] == "ERIKSSON")
+        #expect(data["verification"]?["passive"]?["status"] == "valid")
+        #expect(data["verification"]?["chip"]?["status"] == "valid")
+        #expect(data["verification"]?["active"]?["status"] == "valid")
+        #expect(chip.statistics.paceSuccesses == 1)
+    }
+}
