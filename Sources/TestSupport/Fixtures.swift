@@ -1,4 +1,5 @@
 import Foundation
+import MRTD
 import MRTDEmulator
 
 /// Locations of the project's and the shared fixtures, for tests.
@@ -26,6 +27,20 @@ public enum TestFixtures {
     /// A fixture passport's chip content, built and signed.
     public static func passport(_ name: String) throws -> EmulatedPassport {
         try EmulatedPassport.load(descriptionAt: url("passports/\(name).json"), signer: try documentSigner())
+    }
+
+    /// A trust store holding the test CSCA of `Fixtures/pki`, which signs every fixture passport.
+    public static let testTrustStore: TrustStore = {
+        var store = TrustStore()
+        try! store.add(path: url("pki/csca.cert.pem"))
+        return store
+    }()
+
+    /// The key that opens a fixture chip: its CAN for the PACE fixtures, else its MRZ.
+    public static func accessKey(_ name: String) throws -> AccessKey {
+        let description = try description(name)
+        if let can = description.can, pacePassportNames.contains(name) { return .can(can) }
+        return try AccessKey.mrz(description.mrz.lines.joined(separator: "\n"))
     }
 
     public static func description(_ name: String) throws -> PassportDescription {

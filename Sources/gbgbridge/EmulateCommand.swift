@@ -14,7 +14,8 @@ struct EmulateCommand: AsyncParsableCommand {
             Connects to vpcd (Debian package vsmartcard-vpcd) as the card of reader \
             'Virtual PCD 00 00' (port 35963) or 'Virtual PCD 00 01' (port 35964) and answers \
             like an ICAO 9303 chip with BAC and secure messaging. Runs until interrupted; \
-            reconnects when pcscd restarts. The chip's EF.SOD is signed with the test document \
+            reconnects when pcscd restarts. SIGUSR1 takes the card out of the reader, \
+            SIGUSR2 puts it back. The chip's EF.SOD is signed with the test document \
             signer in Fixtures/pki (test only) unless --signer-cert/--signer-key are given.
 
             With --pn532-pty the chip sits in the field of an emulated PN532 on a \
@@ -112,8 +113,15 @@ struct EmulateCommand: AsyncParsableCommand {
         let files = chipContent.applicationFiles.keys.sorted().map { String(format: "%04X", $0) }.joined(separator: " ")
         print("Emulating a passport (files \(files); \(chipContent.extendedLength ? "extended length" : "short APDUs only"), max read \(chipContent.maxReadLength) bytes)")
         print("Waiting for vpcd on \(vpcdHost):\(vpcdPort) … (Ctrl-C to stop)")
+        let cardSignals = installCardSignals(remove: {
+            client.removeCard()
+        }, insert: {
+            client.insertCard()
+            print("card inserted")
+        })
         client.start()
         await waitForTermination()
+        cardSignals.forEach { $0.cancel() }
         client.stop()
         print("stopped")
     }
@@ -140,8 +148,16 @@ struct EmulateCommand: AsyncParsableCommand {
         print(terminal.connectionString)
         let files = content.applicationFiles.keys.sorted().map { String(format: "%04X", $0) }.joined(separator: " ")
         print("Emulating a PN532 with a passport in its field (files \(files)) (Ctrl-C to stop)")
+        let cardSignals = installCardSignals(remove: {
+            terminal.setChip(nil)
+            print("card removed")
+        }, insert: {
+            terminal.setChip(chip)
+            print("card inserted")
+        })
         terminal.start()
         await waitForTermination()
+        cardSignals.forEach { $0.cancel() }
         terminal.stop()
         print("stopped")
     }
@@ -156,6 +172,19 @@ struct EmulateCommand: AsyncParsableCommand {
             printError("gbgbridge emulate: \(error.reason) (run from the project root, or pass --signer-cert/--signer-key)")
             throw ExitCode(2)
         }
+    }
+}
+
+/// SIGUSR1 takes the card out of the field, SIGUSR2 puts it back (for test rigs). The returned
+/// sources must stay alive while the emulator runs.
+func installCardSignals(remove: @escaping @Sendable () -> Void, insert: @escaping @Sendable () -> Void) -> [any DispatchSourceSignal] {
+    let queue = DispatchQueue(label: "card-signals")
+    return [(SIGUSR1, remove), (SIGUSR2, insert)].map { signalNumber, action in
+        signal(signalNumber, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: queue)
+        source.setEventHandler(handler: action)
+        source.resume()
+        return source
     }
 }
 

@@ -306,9 +306,7 @@ struct NFCReadLibNFCTests {
         let backend = CombinedReaderBackend([
             PCSCBackend(), LibNFCBackend(connectionStrings: [terminal.connectionString], discover: false),
         ])
-        var trust = TrustStore()
-        try trust.add(path: TestFixtures.url("pki/csca.cert.pem"))
-        let service = NFCReadService(backend: backend, trustStore: trust)
+        let service = NFCReadService(backend: backend, trustStore: TestFixtures.testTrustStore)
         let host = BridgeHost(hostVersion: "9.9.9")
         let transport = InMemoryBridgeTransport()
         host.attach(transport: transport)

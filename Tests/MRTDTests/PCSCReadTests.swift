@@ -9,11 +9,7 @@ import Testing
 /// The reader end to end through real pcscd + vpcd + the emulator.
 @Suite("Reading passports through pcscd", .serialized)
 struct PCSCReadTests {
-    static let trust: TrustStore = {
-        var store = TrustStore()
-        try! store.add(path: TestFixtures.url("pki/csca.cert.pem"))
-        return store
-    }()
+    static let trust = TestFixtures.testTrustStore
 
     func connect() async throws -> any CardConnection {
         let backend = PCSCBackend()

@@ -9,11 +9,7 @@ import Testing
 
 @Suite("PassportReader against the in-process emulator")
 struct PassportReaderTests {
-    static let trust: TrustStore = {
-        var store = TrustStore()
-        try! store.add(path: TestFixtures.url("pki/csca.cert.pem"))
-        return store
-    }()
+    static let trust = TestFixtures.testTrustStore
 
     static func key(_ name: String) throws -> AccessKey {
         try AccessKey.mrz(try TestFixtures.description(name).mrz.lines.joined(separator: "\n"))

@@ -105,17 +105,9 @@ struct PN532FrameTests {
 /// Real libnfc (`pn532_uart` driver) talking to the emulated PN532 on a pseudo-terminal.
 @Suite("libnfc back end against an emulated PN532 on a pty", .serialized)
 struct LibNFCHardwareInTheLoopTests {
-    static let trust: TrustStore = {
-        var store = TrustStore()
-        try! store.add(path: TestFixtures.url("pki/csca.cert.pem"))
-        return store
-    }()
+    static let trust = TestFixtures.testTrustStore
 
-    static func key(_ name: String) throws -> AccessKey {
-        let description = try TestFixtures.description(name)
-        if let can = description.can, TestFixtures.pacePassportNames.contains(name) { return AccessKey.can(can) }
-        return try AccessKey.mrz(description.mrz.lines.joined(separator: "\n"))
-    }
+    static func key(_ name: String) throws -> AccessKey { try TestFixtures.accessKey(name) }
 
     func withPN532<T: Sendable>(_ chip: VirtualPassportChip?,
                                 _ body: @Sendable (PN532PseudoTerminal, LibNFCBackend) async throws -> T) async throws -> T {
