@@ -73,10 +73,15 @@ int CLibNFCShim_select(CLibNFCShim_session *session, uint8_t *uid, size_t *uid_l
         const nfc_iso14443b_info *info = &session->target.nti.nbi;
         size_t n = 4 < *uid_len ? 4 : *uid_len;
         memcpy(uid, info->abtPupi, n); *uid_len = n;
-        size_t a = 4 < *ats_len ? 4 : *ats_len;
-        memcpy(ats, info->abtApplicationData, a); *ats_len = a;
+        /* Type B: application data (4) and protocol info (3) from the ATQB, as PC/SC part 3
+           uses them for the pseudo-ATR's historical bytes. */
+        uint8_t atqb[7];
+        memcpy(atqb, info->abtApplicationData, 4);
+        memcpy(atqb + 4, info->abtProtocolInfo, 3);
+        size_t a = sizeof atqb < *ats_len ? sizeof atqb : *ats_len;
+        memcpy(ats, atqb, a); *ats_len = a;
         session->selected = 1;
-        return 1;
+        return 2;
     }
     return rc;
 }

@@ -40,8 +40,14 @@ public final class PN532Emulator: Sendable {
     private let state = Mutex(State())
     private let onEvent: @Sendable (Event) -> Void
 
-    public init(chip: VirtualPassportChip?, onEvent: @escaping @Sendable (Event) -> Void = { _ in }) {
+    /// How the chip answers polling: ISO 14443 type A (passports) or type B (many ID cards).
+    public enum CardType: Sendable, Hashable { case typeA, typeB }
+    public let cardType: CardType
+
+    public init(chip: VirtualPassportChip?, cardType: CardType = .typeA,
+                onEvent: @escaping @Sendable (Event) -> Void = { _ in }) {
         self.onEvent = onEvent
+        self.cardType = cardType
         state.withLock { $0.chip = chip }
     }
 
@@ -54,7 +60,7 @@ public final class PN532Emulator: Sendable {
             chip?.reinsert()
             guard chip != nil, let pending = state.pendingList else { return [] }
             state.pendingList = nil
-            let answer = Self.frame(command: 0x4A, Self.listPassive(pending, &state))
+            let answer = Self.frame(command: 0x4A, Self.listPassive(pending, cardType, &state))
             state.lastAnswer = answer
             return answer
         }
@@ -66,7 +72,7 @@ public final class PN532Emulator: Sendable {
         let output = state.withLock { state -> [UInt8] in
             state.buffer += bytes
             var output: [UInt8] = []
-            while let step = Self.nextFrame(&state, &events) {
+            while let step = Self.nextFrame(&state, &events, cardType) {
                 output += step
             }
             return output
@@ -76,7 +82,7 @@ public final class PN532Emulator: Sendable {
     }
 
     /// Parses one frame from the buffer; `nil` when more bytes are needed.
-    private static func nextFrame(_ state: inout State, _ events: inout [Event]) -> [UInt8]? {
+    private static func nextFrame(_ state: inout State, _ events: inout [Event], _ cardType: CardType) -> [UInt8]? {
         var b = state.buffer
         // Skip to a start code 00 FF.
         var start = 0
@@ -124,7 +130,7 @@ public final class PN532Emulator: Sendable {
         }
         let command = body[1]
         events.append(.command(command))
-        guard let answer = execute(command, Array(body.dropFirst(2)), &state, &events) else {
+        guard let answer = execute(command, Array(body.dropFirst(2)), cardType, &state, &events) else {
             return ack  // answered later (a pending InListPassiveTarget)
         }
         let framed = answer.map { frame(command: command, $0) } ?? errorFrame
@@ -133,7 +139,7 @@ public final class PN532Emulator: Sendable {
     }
 
     /// The answer's data (after D5 CMD+1): `.some(nil)` is a syntax error, `nil` answers later.
-    private static func execute(_ command: UInt8, _ data: [UInt8], _ state: inout State,
+    private static func execute(_ command: UInt8, _ data: [UInt8], _ cardType: CardType, _ state: inout State,
                                 _ events: inout [Event]) -> [UInt8]?? {
         switch command {
         case 0x00:  // Diagnose
@@ -176,13 +182,13 @@ public final class PN532Emulator: Sendable {
         case 0x4A:  // InListPassiveTarget
             guard data.count >= 2 else { return .some(nil) }
             if state.chip == nil || state.chip?.isRemoved == true || !state.fieldOn {
-                if state.passiveRetries == 0xFF && data[1] == 0x00 {
+                if state.passiveRetries == 0xFF && (data[1] == 0x00 || data[1] == 0x03) {
                     state.pendingList = data
                     return nil
                 }
                 return [0x00]
             }
-            let answer = listPassive(data, &state)
+            let answer = listPassive(data, cardType, &state)
             if state.selected { events.append(.selected) }
             return answer
         case 0x40:  // InDataExchange
@@ -223,18 +229,30 @@ public final class PN532Emulator: Sendable {
         return !chip.isRemoved && state.fieldOn
     }
 
-    /// Activates the chip as ISO 14443-4 type A target 1 (baud rate/type 00); types B, FeliCa
-    /// and Jewel find nothing.
-    private static func listPassive(_ data: [UInt8], _ state: inout State) -> [UInt8] {
-        guard data[1] == 0x00, let chip = state.chip else { return [0x00] }
-        chip.reset()
-        state.selected = true
-        var answer: [UInt8] = [0x01, 0x01, 0x00, 0x08, 0x20, UInt8(state.uid.count)] + state.uid
-        if state.parameters & 0x10 != 0 {  // fAutomaticRATS: the PN532 sends RATS itself
-            let ats: [UInt8] = [0x78, 0x77, 0xB1, 0x02, 0x80]
-            answer += [UInt8(ats.count + 1)] + ats
+    /// Activates the chip as ISO 14443-4 target 1 when the polled type (baud rate/type 00: 106 kbps
+    /// type A, 03: type B) is the chip's; other types find nothing.
+    private static func listPassive(_ data: [UInt8], _ cardType: CardType, _ state: inout State) -> [UInt8] {
+        guard let chip = state.chip else { return [0x00] }
+        switch (data[1], cardType) {
+        case (0x00, .typeA):
+            chip.reset()
+            state.selected = true
+            var answer: [UInt8] = [0x01, 0x01, 0x00, 0x08, 0x20, UInt8(state.uid.count)] + state.uid
+            if state.parameters & 0x10 != 0 {  // fAutomaticRATS: the PN532 sends RATS itself
+                let ats: [UInt8] = [0x78, 0x77, 0xB1, 0x02, 0x80]
+                answer += [UInt8(ats.count + 1)] + ats
+            }
+            return answer
+        case (0x03, .typeB):
+            chip.reset()
+            state.selected = true
+            // ATQB: 50, PUPI, application data, protocol info (FSCI 8 = 256 bytes, ISO 14443-4,
+            // FWI 8); then ATTRIB_RES (MBLI/CID 00).
+            let atqb: [UInt8] = [0x50] + state.uid + [0x00, 0x00, 0x00, 0x00] + [0x80, 0x81, 0x81]
+            return [0x01, 0x01] + atqb + [0x01, 0x00]
+        default:
+            return [0x00]
         }
-        return answer
     }
 
     /// `00 00 FF LEN LCS D5 CMD+1 data DCS 00`, extended when the body is over 255 bytes.

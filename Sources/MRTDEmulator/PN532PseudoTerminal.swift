@@ -25,9 +25,9 @@ public final class PN532PseudoTerminal: Sendable {
     private let state = Mutex(State())
     private let done = DispatchSemaphore(value: 0)
 
-    public init(chip: VirtualPassportChip?,
+    public init(chip: VirtualPassportChip?, cardType: PN532Emulator.CardType = .typeA,
                 onEvent: @escaping @Sendable (PN532Emulator.Event) -> Void = { _ in }) throws(EmulatorError) {
-        emulator = PN532Emulator(chip: chip, onEvent: onEvent)
+        emulator = PN532Emulator(chip: chip, cardType: cardType, onEvent: onEvent)
         // /dev/ptmx by hand: posix_openpt/grantpt/unlockpt are not visible to Swift's Glibc module.
         let master = open("/dev/ptmx", O_RDWR | O_NOCTTY)
         guard master >= 0 else {

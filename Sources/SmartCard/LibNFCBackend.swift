@@ -193,8 +193,10 @@ final class LibNFCDevice: Sendable {
                 if Self.isTransportFailure(found) { dropSession() }
                 throw Self.error(found, "polling \(readerName)")
             }
-            guard found == 1 else { return ReaderInfo(backend: "libnfc", name: readerName, cardPresent: false) }
-            let atr = Self.pseudoATR(historicalBytes: Self.historicalBytes(ats: Array(ats.prefix(atsLength))))
+            guard found == 1 || found == 2 else { return ReaderInfo(backend: "libnfc", name: readerName, cardPresent: false) }
+            // Type B: application data + protocol info + MBLI (not reported by libnfc: 0).
+            let history = found == 1 ? Self.historicalBytes(ats: Array(ats.prefix(atsLength))) : Array(ats.prefix(atsLength)) + [0x00]
+            let atr = Self.pseudoATR(historicalBytes: history)
             target.withLock { $0 = atr }
             return ReaderInfo(backend: "libnfc", name: readerName, cardPresent: true, atr: atr)
         }
@@ -269,8 +271,8 @@ final class LibNFCDevice: Sendable {
         return index <= ats.count ? Array(ats[index...]) : []
     }
 
-    /// The PC/SC part 3 pseudo-ATR for an ISO 14443-4 type A card, so the rest of the stack
-    /// sees the same ATR as under pcscd: 3B 8n 80 01 historical bytes, TCK.
+    /// The PC/SC part 3 pseudo-ATR for an ISO 14443-4 card, so the rest of the stack sees the
+    /// same ATR as under pcscd: 3B 8n 80 01 historical bytes, TCK.
     static func pseudoATR(historicalBytes: [UInt8]) -> [UInt8] {
         let history = Array(historicalBytes.prefix(15))
         var atr: [UInt8] = [0x3B, 0x80 | UInt8(history.count), 0x80, 0x01] + history

@@ -56,6 +56,9 @@ struct EmulateCommand: AsyncParsableCommand {
     @Flag(name: .customLong("pn532-pty"), help: "Emulate a PN532 on a pseudo-terminal (for libnfc) instead of using vpcd.")
     var pn532PTY = false
 
+    @Flag(name: .customLong("type-b"), help: "With --pn532-pty: the card answers ISO 14443 type B polling (like many ID cards) instead of type A.")
+    var typeB = false
+
     @Flag(name: .long, help: "Log every APDU exchange (sizes only, never contents).")
     var verbose = false
 
@@ -65,6 +68,9 @@ struct EmulateCommand: AsyncParsableCommand {
         }
         if (signerCert == nil) != (signerKey == nil) {
             throw ValidationError("--signer-cert and --signer-key go together")
+        }
+        if typeB && !pn532PTY {
+            throw ValidationError("--type-b needs --pn532-pty (under vpcd the card type is pcscd's business)")
         }
         if let maxReadLength, !(1...65_536).contains(maxReadLength) {
             throw ValidationError("--max-read-length must be between 1 and 65536")
@@ -130,7 +136,7 @@ struct EmulateCommand: AsyncParsableCommand {
         let verbose = self.verbose
         let terminal: PN532PseudoTerminal
         do {
-            terminal = try PN532PseudoTerminal(chip: chip) { event in
+            terminal = try PN532PseudoTerminal(chip: chip, cardType: typeB ? .typeB : .typeA) { event in
                 switch event {
                 case .badFrame(let reason): print("PN532: bad frame from the host (\(reason))")
                 case .unsupported(let command): print(String(format: "PN532: unsupported command 0x%02X answered with a syntax error", command))
@@ -147,7 +153,7 @@ struct EmulateCommand: AsyncParsableCommand {
         // First line: the connection string, for scripts.
         print(terminal.connectionString)
         let files = content.applicationFiles.keys.sorted().map { String(format: "%04X", $0) }.joined(separator: " ")
-        print("Emulating a PN532 with a passport in its field (files \(files)) (Ctrl-C to stop)")
+        print("Emulating a PN532 with an ISO 14443 type \(typeB ? "B" : "A") card in its field (files \(files)) (Ctrl-C to stop)")
         let cardSignals = installCardSignals(remove: {
             terminal.setChip(nil)
             print("card removed")

@@ -109,9 +109,9 @@ struct LibNFCHardwareInTheLoopTests {
 
     static func key(_ name: String) throws -> AccessKey { try TestFixtures.accessKey(name) }
 
-    func withPN532<T: Sendable>(_ chip: VirtualPassportChip?,
+    func withPN532<T: Sendable>(_ chip: VirtualPassportChip?, cardType: PN532Emulator.CardType = .typeA,
                                 _ body: @Sendable (PN532PseudoTerminal, LibNFCBackend) async throws -> T) async throws -> T {
-        let terminal = try PN532PseudoTerminal(chip: chip)
+        let terminal = try PN532PseudoTerminal(chip: chip, cardType: cardType)
         terminal.start()
         defer { terminal.stop() }
         let backend = LibNFCBackend(connectionStrings: [terminal.connectionString], discover: false,
@@ -147,6 +147,22 @@ struct LibNFCHardwareInTheLoopTests {
             } else {
                 #expect(result.accessControl == "BAC")
             }
+        }
+    }
+
+    @Test func aTypeBCardIsFoundAfterTypeAPollingAndReads() async throws {
+        let passport = try TestFixtures.passport("utopia-id-pace-only")
+        let chip = VirtualPassportChip(passport: passport)
+        try await withPN532(chip, cardType: .typeB) { _, backend in
+            let info = try await backend.waitForCard(readerMatching: nil, timeout: .seconds(10))
+            // Pseudo-ATR from the ATQB: application data, protocol info, MBLI.
+            #expect(info.atr == [0x3B, 0x88, 0x80, 0x01, 0x00, 0x00, 0x00, 0x00, 0x80, 0x81, 0x81, 0x00, 0x89])
+            let connection = try await backend.connect(reader: info.name)
+            let result = try await PassportReader(connection: connection, accessKey: try Self.key("utopia-id-pace-only"),
+                                                  options: ReadOptions(trustStore: Self.trust)).read()
+            #expect(result.files[.dataGroup(1)] == passport.applicationFiles[0x0101])
+            #expect(result.passiveOutcome.status == .valid && result.chip.status == .valid)
+            #expect(await connection.isCardPresent())
         }
     }
 
