@@ -26,7 +26,7 @@ public final class LibNFCBackend: CardReaderBackend {
     private let discoveryThread = DedicatedThread(name: "libnfc-discovery")
 
     public init(connectionStrings: [String] = [], discover: Bool = true, pollInterval: Duration = .milliseconds(150)) {
-        self.connectionStrings = connectionStrings.map(Self.connectionString(fromReaderName:))
+        self.connectionStrings = connectionStrings.map(Self.connectionString(fromReaderName:)).filter { !$0.isEmpty }
         self.discover = discover
         self.pollInterval = pollInterval
     }
@@ -99,16 +99,23 @@ public final class LibNFCBackend: CardReaderBackend {
                 ? SmartCardError(.noReaders, "no libnfc device found (name one with libnfc:<connstring> or in /etc/nfc/libnfc.conf)")
                 : SmartCardError(.readerNotFound, "no libnfc device matches '\(readerMatching!)'")
         }
+        var firstRound = true
         while true {
             if Task.isCancelled { throw SmartCardError(.cancelled, "waiting for a card was cancelled") }
+            var unavailable = 0
             for connstring in candidates {
                 do {
                     let info = try await device(connstring).poll()
                     if info.cardPresent { return info }
                 } catch let error as SmartCardError {
                     lastError = error
+                    if error.code == .readerUnavailable { unavailable += 1 }
                 }
             }
+            // No device could even be opened (wrong path, no permission): say so now rather
+            // than at the deadline.
+            if firstRound, unavailable == candidates.count, let lastError { throw lastError }
+            firstRound = false
             if let deadline, clock.now >= deadline {
                 if let lastError, lastError.code == .readerUnavailable { throw lastError }
                 throw SmartCardError(.timeout, "no card was presented to \(candidates.map { Self.readerPrefix + $0 }.joined(separator: ", ")) in time")

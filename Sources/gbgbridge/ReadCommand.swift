@@ -53,7 +53,7 @@ struct ReadCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(name: .long, help: "Use the first reader whose name contains this text; libnfc:<connstring> (e.g. libnfc:pn532_uart:/dev/ttyUSB0) uses that libnfc device.")
+    @Option(name: .long, help: "Use the first reader whose name contains this text; libnfc:<connstring> (e.g. libnfc:pn532_uart:/dev/ttyUSB0) uses that libnfc device, a bare libnfc: the devices libnfc finds.")
     var reader: String?
 
     @Option(name: .long, help: "The full MRZ (lines separated by newlines, or run together).")
@@ -138,9 +138,15 @@ struct ReadCommand: AsyncParsableCommand {
         let options = ReadOptions(dataGroups: try requestedDataGroups(), trustStore: trustStore,
                                   accessControl: paceOnly ? .paceOnly : bacOnly ? .bacOnly : .automatic)
         let bar = ProgressBar(enabled: isatty(STDERR_FILENO) == 1)
-        // A libnfc device is opened only when named: it may be a serial port another program uses.
-        let backend: any CardReaderBackend = reader.map(LibNFCBackend.handles(readerName:)) == true
-            ? LibNFCBackend(connectionStrings: [reader!], discover: false) : PCSCBackend()
+        // A libnfc device is opened only when asked for: `libnfc:<connstring>` opens exactly that
+        // one, a bare `libnfc:` the devices libnfc finds (libnfc.conf, LIBNFC_DEVICE, USB).
+        let backend: any CardReaderBackend
+        if let reader, LibNFCBackend.handles(readerName: reader) {
+            let connstring = LibNFCBackend.connectionString(fromReaderName: reader)
+            backend = LibNFCBackend(connectionStrings: connstring.isEmpty ? [] : [connstring], discover: connstring.isEmpty)
+        } else {
+            backend = PCSCBackend()
+        }
 
         bar.update(ReadProgress(phase: .waitingForCard, percent: 0))
         let card: ReaderInfo

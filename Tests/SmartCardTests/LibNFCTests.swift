@@ -258,6 +258,10 @@ struct LibNFCHardwareInTheLoopTests {
             guard let error = error as? SmartCardError else { return false }
             return error.code == .readerUnavailable && error.reason.contains("/dev/does-not-exist")
         }
+        // Waiting does not poll a device that cannot be opened until the deadline.
+        await #expect {
+            _ = try await backend.waitForCard(readerMatching: nil, timeout: nil)
+        } throws: { ($0 as? SmartCardError)?.code == .readerUnavailable }
         let listed = try await backend.readers()
         #expect(listed.count == 1 && listed[0].mute && !listed[0].cardPresent)
     }
