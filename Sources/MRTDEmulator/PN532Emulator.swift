@@ -36,6 +36,8 @@ public final class PN532Emulator: Sendable {
         /// An InListPassiveTarget waiting for a card (infinite retries, empty field).
         var pendingList: [UInt8]?
         var uid: [UInt8] = [0x08, 0x5A, 0x3C, 0x11]
+        /// An answer held back by the chip's latency fault.
+        var delayed: (answer: [UInt8], delay: Duration)?
     }
     private let state = Mutex(State())
     private let onEvent: @Sendable (Event) -> Void
@@ -66,19 +68,38 @@ public final class PN532Emulator: Sendable {
         }
     }
 
-    /// Feeds bytes from the host; returns what the PN532 sends back.
+    /// What the PN532 sends back: `now` at once, `later` after `delay` (the chip's latency fault
+    /// on an InDataExchange; the ACK is in `now`, so the host can abort in between).
+    public struct Reply: Sendable, Hashable {
+        public var now: [UInt8] = []
+        public var later: [UInt8] = []
+        public var delay: Duration = .zero
+    }
+
+    /// Feeds bytes from the host; returns what the PN532 sends back, all at once.
     public func receive(_ bytes: [UInt8]) -> [UInt8] {
+        let reply = receiveTimed(bytes)
+        return reply.now + reply.later
+    }
+
+    /// Feeds bytes from the host; returns what the PN532 sends back and when.
+    public func receiveTimed(_ bytes: [UInt8]) -> Reply {
         var events: [Event] = []
-        let output = state.withLock { state -> [UInt8] in
+        let reply = state.withLock { state -> Reply in
             state.buffer += bytes
-            var output: [UInt8] = []
-            while let step = Self.nextFrame(&state, &events, cardType) {
-                output += step
+            var reply = Reply()
+            while state.delayed == nil, let step = Self.nextFrame(&state, &events, cardType) {
+                reply.now += step
             }
-            return output
+            if let delayed = state.delayed {
+                reply.later = delayed.answer
+                reply.delay = delayed.delay
+                state.delayed = nil
+            }
+            return reply
         }
         events.forEach(onEvent)
-        return output
+        return reply
     }
 
     /// Parses one frame from the buffer; `nil` when more bytes are needed.
@@ -135,6 +156,10 @@ public final class PN532Emulator: Sendable {
         }
         let framed = answer.map { frame(command: command, $0) } ?? errorFrame
         state.lastAnswer = framed
+        if command == 0x40, let latency = state.chip?.faults.latencyPerAPDU, latency > .zero {
+            state.delayed = (framed, latency)
+            return ack
+        }
         return ack + framed
     }
 

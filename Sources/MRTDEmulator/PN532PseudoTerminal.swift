@@ -114,8 +114,22 @@ public final class PN532PseudoTerminal: Sendable {
             if fds[0].revents & Int16(POLLIN) != 0 {
                 let count = read(master, &buffer, buffer.count)
                 if count > 0 {
-                    let answer = emulator.receive(Array(buffer[0..<count]))
-                    if !answer.isEmpty { send(answer) }
+                    var reply = emulator.receiveTimed(Array(buffer[0..<count]))
+                    while !reply.now.isEmpty || !reply.later.isEmpty {
+                        send(reply.now)
+                        guard !reply.later.isEmpty else { break }
+                        // The chip is "working": anything the host sends meanwhile is its ACK
+                        // aborting the command, and the held answer is never sent.
+                        var wait = pollfd(fd: master, events: Int16(POLLIN), revents: 0)
+                        let milliseconds = Int32(reply.delay.components.seconds * 1000 + reply.delay.components.attoseconds / 1_000_000_000_000_000)
+                        if poll(&wait, 1, milliseconds) > 0, wait.revents & Int16(POLLIN) != 0 {
+                            let more = read(master, &buffer, buffer.count)
+                            reply = more > 0 ? emulator.receiveTimed(Array(buffer[0..<more])) : PN532Emulator.Reply()
+                        } else {
+                            send(reply.later)
+                            reply = PN532Emulator.Reply()
+                        }
+                    }
                 }
             } else if fds[0].revents & Int16(POLLHUP | POLLERR) != 0 {
                 usleep(10_000)  // no reader on the slave side right now

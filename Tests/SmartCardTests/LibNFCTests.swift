@@ -236,6 +236,26 @@ struct LibNFCHardwareInTheLoopTests {
         }
     }
 
+    @Test func cancellingAnExchangeAbortsTheCommand() async throws {
+        let chip = VirtualPassportChip(passport: try TestFixtures.passport("utopia-td3-jpeg"))
+        try await withPN532(chip) { terminal, backend in
+            let connection = try await backend.connect(reader: "libnfc:" + terminal.connectionString)
+            var faults = ChipFaults()
+            faults.latencyPerAPDU = .seconds(3)
+            chip.setFaults(faults)
+            let exchange = Task { try await connection.transmit(.getChallenge()) }
+            try await Task.sleep(for: .milliseconds(300))
+            exchange.cancel()
+            await #expect {
+                _ = try await exchange.value
+            } throws: { ($0 as? SmartCardError)?.code == .cancelled }  // without the abort the answer would come
+            // The device is usable again: the card is found and answers.
+            chip.setFaults(ChipFaults())
+            let again = try await backend.connect(reader: "libnfc:" + terminal.connectionString)
+            #expect(try await again.transmit(.selectApplication(EmulatedApplicationID.value)).statusWord == .success)
+        }
+    }
+
     @Test func combinedBackendListsAndRoutesLibNFCReaders() async throws {
         let chip = VirtualPassportChip(passport: try TestFixtures.passport("utopia-td1-idcard"))
         try await withPN532(chip) { terminal, libnfc in
