@@ -22,6 +22,8 @@ public final class PN532Emulator: Sendable {
         case badFrame(String)
         case selected
         case apdu(command: Int, response: Int)
+        /// The host sent an ACK: it aborted the command in progress.
+        case aborted
     }
 
     private struct State {
@@ -118,6 +120,7 @@ public final class PN532Emulator: Sendable {
         if len == 0x00 && lcs == 0xFF {  // ACK from the host: abort what is running
             state.buffer = Array(b.dropFirst(4))
             state.pendingList = nil
+            events.append(.aborted)
             return []
         }
         if len == 0xFF && lcs == 0x00 {  // NACK: send the last answer again

@@ -209,14 +209,32 @@ final class LibNFCDevice: Sendable {
         }
     }
 
+    /// Where the one exchange at a time stands, for cancellation from another thread.
+    private enum ExchangeState { case idle, queued, running, cancelled }
+    private let exchange = Mutex(ExchangeState.idle)
+
     func transceive(_ command: [UInt8], timeoutMilliseconds: Int32) async throws -> [UInt8] {
-        try await withTaskCancellationHandler {
+        exchange.withLock { $0 = .queued }
+        return try await withTaskCancellationHandler {
             try await thread.run { [self] () throws -> [UInt8] in
+                let proceed = exchange.withLock { state -> Bool in
+                    guard state != .cancelled else { return false }
+                    state = .running
+                    return true
+                }
+                defer { exchange.withLock { $0 = .idle } }
+                guard proceed else { throw SmartCardError(.cancelled, "the exchange with \(readerName) was cancelled") }
                 guard let handle = session.withLock({ $0 })?.pointer, target.withLock({ $0 }) != nil else {
                     throw SmartCardError(.cardRemoved, "the card left the field of \(readerName)")
                 }
                 var response = [UInt8](repeating: 0, count: 300)
                 let count = CLibNFCShim_transceive(handle, command, command.count, &response, response.count, timeoutMilliseconds)
+                if exchange.withLock({ $0 == .cancelled }) {
+                    // Whatever came back, the caller gave up: the card's state is unknown, so
+                    // the target is activated afresh next time.
+                    target.withLock { $0 = nil }
+                    throw SmartCardError(.cancelled, "the exchange with \(readerName) was cancelled")
+                }
                 guard count >= 0 else {
                     if Self.isTransportFailure(count) { dropSession() } else { target.withLock { $0 = nil } }
                     throw Self.error(count, "exchanging an APDU with \(readerName)")
@@ -224,7 +242,25 @@ final class LibNFCDevice: Sendable {
                 return Array(response.prefix(Int(count)))
             }
         } onCancel: {
-            if let handle = session.withLock({ $0 })?.pointer { CLibNFCShim_abort(handle) }
+            requestAbort()
+        }
+    }
+
+    /// Marks the exchange cancelled and aborts it. libnfc's abort only reaches a command that is
+    /// already waiting for its answer, so it is repeated until the exchange has ended.
+    private func requestAbort() {
+        let wasActive = exchange.withLock { state -> Bool in
+            guard state == .queued || state == .running else { return false }
+            state = .cancelled
+            return true
+        }
+        guard wasActive else { return }
+        Thread.detachNewThread { [self] in
+            for _ in 0..<250 {
+                guard exchange.withLock({ $0 == .cancelled }) else { return }
+                if let handle = session.withLock({ $0 })?.pointer { CLibNFCShim_abort(handle) }
+                Thread.sleep(forTimeInterval: 0.02)
+            }
         }
     }
 

@@ -238,17 +238,32 @@ struct LibNFCHardwareInTheLoopTests {
 
     @Test func cancellingAnExchangeAbortsTheCommand() async throws {
         let chip = VirtualPassportChip(passport: try TestFixtures.passport("utopia-td3-jpeg"))
-        try await withPN532(chip) { terminal, backend in
+        let aborts = Mutex(0)
+        let apdus = Mutex(0)
+        let terminal = try PN532PseudoTerminal(chip: chip) { event in
+            if event == .aborted { aborts.withLock { $0 += 1 } }
+            if case .apdu = event { apdus.withLock { $0 += 1 } }
+        }
+        terminal.start()
+        defer { terminal.stop() }
+        let backend = LibNFCBackend(connectionStrings: [terminal.connectionString], discover: false)
+        do {
             let connection = try await backend.connect(reader: "libnfc:" + terminal.connectionString)
             var faults = ChipFaults()
             faults.latencyPerAPDU = .seconds(3)
             chip.setFaults(faults)
+            let before = apdus.withLock { $0 }
             let exchange = Task { try await connection.transmit(.getChallenge()) }
-            try await Task.sleep(for: .milliseconds(300))
+            // Cancel once the chip is working on it (libnfc is then waiting for the answer).
+            while apdus.withLock({ $0 }) == before { try await Task.sleep(for: .milliseconds(10)) }
+            try await Task.sleep(for: .milliseconds(50))
             exchange.cancel()
             await #expect {
                 _ = try await exchange.value
-            } throws: { ($0 as? SmartCardError)?.code == .cancelled }  // without the abort the answer would come
+            } throws: { ($0 as? SmartCardError)?.code == .cancelled }
+            // libnfc's abort reached the PN532 as an ACK (nfc_abort_command, not just our flag).
+            for _ in 0..<200 where aborts.withLock({ $0 }) == 0 { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(aborts.withLock { $0 } >= 1)
             // The device is usable again: the card is found and answers.
             chip.setFaults(ChipFaults())
             let again = try await backend.connect(reader: "libnfc:" + terminal.connectionString)
