@@ -227,3 +227,59 @@ int COpenSSLShim_spki_ec(const uint8_t *der, size_t der_len, int *nid, uint8_t *
     ERR_clear_error();
     return rc;
 }
+
+/* PACE Integrated Mapping, ECDH: the point encoding f_G of ICAO 9303-11 Appendix B.2 (affine
+   coordinates, p ≡ 3 mod 4, cofactor 1), applied to R mod p. */
+int COpenSSLShim_ec_im_encode(int nid, const uint8_t *random, size_t random_len, uint8_t *out, size_t *out_len) {
+    int rc = -1;
+    EC_GROUP *group = EC_GROUP_new_by_curve_name(nid);
+    BN_CTX *ctx = BN_CTX_new();
+    EC_POINT *point = NULL;
+    if (!group || !ctx) goto done;
+    BN_CTX_start(ctx);
+    BIGNUM *p = BN_CTX_get(ctx), *a = BN_CTX_get(ctx), *b = BN_CTX_get(ctx), *t = BN_CTX_get(ctx);
+    BIGNUM *alpha = BN_CTX_get(ctx), *s = BN_CTX_get(ctx), *x2 = BN_CTX_get(ctx), *x3 = BN_CTX_get(ctx);
+    BIGNUM *h2 = BN_CTX_get(ctx), *u = BN_CTX_get(ctx), *e = BN_CTX_get(ctx), *A = BN_CTX_get(ctx);
+    BIGNUM *tmp = BN_CTX_get(ctx), *y = BN_CTX_get(ctx), *three = BN_CTX_get(ctx);
+    if (!three || EC_GROUP_get_curve(group, p, a, b, ctx) != 1) goto done;
+    if (!BN_is_bit_set(p, 0) || !BN_is_bit_set(p, 1)) { rc = -2; goto done; }          /* p ≡ 3 mod 4 */
+    if (!BN_is_one(EC_GROUP_get0_cofactor(group))) { rc = -3; goto done; }
+    if (!BN_bin2bn(random, (int)random_len, t) || !BN_nnmod(t, t, p, ctx) || BN_is_zero(t)) { rc = -4; goto done; }
+    BN_set_word(three, 3);
+    /* alpha = -t^2 */
+    if (!BN_mod_sqr(alpha, t, p, ctx) || !BN_mod_sub(alpha, p, alpha, p, ctx)) goto done;
+    /* s = alpha + alpha^2 */
+    if (!BN_mod_sqr(tmp, alpha, p, ctx) || !BN_mod_add(s, alpha, tmp, p, ctx)) goto done;
+    /* X2 = -b (1 + s) / (a s) */
+    if (!BN_mod_mul(tmp, a, s, p, ctx) || BN_is_zero(tmp) || !BN_mod_inverse(tmp, tmp, p, ctx)) goto done;
+    if (!BN_add_word(s, 1) || !BN_mod_mul(x2, b, s, p, ctx) || !BN_mod_sub(x2, p, x2, p, ctx) ||
+        !BN_mod_mul(x2, x2, tmp, p, ctx)) goto done;
+    /* X3 = alpha X2 */
+    if (!BN_mod_mul(x3, alpha, x2, p, ctx)) goto done;
+    /* h2 = X2^3 + a X2 + b */
+    if (!BN_mod_exp(h2, x2, three, p, ctx) || !BN_mod_mul(tmp, a, x2, p, ctx) || !BN_mod_add(h2, h2, tmp, p, ctx) ||
+        !BN_mod_add(h2, h2, b, p, ctx)) goto done;
+    /* U = t^3 h2 */
+    if (!BN_mod_exp(u, t, three, p, ctx) || !BN_mod_mul(u, u, h2, p, ctx)) goto done;
+    /* A = h2^(p - 1 - (p + 1)/4) */
+    if (!BN_copy(e, p) || !BN_add_word(e, 1) || !BN_rshift(e, e, 2) || !BN_sub(e, p, e) || !BN_sub_word(e, 1) ||
+        !BN_mod_exp(A, h2, e, p, ctx)) goto done;
+    /* A^2 h2 == 1 ? (X2, A h2) : (X3, A U) */
+    if (!BN_mod_sqr(tmp, A, p, ctx) || !BN_mod_mul(tmp, tmp, h2, p, ctx)) goto done;
+    point = EC_POINT_new(group);
+    if (!point) goto done;
+    if (BN_is_one(tmp)) {
+        if (!BN_mod_mul(y, A, h2, p, ctx) || EC_POINT_set_affine_coordinates(group, point, x2, y, ctx) != 1) { rc = -5; goto done; }
+    } else {
+        if (!BN_mod_mul(y, A, u, p, ctx) || EC_POINT_set_affine_coordinates(group, point, x3, y, ctx) != 1) { rc = -5; goto done; }
+    }
+    size_t n = EC_POINT_point2oct(group, point, POINT_CONVERSION_UNCOMPRESSED, out, *out_len, ctx);
+    if (n == 0) { rc = -6; goto done; }
+    *out_len = n;
+    rc = 0;
+done:
+    EC_POINT_free(point);
+    if (ctx) { BN_CTX_end(ctx); BN_CTX_free(ctx); }
+    EC_GROUP_free(group);
+    return rc;
+}

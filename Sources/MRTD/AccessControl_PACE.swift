@@ -126,6 +126,31 @@ public enum PACE {
         }
     }
 
+    /// PACE Integrated Mapping, pseudo-random number mapping R(s, t) of ICAO 9303-11 §4.4.3.3.2:
+    /// k₀ = E(t, s); kᵢ₊₁ = E(kᵢ, c₀), xᵢ = E(kᵢ, c₁); R = x₀ ‖ … ‖ xₙ₋₁ with
+    /// n = ⌈(log₂ p + 64) / l⌉. Implemented for AES-128 (l = k = 128, the worked example's case);
+    /// other ciphers throw `unsupportedAlgorithm`. The caller reduces R mod p (or hands it to
+    /// `EllipticCurve.integratedMappingPoint`, which does).
+    public static func integratedMappingRandom(chipNonce s: [UInt8], terminalNonce t: [UInt8], type: KeyDerivation.KeyType,
+                                               primeBits: Int) throws(CryptoError) -> [UInt8] {
+        guard type == .aes128 else {
+            throw CryptoError(.unsupportedAlgorithm, "Integrated Mapping is implemented for AES-128 only")
+        }
+        guard s.count == 16, t.count == 16 else {
+            throw CryptoError(.invalidInput, "Integrated Mapping nonces must be 16 bytes for AES-128")
+        }
+        let c0: [UInt8] = [0xA6, 0x68, 0x89, 0x2A, 0x7C, 0x41, 0xE3, 0xCA, 0x73, 0x9F, 0x40, 0xB0, 0x57, 0xD8, 0x59, 0x04]
+        let c1: [UInt8] = [0xA4, 0xE1, 0x36, 0xAC, 0x72, 0x5F, 0x73, 0x8B, 0x01, 0xC1, 0xF6, 0x02, 0x17, 0xC1, 0x88, 0xAD]
+        let n = (primeBits + 64 + 127) / 128
+        var key = try BlockCipher.aes.cbc(encrypt: true, key: t, s)
+        var random: [UInt8] = []
+        for _ in 0..<n {
+            random += try BlockCipher.aes.cbc(encrypt: true, key: key, c1)
+            key = try BlockCipher.aes.cbc(encrypt: true, key: key, c0)
+        }
+        return random
+    }
+
     /// Secure messaging after PACE: SSC starts at zero.
     public static func secureMessaging(encryptionKey: [UInt8], macKey: [UInt8], type: KeyDerivation.KeyType) -> SecureMessaging {
         SecureMessaging(cipher: type.cipher, encryptionKey: encryptionKey, macKey: macKey,

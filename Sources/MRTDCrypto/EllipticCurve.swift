@@ -69,6 +69,22 @@ public struct EllipticCurve: Sendable, Hashable, CustomStringConvertible {
         COpenSSLShim_ec_check_point(nid, point, point.count) == 0
     }
 
+    /// PACE Integrated Mapping (ECDH): the mapped generator f_G(R mod p) of ICAO 9303-11
+    /// Appendix B.2 for the pseudo-random `random` = R(s, t). Needs p ≡ 3 mod 4 and cofactor 1
+    /// (all standardised PACE curves except NIST P-224).
+    public func integratedMappingPoint(_ random: [UInt8]) throws(CryptoError) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: pointCapacity)
+        var length = out.count
+        let rc = COpenSSLShim_ec_im_encode(nid, random, random.count, &out, &length)
+        switch rc {
+        case 0: return Array(out.prefix(length))
+        case -2: throw CryptoError(.unsupportedAlgorithm, "Integrated Mapping needs p ≡ 3 mod 4, which \(name) does not have")
+        case -3: throw CryptoError(.unsupportedAlgorithm, "Integrated Mapping needs cofactor 1 on \(name)")
+        case -4: throw CryptoError(.invalidInput, "the mapping nonce reduces to zero on \(name)")
+        default: throw CryptoError(.openSSLFailure, "point encoding on \(name) failed (\(rc))")
+        }
+    }
+
     /// The x coordinate of an uncompressed point.
     public func xCoordinate(_ point: [UInt8]) throws(CryptoError) -> [UInt8] {
         let size = fieldSize

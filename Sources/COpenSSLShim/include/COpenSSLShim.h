@@ -69,4 +69,7 @@ int COpenSSLShim_ec_scalar_divide(int nid, const uint8_t *a, size_t a_len, const
 /* For an EC SubjectPublicKeyInfo (named curve or explicit domain parameters): the NID of the
    standard curve the parameters equal, and the uncompressed public point. */
 int COpenSSLShim_spki_ec(const uint8_t *der, size_t der_len, int *nid, uint8_t *point, size_t *point_len);
+/* PACE-IM (ECDH) point encoding f_G(R mod p), ICAO 9303-11 Appendix B.2; uncompressed point out.
+   < 0: -2 p is not 3 mod 4, -3 cofactor is not 1, -4 R mod p is zero, other: failure. */
+int COpenSSLShim_ec_im_encode(int nid, const uint8_t *random, size_t random_len, uint8_t *out, size_t *out_len);
 #endif
