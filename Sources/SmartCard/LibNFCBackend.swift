@@ -257,8 +257,14 @@ final class LibNFCDevice: Sendable {
         guard wasActive else { return }
         Thread.detachNewThread { [self] in
             for _ in 0..<250 {
-                guard exchange.withLock({ $0 == .cancelled }) else { return }
-                if let handle = session.withLock({ $0 })?.pointer { CLibNFCShim_abort(handle) }
+                // Checked and aborted under the exchange lock: once the exchange has ended (and
+                // the lock says so), no stray abort may hit the device's next command.
+                let ended = exchange.withLock { state -> Bool in
+                    guard state == .cancelled else { return true }
+                    if let handle = session.withLock({ $0 })?.pointer { CLibNFCShim_abort(handle) }
+                    return false
+                }
+                if ended { return }
                 Thread.sleep(forTimeInterval: 0.02)
             }
         }
