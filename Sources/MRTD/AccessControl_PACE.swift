@@ -169,6 +169,22 @@ public enum PACEDomain: Sendable, Hashable, CustomStringConvertible {
         return DiffieHellmanGroup.rfc5114(parameterId: parameterId).map { .dh($0) }
     }
 
+    /// Whether Integrated Mapping is implemented here for this domain and cipher: ECDH on a
+    /// curve with p ≡ 3 mod 4 (all but NIST P-224) with AES-128.
+    public func supportsIntegratedMapping(_ type: KeyDerivation.KeyType) -> Bool {
+        guard case .ec(let curve) = self else { return false }
+        return type == .aes128 && curve != .nistP224
+    }
+
+    /// Integrated Mapping: the mapped generator from the chip's nonce s and the terminal's t.
+    public func mapIntegrated(chipNonce s: [UInt8], terminalNonce t: [UInt8], type: KeyDerivation.KeyType) throws(CryptoError) -> [UInt8] {
+        guard case .ec(let curve) = self, supportsIntegratedMapping(type) else {
+            throw CryptoError(.unsupportedAlgorithm, "Integrated Mapping is implemented for ECDH with AES-128 only")
+        }
+        let random = try PACE.integratedMappingRandom(chipNonce: s, terminalNonce: t, type: type, primeBits: curve.fieldSize * 8)
+        return try curve.integratedMappingPoint(random)
+    }
+
     public var keyAgreement: PACE.KeyAgreement {
         if case .ec = self { return .ecdh }
         return .dh

@@ -100,6 +100,12 @@ extension VirtualPassportChip {
                 session.nonce = nonce
                 state.pace = session
                 return answer(0x80, try PACE.encryptNonce(nonce, passwordKey: session.passwordKey, type: type))
+            case (0x81?, let nonce?, nil, _) where session.info.protocolID.mapping == .integratedMapping:
+                let terminalNonce = objects[0].value
+                guard terminalNonce.count == type.cipher.blockSize else { return fail(.wrongData) }
+                session.generator = try domain.mapIntegrated(chipNonce: nonce, terminalNonce: terminalNonce, type: type)
+                state.pace = session
+                return answer(0x82, [])
             case (0x81?, let nonce?, nil, _):
                 let terminalMapKey = objects[0].value
                 guard domain.isValidPublicKey(terminalMapKey) else { return fail(.wrongData) }

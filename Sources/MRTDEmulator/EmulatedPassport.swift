@@ -217,8 +217,8 @@ public struct EmulatedPassport: Sendable {
             return
         }
         let mapping = (description.paceMapping ?? "GM").uppercased()
-        guard mapping == "GM" || mapping == "CAM" else {
-            throw EmulatorError("paceMapping \(mapping) is not emulated yet (GM and CAM are)")
+        guard mapping == "GM" || mapping == "CAM" || mapping == "IM" else {
+            throw EmulatorError("paceMapping must be GM, IM or CAM, not \(mapping)")
         }
         let parameterId = description.paceParameterId ?? 13
         guard let domain = PACEDomain.standardized(parameterId) else {
@@ -241,7 +241,11 @@ public struct EmulatedPassport: Sendable {
             try enableChipAuthenticationMapping(info, signer: signer, can: description.can, bacAllowed: access == "both")
             return
         }
-        let info = PACEInfo(protocolID: PACE.ProtocolID(keyAgreement: domain.keyAgreement, mapping: .genericMapping, keyType: keyType),
+        if mapping == "IM" && !domain.supportsIntegratedMapping(keyType) {
+            throw EmulatorError("PACE-IM is emulated for ECDH with AES-128 on curves other than NIST P-224 only")
+        }
+        let info = PACEInfo(protocolID: PACE.ProtocolID(keyAgreement: domain.keyAgreement,
+                                                        mapping: mapping == "IM" ? .integratedMapping : .genericMapping, keyType: keyType),
                             parameterId: parameterId)
         enablePACE(info, can: description.can, bacAllowed: access == "both")
     }

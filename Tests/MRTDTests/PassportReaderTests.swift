@@ -419,3 +419,39 @@ struct PACECAMTests {
         #expect(result.chip.status == .untrusted)
     }
 }
+
+@Suite("PACE Integrated Mapping against the in-process emulator")
+struct PACEIMTests {
+    func passport(parameterId: Int, cipher: String = "AES-128") throws -> EmulatedPassport {
+        var description = try TestFixtures.description("utopia-id-pace-only")
+        description.paceMapping = "IM"
+        description.paceParameterId = parameterId
+        description.paceCipher = cipher
+        return try EmulatedPassport(description: description, baseDirectory: TestFixtures.url("passports"),
+                                    signer: try TestFixtures.documentSigner())
+    }
+
+    @Test("IM opens the chip", arguments: [13, 12, 8, 17, 18, 11])  // brainpoolP256r1, P-256, P-192, brainpoolP512r1, P-521, brainpoolP224r1
+    func integratedMapping(parameterId: Int) async throws {
+        let chip = VirtualPassportChip(passport: try passport(parameterId: parameterId))
+        let result = try await PassportReader(connection: EmulatedCardConnection(chip: chip), accessKey: .can("123456"),
+                                              options: ReadOptions(trustStore: PassportReaderTests.trust)).read()
+        #expect(result.accessControl == "PACE" && result.paceMapping == "IM")
+        #expect(result.paceProtocol == "PACE-ECDH-IM-AES-128")
+        #expect(result.passiveOutcome.status == .valid)
+        #expect(chip.statistics.paceSuccesses == 1)
+    }
+
+    @Test func aWrongCANIsAccessDenied() async throws {
+        let chip = VirtualPassportChip(passport: try passport(parameterId: 13))
+        await #expect {
+            _ = try await PassportReader(connection: EmulatedCardConnection(chip: chip), accessKey: .can("654321")).read()
+        } throws: { ($0 as? MRTDError)?.code == .accessDenied }
+    }
+
+    @Test func combinationsNotImplementedAreRefusedByTheEmulator() throws {
+        #expect(throws: EmulatorError.self) { _ = try passport(parameterId: 10) }  // NIST P-224: p ≡ 1 mod 4
+        #expect(throws: EmulatorError.self) { _ = try passport(parameterId: 13, cipher: "AES-256") }
+        #expect(throws: EmulatorError.self) { _ = try passport(parameterId: 0) }  // DH-IM
+    }
+}

@@ -2,10 +2,13 @@ import MRTDCrypto
 import SmartCard
 
 extension PassportReader {
-    /// What this reader can run: generic mapping on the standardised curves and MODP groups.
+    /// What this reader can run: generic and chip authentication mapping on the standardised
+    /// curves and MODP groups, integrated mapping on the curves and cipher it is implemented for.
     static func canPerform(_ info: PACEInfo) -> Bool {
-        guard info.protocolID.mapping != .integratedMapping, let domain = PACEDomain.standardized(info.parameterId ?? -1) else { return false }
-        return domain.keyAgreement == info.protocolID.keyAgreement
+        guard let domain = PACEDomain.standardized(info.parameterId ?? -1),
+              domain.keyAgreement == info.protocolID.keyAgreement else { return false }
+        if info.protocolID.mapping == .integratedMapping { return domain.supportsIntegratedMapping(info.protocolID.keyType) }
+        return true
     }
 
     /// Reads EF.CardAccess (plain, on the MF) and returns its PACE offers; empty when there is none.
@@ -80,14 +83,25 @@ extension PassportReader {
         guard let encrypted = nonceAnswer[0x80] else { throw MRTDError(.unexpectedStatus, "PACE: the chip sent no nonce") }
         let s = try PACE.decryptNonce(encrypted, passwordKey: PACE.passwordKey(accessKey, type: type), type: type)
 
-        // 2. Generic mapping: H = SK_map · PK_map(IC), G' = s·G + H (g' = g^s · h for DH).
-        let mapKeys = try crypto { () throws(CryptoError) in try domain.generateKeyPair() }
-        let mapAnswer = try await generalAuthenticate(step: "mapping", BERTLV.encode(tag: 0x81, value: mapKeys.publicKey), last: false)
-        guard let chipMapKey = mapAnswer[0x82], domain.isValidPublicKey(chipMapKey) else {
-            throw MRTDError(.cryptoFailure, "PACE: the chip's mapping key is not valid in \(domain)")
-        }
-        let generator = try crypto { () throws(CryptoError) in
-            try domain.mapGeneric(nonce: s, shared: try domain.agree(privateKey: mapKeys.privateKey, peer: chipMapKey))
+        let generator: [UInt8]
+        var chipMapKey: [UInt8] = []
+        if id.mapping == .integratedMapping {
+            // 2. Integrated mapping: the terminal's nonce t goes to the chip in the clear;
+            // G' = f_G(R(s, t)) on both sides (ICAO 9303-11 §4.4.3.3.2, Appendix B).
+            let t = secureRandomBytes(type.cipher.blockSize)
+            _ = try await generalAuthenticate(step: "mapping", BERTLV.encode(tag: 0x81, value: t), last: false)
+            generator = try crypto { () throws(CryptoError) in try domain.mapIntegrated(chipNonce: s, terminalNonce: t, type: type) }
+        } else {
+            // 2. Generic mapping: H = SK_map · PK_map(IC), G' = s·G + H (g' = g^s · h for DH).
+            let mapKeys = try crypto { () throws(CryptoError) in try domain.generateKeyPair() }
+            let mapAnswer = try await generalAuthenticate(step: "mapping", BERTLV.encode(tag: 0x81, value: mapKeys.publicKey), last: false)
+            guard let key = mapAnswer[0x82], domain.isValidPublicKey(key) else {
+                throw MRTDError(.cryptoFailure, "PACE: the chip's mapping key is not valid in \(domain)")
+            }
+            chipMapKey = key
+            generator = try crypto { () throws(CryptoError) in
+                try domain.mapGeneric(nonce: s, shared: try domain.agree(privateKey: mapKeys.privateKey, peer: key))
+            }
         }
 
         // 3. Key agreement on the mapped generator.
