@@ -119,17 +119,12 @@ struct EmulateCommand: AsyncParsableCommand {
         let files = chipContent.applicationFiles.keys.sorted().map { String(format: "%04X", $0) }.joined(separator: " ")
         print("Emulating a passport (files \(files); \(chipContent.extendedLength ? "extended length" : "short APDUs only"), max read \(chipContent.maxReadLength) bytes)")
         print("Waiting for vpcd on \(vpcdHost):\(vpcdPort) … (Ctrl-C to stop)")
-        let cardSignals = installCardSignals(remove: {
+        await serveUntilTerminated(start: client.start, stop: client.stop, remove: {
             client.removeCard()
         }, insert: {
             client.insertCard()
             print("card inserted")
         })
-        client.start()
-        await waitForTermination()
-        cardSignals.forEach { $0.cancel() }
-        client.stop()
-        print("stopped")
     }
 
     private func runPN532(chip: VirtualPassportChip, content: EmulatedPassport) async throws {
@@ -154,18 +149,13 @@ struct EmulateCommand: AsyncParsableCommand {
         print(terminal.connectionString)
         let files = content.applicationFiles.keys.sorted().map { String(format: "%04X", $0) }.joined(separator: " ")
         print("Emulating a PN532 with an ISO 14443 type \(typeB ? "B" : "A") card in its field (files \(files)) (Ctrl-C to stop)")
-        let cardSignals = installCardSignals(remove: {
+        await serveUntilTerminated(start: terminal.start, stop: terminal.stop, remove: {
             terminal.setChip(nil)
             print("card removed")
         }, insert: {
             terminal.setChip(chip)
             print("card inserted")
         })
-        terminal.start()
-        await waitForTermination()
-        cardSignals.forEach { $0.cancel() }
-        terminal.stop()
-        print("stopped")
     }
 
     private func loadSigner() throws -> DocumentSigner {
@@ -192,6 +182,17 @@ func installCardSignals(remove: @escaping @Sendable () -> Void, insert: @escapin
         source.resume()
         return source
     }
+}
+
+/// Runs an emulator until SIGINT/SIGTERM, with SIGUSR1/SIGUSR2 taking its card out and back.
+func serveUntilTerminated(start: () -> Void, stop: () -> Void, remove: @escaping @Sendable () -> Void,
+                          insert: @escaping @Sendable () -> Void) async {
+    let cardSignals = installCardSignals(remove: remove, insert: insert)
+    start()
+    await waitForTermination()
+    cardSignals.forEach { $0.cancel() }
+    stop()
+    print("stopped")
 }
 
 /// Suspends until SIGINT or SIGTERM.
