@@ -187,11 +187,8 @@ final class LibNFCDevice: Sendable {
     func poll() async throws -> ReaderInfo {
         try await thread.run { [self] () throws -> ReaderInfo in
             let handle = try openSession()
-            if let atr = target.withLock({ $0 }) {
-                if CLibNFCShim_present(handle) == 0 {
-                    return ReaderInfo(backend: "libnfc", name: readerName, cardPresent: true, atr: atr)
-                }
-                target.withLock { $0 = nil }
+            if let atr = activeTargetATR(handle) {
+                return ReaderInfo(backend: "libnfc", name: readerName, cardPresent: true, atr: atr)
             }
             var uid = [UInt8](repeating: 0, count: 16), uidLength = 16
             var ats = [UInt8](repeating: 0, count: 64), atsLength = 64
@@ -272,11 +269,18 @@ final class LibNFCDevice: Sendable {
 
     func isPresent() async -> Bool {
         (try? await thread.run { [self] () -> Bool in
-            guard let handle = session.withLock({ $0 })?.pointer, target.withLock({ $0 }) != nil else { return false }
-            if CLibNFCShim_present(handle) == 0 { return true }
-            target.withLock { $0 = nil }
-            return false
+            guard let handle = session.withLock({ $0 })?.pointer else { return false }
+            return activeTargetATR(handle) != nil
         }) ?? false
+    }
+
+    /// The activated target's pseudo-ATR while it still answers; forgets a target that left.
+    /// Runs on the device's thread.
+    private func activeTargetATR(_ handle: OpaquePointer) -> [UInt8]? {
+        guard let atr = target.withLock({ $0 }) else { return nil }
+        if CLibNFCShim_present(handle) == 0 { return atr }
+        target.withLock { $0 = nil }
+        return nil
     }
 
     func deselect() async {
@@ -356,7 +360,8 @@ final class LibNFCConnection: CardConnection {
 
     func transmit(raw: [UInt8]) async throws -> [UInt8] {
         guard open.withLock({ $0 }) else { throw SmartCardError(.cancelled, "the connection to \(readerName) was closed") }
-        if let command = try? CommandAPDU(bytes: raw), command.isExtended || raw.count > Self.maxCommand {
+        // Too long for a PN53x frame, or extended (whether or not the APDU parses).
+        if raw.count > Self.maxCommand || (try? CommandAPDU(bytes: raw))?.isExtended == true {
             return [0x67, 0x00]  // the PN53x cannot carry it: the card never sees it
         }
         return try await device.transceive(raw, timeoutMilliseconds: Self.exchangeTimeoutMilliseconds)
