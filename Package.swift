@@ -24,6 +24,9 @@ let package = Package(
     targets: [
         // Protocol core: message model, routing, capability slots. No I/O.
         .target(name: "GBGBridge"),
+        // Helper programs (pcscd, Chromium) started with posix_spawn in a clean signal state.
+        .target(name: "CChildProcessShim"),
+        .target(name: "ChildProcesses", dependencies: ["CChildProcessShim"]),
         // pcsc-lite, as Debian's libpcsclite-dev installs it.
         .systemLibrary(
             name: "CPCSCLite",
@@ -60,14 +63,14 @@ let package = Package(
         .target(name: "GBGBridgeStubs", dependencies: ["GBGBridge", "ImageCodecs", "CV4L2Shim"]),
         // BridgeServer: loopback HTTP + WebSocket for browsers.
         .target(name: "GBGBridgeServer", dependencies: [
-            "GBGBridge",
+            "GBGBridge", "ChildProcesses",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
             .product(name: "HTTPTypes", package: "swift-http-types"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         // Shared by the test targets: fixtures and the pcscd harness.
-        .target(name: "TestSupport", dependencies: ["MRTDEmulator", "MRTD", "SmartCard"]),
+        .target(name: "TestSupport", dependencies: ["MRTDEmulator", "MRTD", "SmartCard", "ChildProcesses"]),
         // stdio set-up for the command-line tool.
         .target(name: "CGBGBridgeCLI"),
         // JPEG 2000 decoding and JPEG encoding, as Debian's libopenjp2-7-dev and libturbojpeg0-dev install them.
@@ -92,6 +95,7 @@ let package = Package(
             name: "GBGBridgeTests",
             dependencies: ["GBGBridge", "TestSupport"]
         ),
+        .testTarget(name: "ChildProcessesTests", dependencies: ["ChildProcesses"]),
         .testTarget(
             name: "MRTDCryptoTests",
             dependencies: ["MRTDCrypto", "SmartCard"]

@@ -11,6 +11,7 @@ packages=(
   libopenjp2-7-dev libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev zlib1g-dev  # images
   chromium fonts-dejavu-core              # the browser end-to-end tests (and the kiosk)
   curl ca-certificates
+  gdb                                     # scripts/test.sh prints the stacks of a test run that hangs
 )
 
 missing=()

@@ -1,7 +1,29 @@
 #!/usr/bin/env bash
 # Installs what the tests need, builds, and runs every test suite.
+#   GBGBRIDGE_TEST_LIMIT  seconds the test run may take before it is stopped (default 1200)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 swift build --build-tests
-swift test --skip-build
+
+# No test may hang the run: past the limit the stacks of every thread of the test process are
+# printed (so the hang can be found) and the run fails.
+limit="${GBGBRIDGE_TEST_LIMIT:-1200}"
+swift test --skip-build &
+tests=$!
+(
+  sleep "$limit" >/dev/null 2>&1
+  echo "error: the tests still run after ${limit} s; stacks of the test process follow" >&2
+  for pid in $(pgrep -f 'PackageTests.xctest' || true); do
+    timeout 120 gdb -p "$pid" -batch -ex "thread apply all bt 40" >&2 2>/dev/null || true
+  done
+  pkill -KILL -P "$tests" 2>/dev/null || true
+  kill -KILL "$tests" 2>/dev/null || true
+) &
+watchdog=$!
+status=0
+wait "$tests" || status=$?
+pkill -P "$watchdog" 2>/dev/null || true
+kill "$watchdog" 2>/dev/null || true
+wait "$watchdog" 2>/dev/null || true
+exit "$status"

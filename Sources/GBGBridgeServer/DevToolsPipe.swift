@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 import Synchronization
 #if canImport(Glibc)
@@ -8,7 +9,7 @@ import Glibc
 /// descriptors 3 (commands to the browser) and 4 (replies and events from it) as NUL-delimited
 /// JSON — never over a debugging port, which any local process could connect to.
 public final class ChromiumProcess: Sendable {
-    public let pid: pid_t
+    private let process: ChildProcess
     public let devTools: DevToolsConnection
     public let userDataDirectory: URL
 
@@ -29,61 +30,53 @@ public final class ChromiumProcess: Sendable {
         try FileManager.default.createDirectory(at: profile, withIntermediateDirectories: true)
         self.userDataDirectory = profile
 
-        var toBrowser: [Int32] = [0, 0]
-        var fromBrowser: [Int32] = [0, 0]
-        guard pipe(&toBrowser) == 0, pipe(&fromBrowser) == 0 else { throw DevToolsError("pipe() failed: \(errno)") }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, toBrowser[0], 3)
-        posix_spawn_file_actions_adddup2(&actions, fromBrowser[1], 4)
-        for fd in [toBrowser[0], toBrowser[1], fromBrowser[0], fromBrowser[1]] where fd > 4 {
-            posix_spawn_file_actions_addclose(&actions, fd)
+        let toBrowser: (read: Int32, write: Int32)
+        let fromBrowser: (read: Int32, write: Int32)
+        do {
+            toBrowser = try ChildProcess.makePipe()
+            do { fromBrowser = try ChildProcess.makePipe() } catch {
+                close(toBrowser.read)
+                close(toBrowser.write)
+                throw error
+            }
+        } catch {
+            throw DevToolsError("\(error)")
         }
-        // Chromium's own output goes to /dev/null; it is noisy and says nothing the protocol doesn't.
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         var flags = ["--remote-debugging-pipe", "--user-data-dir=\(profile.path)", "--no-first-run", "--no-default-browser-check",
                      "--disable-background-networking", "--disable-sync", "--disable-component-update", "--password-store=basic"]
         if getuid() == 0 { flags.append("--no-sandbox") }  // Chromium refuses to run as root with its sandbox
-        let argv = [path] + flags + arguments
-        var cArguments = argv.map { strdup($0) } + [nil]
-        defer { cArguments.forEach { free($0) } }
-        var child: pid_t = 0
-        let result = posix_spawn(&child, path, &actions, nil, &cArguments, environ)
-        close(toBrowser[0])
-        close(fromBrowser[1])
-        guard result == 0 else {
-            close(toBrowser[1])
-            close(fromBrowser[0])
-            throw DevToolsError("cannot start \(path): error \(result)")
+        // Chromium's own output goes to /dev/null; it is noisy and says nothing the protocol doesn't.
+        let spawned = Result { () throws(ChildProcessError) -> ChildProcess in
+            try ChildProcess(executable: path, arguments: flags + arguments, inheriting: [3: toBrowser.read, 4: fromBrowser.write])
         }
-        pid = child
-        devTools = DevToolsConnection(writeFD: toBrowser[1], readFD: fromBrowser[0])
+        close(toBrowser.read)
+        close(fromBrowser.write)
+        switch spawned {
+        case .success(let child):
+            process = child
+        case .failure(let error):
+            close(toBrowser.write)
+            close(fromBrowser.read)
+            throw DevToolsError(error.description)
+        }
+        devTools = DevToolsConnection(writeFD: toBrowser.write, readFD: fromBrowser.read)
     }
+
+    /// The browser's process id.
+    public var pid: pid_t { process.pid }
 
     /// Whether the browser process still runs.
-    public var isRunning: Bool { kill(pid, 0) == 0 && !reaped() }
-
-    private func reaped() -> Bool {
-        var status: Int32 = 0
-        return waitpid(pid, &status, WNOHANG) == pid
-    }
+    public var isRunning: Bool { process.isRunning }
 
     /// Closes the browser (Browser.close, then SIGTERM/SIGKILL) and removes a temporary profile.
     public func terminate(removeProfile: Bool = true) async {
-        _ = try? await devTools.send("Browser.close", timeout: .seconds(3))
-        for _ in 0..<30 {
-            if reaped() { break }
-            try? await Task.sleep(for: .milliseconds(100))
+        if process.isRunning {
+            _ = try? await devTools.send("Browser.close", timeout: .seconds(3))
+            for _ in 0..<30 where process.isRunning {
+                try? await Task.sleep(for: .milliseconds(100))
+            }
         }
-        if kill(pid, 0) == 0 {
-            kill(pid, SIGTERM)
-            try? await Task.sleep(for: .milliseconds(500))
-            kill(pid, SIGKILL)
-            var status: Int32 = 0
-            waitpid(pid, &status, 0)
-        }
+        await process.terminate(gracePeriod: .milliseconds(500))
         devTools.close()
         if removeProfile { try? FileManager.default.removeItem(at: userDataDirectory) }
     }

@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 import MRTDEmulator
 import SmartCard
@@ -16,7 +17,7 @@ public actor PCSCDHarness {
     public static let vpcdPort: UInt16 = 35963
     public static let socketPath = "/run/pcscd/pcscd.comm"
 
-    private var process: Process?
+    private var process: ChildProcess?
     private var available: Bool?
     private var locked = false
     private var waiters: [CheckedContinuation<Void, Never>] = []
@@ -44,20 +45,15 @@ public actor PCSCDHarness {
             unavailableReason = "pcscd is not installed"
             return false
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = ["--foreground"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
+        let process: ChildProcess
         do {
-            try process.run()
+            process = try ChildProcess(executable: path, arguments: ["--foreground"])
         } catch {
-            unavailableReason = "cannot start pcscd: \(error.localizedDescription)"
+            unavailableReason = error.description
             return false
         }
         self.process = process
-        let pid = process.processIdentifier
-        PCSCDHarness.registerExitCleanup(pid: pid)
+        PCSCDHarness.registerExitCleanup(process)
         for _ in 0..<100 {
             if Self.socketAnswers() { return true }
             try? await Task.sleep(for: .milliseconds(50))
@@ -83,21 +79,19 @@ public actor PCSCDHarness {
         }
     }
 
-    private static let pids = Mutex<[pid_t]>([])
+    private static let started = Mutex<[ChildProcess]>([])
     private static let cleanupRegistered = Mutex(false)
 
-    private static func registerExitCleanup(pid: pid_t) {
-        pids.withLock { $0.append(pid) }
+    private static func registerExitCleanup(_ process: ChildProcess) {
+        started.withLock { $0.append(process) }
         let first = cleanupRegistered.withLock { registered -> Bool in
             defer { registered = true }
             return !registered
         }
         if first {
             atexit {
-                for pid in PCSCDHarness.pids.withLock({ $0 }) {
-                    kill(pid, SIGTERM)
-                    var status: Int32 = 0
-                    waitpid(pid, &status, 0)
+                for process in PCSCDHarness.started.withLock({ $0 }) {
+                    process.terminateBlocking()
                 }
             }
         }
