@@ -56,6 +56,14 @@ int COpenSSLShim_ec_field_size(int nid) {
     return (bits + 7) / 8;
 }
 
+int COpenSSLShim_ec_field_bits(int nid) {
+    EC_GROUP *group = EC_GROUP_new_by_curve_name(nid);
+    if (!group) return -1;
+    int bits = EC_GROUP_get_degree(group);
+    EC_GROUP_free(group);
+    return bits;
+}
+
 int COpenSSLShim_ec_mul(int nid, const uint8_t *generator, size_t generator_len,
                         const uint8_t *scalar, size_t scalar_len,
                         const uint8_t *point, size_t point_len, uint8_t *out, size_t *out_len) {
@@ -171,6 +179,15 @@ int COpenSSLShim_bn_mod_mul(const uint8_t *a, size_t a_len, const uint8_t *b, si
     int rc = (ctx && x && y && m && r && !BN_is_zero(m) && BN_mod_mul(r, x, y, m, ctx) == 1 &&
               BN_bn2binpad(r, out, (int)modulus_len) == (int)modulus_len) ? 0 : -1;
     BN_free(x); BN_free(y); BN_free(m); BN_free(r); BN_CTX_free(ctx);
+    return rc;
+}
+
+int COpenSSLShim_bn_div(const uint8_t *a, size_t a_len, const uint8_t *b, size_t b_len, uint8_t *out, size_t out_len) {
+    BN_CTX *ctx = BN_CTX_new();
+    BIGNUM *x = BN_bin2bn(a, (int)a_len, NULL), *y = BN_bin2bn(b, (int)b_len, NULL), *r = BN_new();
+    int rc = (ctx && x && y && r && !BN_is_zero(y) && BN_div(r, NULL, x, y, ctx) == 1 &&
+              BN_bn2binpad(r, out, (int)out_len) == (int)out_len) ? 0 : -1;
+    BN_free(x); BN_free(y); BN_free(r); BN_CTX_free(ctx);
     return rc;
 }
 

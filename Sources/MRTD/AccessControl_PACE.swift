@@ -126,29 +126,54 @@ public enum PACE {
         }
     }
 
-    /// PACE Integrated Mapping, pseudo-random number mapping R(s, t) of ICAO 9303-11 §4.4.3.3.2:
-    /// k₀ = E(t, s); kᵢ₊₁ = E(kᵢ, c₀), xᵢ = E(kᵢ, c₁); R = x₀ ‖ … ‖ xₙ₋₁ with
-    /// n = ⌈(log₂ p + 64) / l⌉. Implemented for AES-128 (l = k = 128, the worked example's case);
-    /// other ciphers throw `unsupportedAlgorithm`. The caller reduces R mod p (or hands it to
-    /// `EllipticCurve.integratedMappingPoint`, which does).
+    /// PACE Integrated Mapping, pseudo-random number mapping R(s, t) of ICAO 9303-11 §4.4.3.3.2,
+    /// with the cipher E of the protocol in CBC mode with a zero IV: k₀ = E(t, s);
+    /// xᵢ = E(kᵢ, c₁), kᵢ₊₁ = E(kᵢ, c₀) (each key truncated to the cipher's key length);
+    /// R = x₀ ‖ … ‖ xₙ₋₁ with n = ⌈(log₂ p + 64) / l⌉, l the bit length of s (128 or 256, which
+    /// also picks the constants c₀, c₁). The caller reduces R mod p (`EllipticCurve.integratedMappingPoint`
+    /// and `DiffieHellmanGroup.integratedMappingGenerator` do).
     public static func integratedMappingRandom(chipNonce s: [UInt8], terminalNonce t: [UInt8], type: KeyDerivation.KeyType,
                                                primeBits: Int) throws(CryptoError) -> [UInt8] {
-        guard type == .aes128 else {
-            throw CryptoError(.unsupportedAlgorithm, "Integrated Mapping is implemented for AES-128 only")
+        guard s.count == integratedMappingChipNonceLength(type) else {
+            throw CryptoError(.invalidInput, "the chip's Integrated Mapping nonce must be \(integratedMappingChipNonceLength(type)) bytes, not \(s.count)")
         }
-        guard s.count == 16, t.count == 16 else {
-            throw CryptoError(.invalidInput, "Integrated Mapping nonces must be 16 bytes for AES-128")
+        guard t.count == type.keyLength else {
+            throw CryptoError(.invalidInput, "the terminal's Integrated Mapping nonce must be \(type.keyLength) bytes, not \(t.count)")
         }
-        let c0: [UInt8] = [0xA6, 0x68, 0x89, 0x2A, 0x7C, 0x41, 0xE3, 0xCA, 0x73, 0x9F, 0x40, 0xB0, 0x57, 0xD8, 0x59, 0x04]
-        let c1: [UInt8] = [0xA4, 0xE1, 0x36, 0xAC, 0x72, 0x5F, 0x73, 0x8B, 0x01, 0xC1, 0xF6, 0x02, 0x17, 0xC1, 0x88, 0xAD]
-        let n = (primeBits + 64 + 127) / 128
-        var key = try BlockCipher.aes.cbc(encrypt: true, key: t, s)
+        let (c0, c1) = s.count == 16 ? (imConstant128.c0, imConstant128.c1) : (imConstant256.c0, imConstant256.c1)
+        let n = (primeBits + 64 + s.count * 8 - 1) / (s.count * 8)
+        let cipher = type.cipher
+        var key = try cipher.cbc(encrypt: true, key: t, s)
         var random: [UInt8] = []
+        random.reserveCapacity(n * s.count)
         for _ in 0..<n {
-            random += try BlockCipher.aes.cbc(encrypt: true, key: key, c1)
-            key = try BlockCipher.aes.cbc(encrypt: true, key: key, c0)
+            let truncated = Array(key.prefix(type.keyLength))
+            random += try cipher.cbc(encrypt: true, key: truncated, c1)
+            key = try cipher.cbc(encrypt: true, key: truncated, c0)
         }
         return random
+    }
+
+    /// The length of the chip's nonce s in Integrated Mapping: l ≥ k, so 16 bytes for 3DES and
+    /// AES-128, 32 for AES-192 and AES-256.
+    public static func integratedMappingChipNonceLength(_ type: KeyDerivation.KeyType) -> Int {
+        type.keyLength <= 16 ? 16 : 32
+    }
+
+    /// The constants c₀, c₁ of R(s, t) for l = 128 and l = 256.
+    static let imConstant128 = (c0: hexBytes("a668892a7c41e3ca739f40b057d85904"), c1: hexBytes("a4e136ac725f738b01c1f60217c188ad"))
+    static let imConstant256 = (c0: hexBytes("d463d65234124ef7897054986dca0a174e28df758cbaa03f240616414d5a1676"),
+                                c1: hexBytes("54bd7255f0aaf831bec3423fcf39d69b6cbf066677d0faae5aadd99df8e53517"))
+
+    private static func hexBytes(_ hex: String) -> [UInt8] {
+        var bytes: [UInt8] = []
+        var index = hex.startIndex
+        while index < hex.endIndex {
+            let next = hex.index(index, offsetBy: 2)
+            bytes.append(UInt8(hex[index..<next], radix: 16)!)
+            index = next
+        }
+        return bytes
     }
 
     /// Secure messaging after PACE: SSC starts at zero.
@@ -169,20 +194,27 @@ public enum PACEDomain: Sendable, Hashable, CustomStringConvertible {
         return DiffieHellmanGroup.rfc5114(parameterId: parameterId).map { .dh($0) }
     }
 
-    /// Whether Integrated Mapping is implemented here for this domain and cipher: ECDH on a
-    /// curve with p ≡ 3 mod 4 (all but NIST P-224) with AES-128.
+    /// Whether Integrated Mapping works in this domain: every RFC 5114 group, and every curve
+    /// whose prime is ≡ 3 mod 4 (all standardised ones but NIST P-224, whose square roots need
+    /// Tonelli–Shanks; ICAO 9303-11 Appendix B covers only p ≡ 3 mod 4). Any cipher.
     public func supportsIntegratedMapping(_ type: KeyDerivation.KeyType) -> Bool {
-        guard case .ec(let curve) = self else { return false }
-        return type == .aes128 && curve != .nistP224
+        guard case .ec(let curve) = self else { return true }
+        return curve != .nistP224
     }
 
     /// Integrated Mapping: the mapped generator from the chip's nonce s and the terminal's t.
     public func mapIntegrated(chipNonce s: [UInt8], terminalNonce t: [UInt8], type: KeyDerivation.KeyType) throws(CryptoError) -> [UInt8] {
-        guard case .ec(let curve) = self, supportsIntegratedMapping(type) else {
-            throw CryptoError(.unsupportedAlgorithm, "Integrated Mapping is implemented for ECDH with AES-128 only")
+        switch self {
+        case .ec(let curve):
+            guard supportsIntegratedMapping(type) else {
+                throw CryptoError(.unsupportedAlgorithm, "Integrated Mapping is not implemented on \(curve) (p ≢ 3 mod 4)")
+            }
+            let random = try PACE.integratedMappingRandom(chipNonce: s, terminalNonce: t, type: type, primeBits: curve.fieldBits)
+            return try curve.integratedMappingPoint(random)
+        case .dh(let group):
+            let random = try PACE.integratedMappingRandom(chipNonce: s, terminalNonce: t, type: type, primeBits: group.bits)
+            return try group.integratedMappingGenerator(random)
         }
-        let random = try PACE.integratedMappingRandom(chipNonce: s, terminalNonce: t, type: type, primeBits: curve.fieldSize * 8)
-        return try curve.integratedMappingPoint(random)
     }
 
     public var keyAgreement: PACE.KeyAgreement {

@@ -44,6 +44,33 @@ public struct DiffieHellmanGroup: Sendable, Hashable, CustomStringConvertible {
         return out
     }
 
+    /// p − 1 (p is odd: no borrow).
+    private var pMinusOne: [UInt8] {
+        var value = p
+        value[value.count - 1] &-= 1
+        return value
+    }
+
+    /// The bit length of p.
+    public var bits: Int {
+        guard let first = p.firstIndex(where: { $0 != 0 }) else { return 0 }
+        return (p.count - first) * 8 - p[first].leadingZeroBitCount
+    }
+
+    /// PACE Integrated Mapping's f_g (ICAO 9303-11 §4.4.3.3.2): ĝ = x^((p−1)/q) mod p for the
+    /// pseudo-random x = R(s, t). Throws when ĝ = 1 (the mapping must then be rejected).
+    public func integratedMappingGenerator(_ random: [UInt8]) throws(CryptoError) -> [UInt8] {
+        var cofactor = [UInt8](repeating: 0, count: size)
+        guard COpenSSLShim_bn_div(pMinusOne, pMinusOne.count, q, q.count, &cofactor, cofactor.count) == 0 else {
+            throw CryptoError(.invalidInput, "(p−1)/q failed")
+        }
+        let generator = try power(random, cofactor)
+        guard generator != Self.pad([1], size), generator.contains(where: { $0 != 0 }) else {
+            throw CryptoError(.invalidInput, "the integrated mapping gave a trivial generator")
+        }
+        return generator
+    }
+
     /// A private exponent in [1, q-1] and its public value on `generator` (g by default).
     public func generateKeyPair(generator: [UInt8]? = nil) throws(CryptoError) -> (privateKey: [UInt8], publicKey: [UInt8]) {
         var exponent = [UInt8](repeating: 0, count: q.count)
@@ -56,8 +83,6 @@ public struct DiffieHellmanGroup: Sendable, Hashable, CustomStringConvertible {
         let value = Self.pad(Array(y.drop { $0 == 0 }), size)
         guard value.count == size, value.lexicographicallyPrecedes(p), value.contains(where: { $0 != 0 }) else { return false }
         let one = Self.pad([1], size)
-        var pMinusOne = p
-        pMinusOne[pMinusOne.count - 1] &-= 1  // p is odd: no borrow
         guard value != one, value != pMinusOne, let check = try? power(value, q) else { return false }
         return check == one
     }

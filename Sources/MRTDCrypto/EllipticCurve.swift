@@ -25,6 +25,8 @@ public struct EllipticCurve: Sendable, Hashable, CustomStringConvertible {
 
     /// Bytes of a field element (and of an x coordinate).
     public var fieldSize: Int { Int(COpenSSLShim_ec_field_size(nid)) }
+    /// The bit length of the field prime p (log₂ p rounded up: 521 for P-521).
+    public var fieldBits: Int { Int(COpenSSLShim_ec_field_bits(nid)) }
 
     var pointCapacity: Int { 1 + 2 * max(fieldSize, 66) }
 

@@ -96,13 +96,14 @@ extension VirtualPassportChip {
         do {
             switch (objects.first?.tag, session.nonce, session.generator, session.sharedSecret) {
             case (nil, nil, _, _):
-                let nonce = secureRandomBytes(type.cipher.blockSize)
+                let isIM = session.info.protocolID.mapping == .integratedMapping
+                let nonce = secureRandomBytes(isIM ? PACE.integratedMappingChipNonceLength(type) : type.cipher.blockSize)
                 session.nonce = nonce
                 state.pace = session
                 return answer(0x80, try PACE.encryptNonce(nonce, passwordKey: session.passwordKey, type: type))
             case (0x81?, let nonce?, nil, _) where session.info.protocolID.mapping == .integratedMapping:
                 let terminalNonce = objects[0].value
-                guard terminalNonce.count == type.cipher.blockSize else { return fail(.wrongData) }
+                guard terminalNonce.count == type.keyLength else { return fail(.wrongData) }
                 session.generator = try domain.mapIntegrated(chipNonce: nonce, terminalNonce: terminalNonce, type: type)
                 state.pace = session
                 return answer(0x82, [])

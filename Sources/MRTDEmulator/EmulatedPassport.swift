@@ -242,7 +242,7 @@ public struct EmulatedPassport: Sendable {
             return
         }
         if mapping == "IM" && !domain.supportsIntegratedMapping(keyType) {
-            throw EmulatorError("PACE-IM is emulated for ECDH with AES-128 on curves other than NIST P-224 only")
+            throw EmulatorError("PACE-IM is emulated on every standard group but NIST P-224 (parameter id 11)")
         }
         let info = PACEInfo(protocolID: PACE.ProtocolID(keyAgreement: domain.keyAgreement,
                                                         mapping: mapping == "IM" ? .integratedMapping : .genericMapping, keyType: keyType),

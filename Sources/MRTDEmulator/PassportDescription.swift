@@ -26,7 +26,7 @@ public struct PassportDescription: Codable, Sendable, Hashable {
     /// Access control the chip offers: `pace`, `bac` or `both` (default `bac`, or `both` when
     /// PACE parameters are given).
     public var access: String?
-    /// PACE mapping: `GM` (default), `IM` (ECDH with AES-128, any standard curve but NIST P-224)
+    /// PACE mapping: `GM` (default), `IM` (ECDH or DH, any cipher, any standard group but NIST P-224)
     /// or `CAM` (ECDH with AES; EF.CardSecurity carries the chip's static key).
     public var paceMapping: String?
     /// Standardised PACE domain parameters (default 13, brainpoolP256r1).

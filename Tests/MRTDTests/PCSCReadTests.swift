@@ -115,12 +115,14 @@ struct PCSCPACETests {
     }
 
     @Test("mapping × group × cipher with MRZ and CAN", arguments: [
-        (13, KeyDerivation.KeyType.aes128, false), (12, .aes256, true), (16, .tripleDES, false), (0, .aes128, true), (2, .aes192, false),
+        (13, KeyDerivation.KeyType.aes128, false, PACE.Mapping.genericMapping), (12, .aes256, true, .genericMapping),
+        (16, .tripleDES, false, .genericMapping), (0, .aes128, true, .genericMapping), (2, .aes192, false, .genericMapping),
+        (1, .aes256, true, .integratedMapping), (17, .tripleDES, false, .integratedMapping),
     ])
-    func paceThroughPCSC(parameterId: Int, keyType: KeyDerivation.KeyType, useCAN: Bool) async throws {
+    func paceThroughPCSC(parameterId: Int, keyType: KeyDerivation.KeyType, useCAN: Bool, mapping: PACE.Mapping) async throws {
         var passport = try TestFixtures.passport("utopia-td3-pace")
         let keyAgreement = PACEDomain.standardized(parameterId)!.keyAgreement
-        passport.enablePACE(PACEInfo(protocolID: PACE.ProtocolID(keyAgreement: keyAgreement, mapping: .genericMapping, keyType: keyType),
+        passport.enablePACE(PACEInfo(protocolID: PACE.ProtocolID(keyAgreement: keyAgreement, mapping: mapping, keyType: keyType),
                                      parameterId: parameterId), can: "112233", bacAllowed: true)
         let chip = VirtualPassportChip(passport: passport)
         let key = useCAN ? AccessKey.can("112233") : try PCSCReadTests.key("utopia-td3-pace")
@@ -130,6 +132,7 @@ struct PCSCPACETests {
             return try await PassportReader(connection: connection, accessKey: key, options: ReadOptions(trustStore: PCSCReadTests.trust)).read()
         }
         #expect(result.accessControl == "PACE")
+        #expect(result.paceMapping == mapping.rawValue)
         #expect(result.passiveOutcome.status == .valid)
         #expect(result.chip.status == .valid)
         #expect(result.active.status == .valid)

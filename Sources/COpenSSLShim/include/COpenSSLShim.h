@@ -28,6 +28,8 @@ unsigned long COpenSSLShim_name_flags_rfc2253(void);
    A group is identified by its curve NID, optionally with a replacement generator.
    All functions return 0 on success, negative on error. */
 int COpenSSLShim_ec_field_size(int nid);
+/* The bit length of the curve's field prime (521 for P-521), or -1. */
+int COpenSSLShim_ec_field_bits(int nid);
 /* out = scalar · point (point = NULL means the generator; generator = NULL means the curve's). */
 int COpenSSLShim_ec_mul(int nid, const uint8_t *generator, size_t generator_len,
                         const uint8_t *scalar, size_t scalar_len,
@@ -53,6 +55,8 @@ int COpenSSLShim_bn_mod_exp(const uint8_t *base, size_t base_len, const uint8_t 
 /* out = a·b mod modulus, padded to the modulus length. */
 int COpenSSLShim_bn_mod_mul(const uint8_t *a, size_t a_len, const uint8_t *b, size_t b_len,
                             const uint8_t *modulus, size_t modulus_len, uint8_t *out);
+/* out = floor(a / b), padded to out_len (fails when it does not fit or b is zero). */
+int COpenSSLShim_bn_div(const uint8_t *a, size_t a_len, const uint8_t *b, size_t b_len, uint8_t *out, size_t out_len);
 /* A random value in [1, range-1], padded to range_len. */
 int COpenSSLShim_bn_rand_range(const uint8_t *range, size_t range_len, uint8_t *out);
 #endif

@@ -78,7 +78,7 @@ extension PassportReader {
             throw MRTDError(.notSupported, "the chip refused \(id) (MSE:Set AT: \(mse.statusWord.meaning))", statusWord: mse.statusWord)
         }
 
-        // 1. Encrypted nonce.
+        // 1. Encrypted nonce (16 or 32 bytes for Integrated Mapping, a cipher block otherwise).
         let nonceAnswer = try await generalAuthenticate(step: "encrypted nonce", [], last: false)
         guard let encrypted = nonceAnswer[0x80] else { throw MRTDError(.unexpectedStatus, "PACE: the chip sent no nonce") }
         let s = try PACE.decryptNonce(encrypted, passwordKey: PACE.passwordKey(accessKey, type: type), type: type)
@@ -88,7 +88,7 @@ extension PassportReader {
         if id.mapping == .integratedMapping {
             // 2. Integrated mapping: the terminal's nonce t goes to the chip in the clear;
             // G' = f_G(R(s, t)) on both sides (ICAO 9303-11 §4.4.3.3.2, Appendix B).
-            let t = secureRandomBytes(type.cipher.blockSize)
+            let t = secureRandomBytes(type.keyLength)
             _ = try await generalAuthenticate(step: "mapping", BERTLV.encode(tag: 0x81, value: t), last: false)
             generator = try crypto { () throws(CryptoError) in try domain.mapIntegrated(chipNonce: s, terminalNonce: t, type: type) }
         } else {

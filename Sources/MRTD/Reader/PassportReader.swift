@@ -304,7 +304,7 @@ public final class PassportReader {
         case (.paceOnly, _):
             throw MRTDError(.notSupported, offers.isEmpty ? "the chip does not offer PACE" : (accessControlNote ?? "PACE is not possible"))
         case (_, .can):
-            throw MRTDError(.notSupported, "a CAN needs PACE, and \(offers.isEmpty ? "the chip does not offer PACE" : "PACE was not possible")")
+            throw MRTDError(.notSupported, "a CAN needs PACE, and \(offers.isEmpty ? "the chip does not offer PACE" : (accessControlNote ?? "PACE was not possible"))")
         default:
             break
         }
