@@ -136,3 +136,37 @@ extension ChipAuthentication {
     /// id-SecurityObject: the content type of EF.CardSecurity.
     public static let cardSecurityContentType = "0.4.0.127.0.7.3.2.1"
 }
+
+extension PACE {
+    /// PACE-CAM's check (ICAO 9303-11 §4.4.3.5.2): decrypt the chip authentication data A_IC
+    /// (tag 8A of the last GENERAL AUTHENTICATE answer; CBC with IV = E(KS_Enc, −1)) to CA_IC and
+    /// check PK_Map,IC = CA_IC · PK_IC, PK_IC being the chip key on `curve` in EF.CardSecurity.
+    /// The signature of EF.CardSecurity is passive authentication's business, not this check's.
+    public static func verifyChipAuthenticationMapping(encryptedData: [UInt8], chipMapKey: [UInt8], cardSecurity: [UInt8],
+                                                       curve: EllipticCurve, encryptionKey: [UInt8],
+                                                       type: KeyDerivation.KeyType) -> VerificationOutcome {
+        guard let signed = try? CMSSignedData(bytes: cardSecurity), signed.contentType == ChipAuthentication.cardSecurityContentType,
+              let content = signed.content, let infos = try? SecurityInfos(bytes: content) else {
+            return VerificationOutcome(status: .invalid, detail: "PACE-CAM: EF.CardSecurity is not a signed security object")
+        }
+        let keys = infos.entries.filter { $0.oid == ChipAuthentication.ecdhPublicKeyOID }.compactMap { entry -> (EllipticCurve, [UInt8])? in
+            guard let fields = try? BERTLV.parseSingle(entry.der).children(), fields.count >= 2 else { return nil }
+            return ChipAuthentication.ecPublicKey(subjectPublicKeyInfo: fields[1].encoded())
+        }
+        guard let chipKey = keys.first(where: { $0.0 == curve })?.1 else {
+            return VerificationOutcome(status: .invalid, detail: "PACE-CAM: EF.CardSecurity has no chip key on \(curve)")
+        }
+        do {
+            let iv = try type.cipher.ecb(encrypt: true, key: encryptionKey, [UInt8](repeating: 0xFF, count: type.cipher.blockSize))
+            guard let data = iso9797Unpad(try type.cipher.cbc(encrypt: false, key: encryptionKey, iv: iv, encryptedData)) else {
+                return VerificationOutcome(status: .invalid, detail: "PACE-CAM: the chip authentication data is malformed")
+            }
+            guard try curve.multiply(data, point: chipKey) == chipMapKey else {
+                return VerificationOutcome(status: .invalid, detail: "PACE-CAM: the chip does not hold the EF.CardSecurity key: it may be a copy")
+            }
+        } catch {
+            return VerificationOutcome(status: .invalid, detail: "PACE-CAM: \(error.reason)")
+        }
+        return VerificationOutcome(status: .valid, detail: "the chip proved it holds the EF.CardSecurity key (PACE-CAM, \(curve))")
+    }
+}

@@ -158,29 +158,8 @@ extension PassportReader {
             return VerificationOutcome(status: .invalid, detail: "PACE-CAM: EF.CardSecurity is missing")
         }
         cardSecurity = security
-        guard let signed = try? CMSSignedData(bytes: security), signed.contentType == ChipAuthentication.cardSecurityContentType,
-              let content = signed.content, let infos = try? SecurityInfos(bytes: content) else {
-            return VerificationOutcome(status: .invalid, detail: "PACE-CAM: EF.CardSecurity is not a signed security object")
-        }
-        let keys = infos.entries.filter { $0.oid == ChipAuthentication.ecdhPublicKeyOID }.compactMap { entry -> (EllipticCurve, [UInt8])? in
-            guard let fields = try? BERTLV.parseSingle(entry.der).children(), fields.count >= 2 else { return nil }
-            return ChipAuthentication.ecPublicKey(subjectPublicKeyInfo: fields[1].encoded())
-        }
-        guard let chipKey = keys.first(where: { $0.0 == curve })?.1 else {
-            return VerificationOutcome(status: .invalid, detail: "PACE-CAM: EF.CardSecurity has no chip key on \(curve)")
-        }
-        do {
-            let iv = try type.cipher.ecb(encrypt: true, key: encryptionKey, [UInt8](repeating: 0xFF, count: type.cipher.blockSize))
-            guard let data = iso9797Unpad(try type.cipher.cbc(encrypt: false, key: encryptionKey, iv: iv, encryptedData)) else {
-                return VerificationOutcome(status: .invalid, detail: "PACE-CAM: the chip authentication data is malformed")
-            }
-            guard try curve.multiply(data, point: chipKey) == chipMapKey else {
-                return VerificationOutcome(status: .invalid, detail: "PACE-CAM: the chip does not hold the EF.CardSecurity key: it may be a copy")
-            }
-        } catch {
-            return VerificationOutcome(status: .invalid, detail: "PACE-CAM: \(error.reason)")
-        }
-        return VerificationOutcome(status: .valid, detail: "the chip proved it holds the EF.CardSecurity key (PACE-CAM, \(curve))")
+        return PACE.verifyChipAuthenticationMapping(encryptedData: encryptedData, chipMapKey: chipMapKey, cardSecurity: security,
+                                                    curve: curve, encryptionKey: encryptionKey, type: type)
     }
 
     /// Runs a cryptographic step, reporting a failure as an `MRTDError`.
