@@ -1,11 +1,16 @@
 import MRTDCrypto
 import SmartCard
 
-/// Chip Authentication (ICAO 9303-11 §6.2, BSI TR-03110 CA version 2, ECDH): the chip proves it
-/// holds the private key of the DG14 public key by agreeing new secure-messaging keys with it.
+/// Chip Authentication (ICAO 9303-11 §6.2, BSI TR-03110): the chip proves it holds the private
+/// key of the DG14 public key by agreeing new secure-messaging keys with it. ECDH and DH; with
+/// 3DES through MSE:Set KAT (version 1, also what a DG14 without ChipAuthenticationInfo implies),
+/// with AES through MSE:Set AT + GENERAL AUTHENTICATE (version 2).
 public enum ChipAuthentication {
     public static let protocolPrefix = "0.4.0.127.0.7.2.2.3."
     public static let ecdhPublicKeyOID = "0.4.0.127.0.7.2.2.1.2"
+    public static let dhPublicKeyOID = "0.4.0.127.0.7.2.2.1.1"
+    /// dhpublicnumber (X9.42): the algorithm of a DH SubjectPublicKeyInfo.
+    public static let dhPublicNumberOID = "1.2.840.10046.2.1"
 
     /// A CA protocol OID: key agreement and cipher.
     public struct ProtocolID: Sendable, Hashable, CustomStringConvertible {
@@ -28,16 +33,53 @@ public enum ChipAuthentication {
             self.init(oid: "\(ChipAuthentication.protocolPrefix)\(keyAgreement == .dh ? 1 : 2).\(cipher)")!
         }
 
+        /// 3DES runs through MSE:Set KAT, AES through MSE:Set AT + GENERAL AUTHENTICATE.
+        public var usesKeyAgreementTemplate: Bool { keyType == .tripleDES }
+
         public var description: String {
             "CA-\(keyAgreement.rawValue)-\(keyType == .tripleDES ? "3DES" : "AES-\(keyType.keyLength * 8)")"
         }
     }
 
+    /// The chip's static key agreement key.
+    public enum ChipKey: Sendable, Hashable, CustomStringConvertible {
+        case ec(EllipticCurve, point: [UInt8])
+        case dh(DiffieHellmanGroup, publicValue: [UInt8])
+
+        public var keyAgreement: PACE.KeyAgreement {
+            if case .ec = self { return .ecdh }
+            return .dh
+        }
+
+        public var description: String {
+            switch self {
+            case .ec(let curve, _): return "\(curve)"
+            case .dh(let group, _): return "\(group)"
+            }
+        }
+
+        /// An ephemeral key pair in the same group and the shared secret with this key.
+        public func agree() throws(CryptoError) -> (ephemeralPublicKey: [UInt8], sharedSecret: [UInt8]) {
+            switch self {
+            case .ec(let curve, let point):
+                let ephemeral = try curve.generateKeyPair()
+                return (ephemeral.publicKey, try curve.xCoordinate(try curve.multiply(ephemeral.privateKey, point: point)))
+            case .dh(let group, let value):
+                guard group.isValidPublicKey(value) else { throw CryptoError(.invalidInput, "the chip's DH key is not in its group") }
+                let ephemeral = try group.generateKeyPair()
+                return (ephemeral.publicKey, try group.power(value, ephemeral.privateKey))
+            }
+        }
+    }
+
     /// What DG14 offers: the protocol and the chip's public key (with its key id, when several).
+    /// `impliedByKeyOnly` is true for a DG14 with a ChipAuthenticationPublicKeyInfo but no
+    /// ChipAuthenticationInfo: CA version 1 with 3DES is then implied (ICAO 9303-11 §9.2.5).
     public struct Offer: Sendable {
         public let protocolID: ProtocolID
-        public let publicKey: PublicKey
+        public let publicKey: ChipKey
         public let keyId: Int?
+        public let impliedByKeyOnly: Bool
     }
 
     static func integer(_ object: TLV?) -> Int? {
@@ -45,28 +87,72 @@ public enum ChipAuthentication {
         return object.value.reduce(0) { $0 << 8 | Int($1) }
     }
 
-    /// The ECDH Chip Authentication DG14 offers, when there is one.
+    /// The Chip Authentication DG14 offers that this reader performs (ECDH preferred over DH,
+    /// AES over 3DES), when there is one.
     public static func offer(in dg14: SecurityInfos) -> Offer? {
         var protocols: [(ProtocolID, Int?)] = []
-        var keys: [(PublicKey, Int?)] = []
+        var keys: [(ChipKey, Int?)] = []
         for entry in dg14.entries {
             guard let fields = try? BERTLV.parseSingle(entry.der).children() else { continue }
-            if let id = ProtocolID(oid: entry.oid), id.keyAgreement == .ecdh {
+            if let id = ProtocolID(oid: entry.oid) {
                 protocols.append((id, integer(fields.count > 2 ? fields[2] : nil)))
-            } else if entry.oid == ecdhPublicKeyOID, fields.count >= 2, fields[1].tag == 0x30,
-                      let key = try? PublicKey(subjectPublicKeyInfo: fields[1].encoded()) {
-                keys.append((key, integer(fields.count > 2 ? fields[2] : nil)))
+            } else if entry.oid == ecdhPublicKeyOID || entry.oid == dhPublicKeyOID, fields.count >= 2, fields[1].tag == 0x30 {
+                let spki = fields[1].encoded()
+                let key: ChipKey?
+                if entry.oid == ecdhPublicKeyOID {
+                    key = ecPublicKey(subjectPublicKeyInfo: spki).map { ChipKey.ec($0.curve, point: $0.point) }
+                } else {
+                    key = dhPublicKey(subjectPublicKeyInfo: spki).map { ChipKey.dh($0.group, publicValue: $0.publicValue) }
+                }
+                if let key { keys.append((key, integer(fields.count > 2 ? fields[2] : nil))) }
             }
         }
-        guard let (id, keyId) = protocols.first else { return nil }
-        guard let key = keys.first(where: { keyId == nil || $0.1 == keyId || $0.1 == nil })?.0 else { return nil }
-        return Offer(protocolID: id, publicKey: key, keyId: keyId)
+        func key(for id: ProtocolID, keyId: Int?) -> (ChipKey, Int?)? {
+            keys.first { $0.0.keyAgreement == id.keyAgreement && (keyId == nil || $0.1 == nil || $0.1 == keyId) }
+        }
+        let ranked = protocols.sorted { a, b in
+            (a.0.keyAgreement == .ecdh ? 10 : 0) + a.0.keyType.oidArc > (b.0.keyAgreement == .ecdh ? 10 : 0) + b.0.keyType.oidArc
+        }
+        for (id, keyId) in ranked {
+            if let (chipKey, foundId) = key(for: id, keyId: keyId) {
+                return Offer(protocolID: id, publicKey: chipKey, keyId: keyId ?? foundId, impliedByKeyOnly: false)
+            }
+        }
+        // No ChipAuthenticationInfo at all: version 1 with 3DES.
+        guard protocols.isEmpty, let (chipKey, keyId) = keys.first(where: { $0.0.keyAgreement == .ecdh }) ?? keys.first else { return nil }
+        return Offer(protocolID: ProtocolID(keyAgreement: chipKey.keyAgreement, keyType: .tripleDES), publicKey: chipKey, keyId: keyId,
+                     impliedByKeyOnly: true)
     }
 
-    /// The DG14 entries offering CA with `key` (for the emulator).
-    public static func securityInfos(protocolID: ProtocolID, publicKeyInfo: [UInt8], keyId: Int = 1) -> [[UInt8]] {
-        [DER.sequence(DER.oid(protocolID.oid), DER.integer(2), DER.integer(keyId)),
-         DER.sequence(DER.oid(ecdhPublicKeyOID), publicKeyInfo, DER.integer(keyId))]
+    /// The group and public value of a DH SubjectPublicKeyInfo: algorithm dhpublicnumber with
+    /// DomainParameters { p, g, q, … } and the public value y as a DER INTEGER in the BIT STRING.
+    public static func dhPublicKey(subjectPublicKeyInfo der: [UInt8]) -> (group: DiffieHellmanGroup, publicValue: [UInt8])? {
+        guard let spki = try? BERTLV.parseSingle(der).children(), spki.count == 2, spki[0].tag == 0x30, spki[1].tag == 0x03,
+              let algorithm = try? spki[0].children(), algorithm.count == 2, algorithm[0].tag == 0x06,
+              DER.oidString(algorithm[0].value) == dhPublicNumberOID, algorithm[1].tag == 0x30,
+              let numbers = try? algorithm[1].children(), numbers.count >= 3, numbers[0...2].allSatisfy({ $0.tag == 0x02 }),
+              let group = DiffieHellmanGroup(p: numbers[0].value, g: numbers[1].value, q: numbers[2].value, name: "\(numbers[0].value.drop { $0 == 0 }.count * 8)-bit MODP group"),
+              spki[1].value.first == 0x00, let y = try? BERTLV.parseSingle(Array(spki[1].value.dropFirst())), y.tag == 0x02 else { return nil }
+        let value = Array(y.value.drop { $0 == 0 })
+        guard value.count <= group.size else { return nil }
+        let padded = [UInt8](repeating: 0, count: group.size - value.count) + value
+        return group.isValidPublicKey(padded) ? (group, padded) : nil
+    }
+
+    /// The SubjectPublicKeyInfo of a DH public value (for the emulator's DG14).
+    public static func dhSubjectPublicKeyInfo(group: DiffieHellmanGroup, publicValue: [UInt8]) -> [UInt8] {
+        let algorithm = DER.sequence(DER.oid(dhPublicNumberOID),
+                                     DER.sequence(DER.unsignedInteger(group.p), DER.unsignedInteger(group.g), DER.unsignedInteger(group.q)))
+        return DER.sequence(algorithm, BERTLV.encode(tag: 0x03, value: [0x00] + DER.unsignedInteger(publicValue)))
+    }
+
+    /// The DG14 entries offering CA with `publicKeyInfo` (for the emulator); without the
+    /// ChipAuthenticationInfo when `keyOnly` (version 1, 3DES implied).
+    public static func securityInfos(protocolID: ProtocolID, publicKeyInfo: [UInt8], keyId: Int = 1, keyOnly: Bool = false) -> [[UInt8]] {
+        let keyInfo = DER.sequence(DER.oid(protocolID.keyAgreement == .ecdh ? ecdhPublicKeyOID : dhPublicKeyOID), publicKeyInfo,
+                                   DER.integer(keyId))
+        if keyOnly { return [keyInfo] }
+        return [DER.sequence(DER.oid(protocolID.oid), DER.integer(protocolID.usesKeyAgreementTemplate ? 1 : 2), DER.integer(keyId)), keyInfo]
     }
 }
 
@@ -78,40 +164,44 @@ extension PassportReader {
             return VerificationOutcome(status: .invalid, detail: "DG14 cannot be parsed")
         }
         guard let offer = ChipAuthentication.offer(in: infos) else {
-            return VerificationOutcome(status: .notSupported, detail: "DG14 offers no ECDH Chip Authentication this reader performs")
-        }
-        guard let (curve, chipKey) = offer.publicKey.ecPoint else {
-            return VerificationOutcome(status: .notChecked,
-                                       detail: "the chip's CA key is not on a standard curve this reader supports")
+            return VerificationOutcome(status: .notSupported, detail: "DG14 offers no Chip Authentication with a key this reader can use")
         }
         let id = offer.protocolID
-        let ephemeral: (privateKey: [UInt8], publicKey: [UInt8])
-        let shared: [UInt8]
+        let agreement: (ephemeralPublicKey: [UInt8], sharedSecret: [UInt8])
         do {
-            ephemeral = try curve.generateKeyPair()
-            shared = try curve.xCoordinate(try curve.multiply(ephemeral.privateKey, point: chipKey))
+            agreement = try offer.publicKey.agree()
         } catch {
             return VerificationOutcome(status: .invalid, detail: "CA key agreement failed: \(error.reason)")
         }
-        var setAT = DER.oid(id.oid)
-        setAT[0] = 0x80
-        if let keyId = offer.keyId { setAT += [0x84, 0x01, UInt8(truncatingIfNeeded: keyId)] }
-        let mse = try await channel.secure(CommandAPDU(ins: 0x22, p1: 0x41, p2: 0xA4, data: setAT))
-        guard mse.statusWord == .success else {
-            return VerificationOutcome(status: .invalid, detail: "the chip refused Chip Authentication (\(mse.statusWord.meaning))")
+        let keyReference: [UInt8] = offer.keyId.map { [0x84, 0x01, UInt8(truncatingIfNeeded: $0)] } ?? []
+        if id.usesKeyAgreementTemplate {
+            // Version 1 (3DES): MSE:Set KAT carries the ephemeral key itself.
+            let kat = BERTLV.encode(tag: 0x91, value: agreement.ephemeralPublicKey) + keyReference
+            let mse = try await channel.secure(CommandAPDU(ins: 0x22, p1: 0x41, p2: 0xA6, data: kat))
+            guard mse.statusWord == .success else {
+                return VerificationOutcome(status: .invalid, detail: "the chip failed Chip Authentication (MSE:Set KAT: \(mse.statusWord.meaning))")
+            }
+        } else {
+            var setAT = DER.oid(id.oid)
+            setAT[0] = 0x80
+            let mse = try await channel.secure(CommandAPDU(ins: 0x22, p1: 0x41, p2: 0xA4, data: setAT + keyReference))
+            guard mse.statusWord == .success else {
+                return VerificationOutcome(status: .invalid, detail: "the chip refused Chip Authentication (\(mse.statusWord.meaning))")
+            }
+            let ga = try await channel.secure(CommandAPDU(ins: 0x86, p1: 0, p2: 0,
+                                                          data: BERTLV.encode(tag: 0x7C, value: BERTLV.encode(tag: 0x80, value: agreement.ephemeralPublicKey)),
+                                                          ne: 256))
+            guard ga.statusWord == .success else {
+                return VerificationOutcome(status: .invalid, detail: "the chip failed Chip Authentication (\(ga.statusWord.meaning))")
+            }
         }
-        let ga = try await channel.secure(CommandAPDU(ins: 0x86, p1: 0, p2: 0,
-                                                      data: BERTLV.encode(tag: 0x7C, value: BERTLV.encode(tag: 0x80, value: ephemeral.publicKey)),
-                                                      ne: 256))
-        guard ga.statusWord == .success else {
-            return VerificationOutcome(status: .invalid, detail: "the chip failed Chip Authentication (\(ga.statusWord.meaning))")
-        }
-        let keys = PACE.sessionKeys(sharedSecret: shared, type: id.keyType)
+        let keys = PACE.sessionKeys(sharedSecret: agreement.sharedSecret, type: id.keyType)
         channel.session = PACE.secureMessaging(encryptionKey: keys.encryption, macKey: keys.mac, type: id.keyType)
         shortLimit = id.keyType == .tripleDES ? 0xE7 : 0xDF
         if !channel.extendedLength { readSize = min(readSize, shortLimit) }
         chipAuthenticated = true
-        return VerificationOutcome(status: .valid, detail: "the chip proved it holds the DG14 key (\(id), \(curve))")
+        let implied = offer.impliedByKeyOnly ? ", implied by a DG14 without ChipAuthenticationInfo" : ""
+        return VerificationOutcome(status: .valid, detail: "the chip proved it holds the DG14 key (\(id), \(offer.publicKey)\(implied))")
     }
 }
 

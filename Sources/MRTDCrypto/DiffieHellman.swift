@@ -16,7 +16,25 @@ public struct DiffieHellmanGroup: Sendable, Hashable, CustomStringConvertible {
         guard COpenSSLShim_dh_rfc5114(Int32(parameterId), &p, &pLength, &g, &gLength, &q, &qLength) == 0 else { return nil }
         let names = ["1024-bit MODP, 160-bit subgroup", "2048-bit MODP, 224-bit subgroup", "2048-bit MODP, 256-bit subgroup"]
         return DiffieHellmanGroup(p: Array(p.prefix(pLength)), g: Self.pad(Array(g.prefix(gLength)), pLength),
-                                  q: Array(q.prefix(qLength)), name: "RFC 5114 \(names[parameterId])")
+                                  q: Array(q.prefix(qLength)), exactName: "RFC 5114 \(names[parameterId])")
+    }
+
+    /// A group from its p, g and q (big-endian); nil unless p is odd and longer than q, and g < p.
+    public init?(p: [UInt8], g: [UInt8], q: [UInt8], name: String = "MODP group") {
+        let p = Array(p.drop { $0 == 0 }), q = Array(q.drop { $0 == 0 }), g = Array(g.drop { $0 == 0 })
+        guard p.count >= 64, let last = p.last, last & 1 == 1, !q.isEmpty, q.count < p.count, !g.isEmpty, g.count <= p.count,
+              Self.pad(g, p.count).lexicographicallyPrecedes(p) else { return nil }
+        self.p = p
+        self.g = Self.pad(g, p.count)
+        self.q = q
+        self.name = name
+    }
+
+    private init(p: [UInt8], g: [UInt8], q: [UInt8], exactName: String) {
+        self.p = p
+        self.g = g
+        self.q = q
+        self.name = exactName
     }
 
     static func pad(_ value: [UInt8], _ length: Int) -> [UInt8] {

@@ -20,6 +20,7 @@ extension VirtualPassportChip {
     /// MSE:Set AT — choose the PACE protocol, the password (01 MRZ, 02 CAN) and the parameters.
     func mseSetAT(_ command: CommandAPDU, _ state: inout State) -> ResponseAPDU {
         if command.p1 == 0x41, command.p2 == 0xA4 { return chipAuthenticationSetAT(command, &state) }
+        if command.p1 == 0x41, command.p2 == 0xA6 { return chipAuthenticationSetKAT(command, &state) }
         guard command.p1 == 0xC1, command.p2 == 0xA4 else { return ResponseAPDU(statusWord: .incorrectP1P2) }
         guard let offered = passport.pace else { return ResponseAPDU(statusWord: .functionNotSupported) }
         guard let objects = try? BERTLV.parseAll(command.data) else { return ResponseAPDU(statusWord: .wrongData) }
@@ -61,15 +62,38 @@ extension VirtualPassportChip {
     /// ephemeral key; they take effect after this answer (which still uses the old keys).
     func chipAuthenticationKeyAgreement(_ objects: [TLV], _ state: inout State) -> ResponseAPDU {
         state.chipAuthenticationSelected = false
-        guard let key = passport.chipAuthenticationKey?.ecKey, let id = passport.chipAuthenticationProtocol,
-              let terminalKey = objects.first(where: { $0.tag == 0x80 })?.value, key.curve.isValidPoint(terminalKey),
-              let shared = try? key.curve.xCoordinate(try key.curve.multiply(key.scalar, point: terminalKey)) else {
+        guard let terminalKey = objects.first(where: { $0.tag == 0x80 })?.value, agreeChipAuthentication(terminalKey, &state) else {
             return ResponseAPDU(statusWord: .wrongData)
         }
+        return ResponseAPDU(data: BERTLV.encode(tag: 0x7C, value: []), statusWord: .success)
+    }
+
+    /// MSE:Set KAT (Chip Authentication version 1, 3DES): the terminal's ephemeral key in tag 91,
+    /// optionally the key id in 84. The new keys take effect after this answer.
+    func chipAuthenticationSetKAT(_ command: CommandAPDU, _ state: inout State) -> ResponseAPDU {
+        guard state.authenticated, state.sm != nil else { return ResponseAPDU(statusWord: .securityStatusNotSatisfied) }
+        guard let id = passport.chipAuthenticationProtocol, id.usesKeyAgreementTemplate else {
+            return ResponseAPDU(statusWord: .referencedDataNotFound)
+        }
+        guard let objects = try? BERTLV.parseAll(command.data), let terminalKey = objects.first(where: { $0.tag == 0x91 })?.value else {
+            return ResponseAPDU(statusWord: .wrongData)
+        }
+        if let keyId = objects.first(where: { $0.tag == 0x84 })?.value, keyId != [0x01] {
+            return ResponseAPDU(statusWord: .referencedDataNotFound)
+        }
+        guard agreeChipAuthentication(terminalKey, &state) else { return ResponseAPDU(statusWord: .wrongData) }
+        return ResponseAPDU(statusWord: .success)
+    }
+
+    /// Agrees the Chip Authentication keys with the terminal's ephemeral key; they replace the
+    /// session once the current answer is out.
+    private func agreeChipAuthentication(_ terminalKey: [UInt8], _ state: inout State) -> Bool {
+        guard let key = passport.chipAuthenticationKey, let id = passport.chipAuthenticationProtocol,
+              let shared = key.sharedSecret(with: terminalKey) else { return false }
         let keys = PACE.sessionKeys(sharedSecret: shared, type: id.keyType)
         state.pendingSession = PACE.secureMessaging(encryptionKey: keys.encryption, macKey: keys.mac, type: id.keyType)
         state.statistics.chipAuthentications += 1
-        return ResponseAPDU(data: BERTLV.encode(tag: 0x7C, value: []), statusWord: .success)
+        return true
     }
 
     /// GENERAL AUTHENTICATE, steps 1–4 of PACE-GM (or Chip Authentication after MSE:Set AT).

@@ -26,7 +26,7 @@ public struct EmulatedPassport: Sendable {
     /// The private key INTERNAL AUTHENTICATE signs with (Active Authentication).
     public var activeAuthenticationKey: PrivateKey?
     /// The Chip Authentication key and protocol.
-    public var chipAuthenticationKey: PrivateKey?
+    public var chipAuthenticationKey: ChipAuthenticationKey?
     public var chipAuthenticationProtocol: ChipAuthentication.ProtocolID?
 
     /// The static key behind PACE-CAM (its public half is in EF.CardSecurity).
@@ -124,13 +124,13 @@ public struct EmulatedPassport: Sendable {
         } else if description.clone == true {
             throw EmulatorError("clone needs activeAuthentication (a cloned chip is one whose AA fails)")
         }
-        var caKey: PrivateKey?
+        var caKey: ChipAuthenticationKey?
         var caProtocol: ChipAuthentication.ProtocolID?
         if let setting = description.chipAuthentication {
-            let (key, id) = try Self.chipAuthentication(setting)
+            let (key, id, keyOnly) = try Self.chipAuthentication(setting)
             caKey = key
             caProtocol = id
-            securityInfos += ChipAuthentication.securityInfos(protocolID: id, publicKeyInfo: key.subjectPublicKeyInfo)
+            securityInfos += ChipAuthentication.securityInfos(protocolID: id, publicKeyInfo: key.subjectPublicKeyInfo, keyOnly: keyOnly)
         }
         if !securityInfos.isEmpty { groups[14] = BERTLV.encode(tag: 0x6E, value: DER.set(securityInfos)) }
         let digestName = description.chip?.sodDigest ?? "SHA-256"
@@ -153,15 +153,14 @@ public struct EmulatedPassport: Sendable {
         try configureAccess(description, signer: signer)
     }
 
-    /// A fresh CA key pair from a setting like `ECDH-brainpoolP256r1-AES-128`.
-    static func chipAuthentication(_ setting: String) throws(EmulatorError) -> (PrivateKey, ChipAuthentication.ProtocolID) {
-        let parts = setting.split(separator: "-").map(String.init)
-        guard parts.count >= 3, parts[0].uppercased() == "ECDH" else {
-            throw EmulatorError("chipAuthentication must look like ECDH-brainpoolP256r1-AES-128, not '\(setting)'")
-        }
-        let curves = ["P256": "prime256v1", "P384": "secp384r1", "P521": "secp521r1", "P224": "secp224r1",
-                      "BRAINPOOLP256R1": "brainpoolP256r1", "BRAINPOOLP384R1": "brainpoolP384r1", "BRAINPOOLP512R1": "brainpoolP512r1"]
-        guard let curve = curves[parts[1].uppercased()] else { throw EmulatorError("chipAuthentication curve \(parts[1]) is not emulated") }
+    /// A fresh CA key pair from a setting like `ECDH-brainpoolP256r1-AES-128`, `DH-MODP2048/224-AES-128`
+    /// or `ECDH-P256-3DES-v1` (a DG14 without ChipAuthenticationInfo; version 1 implies 3DES).
+    static func chipAuthentication(_ setting: String) throws(EmulatorError) -> (ChipAuthenticationKey, ChipAuthentication.ProtocolID, Bool) {
+        var parts = setting.split(separator: "-").map(String.init)
+        let keyOnly = parts.last?.lowercased() == "v1"
+        if keyOnly { parts.removeLast() }
+        let usage = "chipAuthentication must look like ECDH-brainpoolP256r1-AES-128, DH-MODP2048/224-AES-128 or ECDH-P256-3DES-v1, not '\(setting)'"
+        guard parts.count >= 3, ["ECDH", "DH"].contains(parts[0].uppercased()) else { throw EmulatorError(usage) }
         let keyType: KeyDerivation.KeyType
         switch parts[2...].joined(separator: "-").uppercased() {
         case "AES-128": keyType = .aes128
@@ -170,10 +169,29 @@ public struct EmulatedPassport: Sendable {
         case "3DES": keyType = .tripleDES
         default: throw EmulatorError("chipAuthentication cipher must be AES-128, AES-192, AES-256 or 3DES")
         }
+        if keyOnly && keyType != .tripleDES {
+            throw EmulatorError("a DG14 without ChipAuthenticationInfo (-v1) implies 3DES; AES needs the ChipAuthenticationInfo")
+        }
         do {
-            return (try PrivateKey.generateEC(curveName: curve), ChipAuthentication.ProtocolID(keyAgreement: .ecdh, keyType: keyType))
-        } catch {
+            if parts[0].uppercased() == "DH" {
+                let groups = ["MODP1024/160": 0, "MODP2048/224": 1, "MODP2048/256": 2]
+                guard let id = groups[parts[1].uppercased()], let group = DiffieHellmanGroup.rfc5114(parameterId: id) else {
+                    throw EmulatorError("chipAuthentication DH group must be MODP1024/160, MODP2048/224 or MODP2048/256")
+                }
+                let pair = try group.generateKeyPair()
+                return (.dh(group: group, privateKey: pair.privateKey, publicKey: pair.publicKey),
+                        ChipAuthentication.ProtocolID(keyAgreement: .dh, keyType: keyType), keyOnly)
+            }
+            let curves = ["P256": "prime256v1", "P384": "secp384r1", "P521": "secp521r1", "P224": "secp224r1",
+                          "BRAINPOOLP256R1": "brainpoolP256r1", "BRAINPOOLP384R1": "brainpoolP384r1", "BRAINPOOLP512R1": "brainpoolP512r1"]
+            guard let curve = curves[parts[1].uppercased()] else { throw EmulatorError("chipAuthentication curve \(parts[1]) is not emulated") }
+            return (.ec(try PrivateKey.generateEC(curveName: curve)), ChipAuthentication.ProtocolID(keyAgreement: .ecdh, keyType: keyType), keyOnly)
+        } catch let error as EmulatorError {
+            throw error
+        } catch let error as CryptoError {
             throw EmulatorError(error.reason)
+        } catch {
+            throw EmulatorError("\(error)")
         }
     }
 
@@ -305,5 +323,31 @@ public struct EmulatedPassport: Sendable {
     /// Maps a dump file name to a file id and whether it lives on the master file.
     static func fileID(forDumpName name: String) -> (UInt16, Bool)? {
         LDSFile(dumpFileName: name).map { ($0.fid, $0.isOnMasterFile) }
+    }
+}
+
+/// A chip's Chip Authentication key: an EC key, or a DH key in an RFC 5114 group.
+public enum ChipAuthenticationKey: Sendable {
+    case ec(PrivateKey)
+    case dh(group: DiffieHellmanGroup, privateKey: [UInt8], publicKey: [UInt8])
+
+    /// The SubjectPublicKeyInfo DG14 publishes.
+    public var subjectPublicKeyInfo: [UInt8] {
+        switch self {
+        case .ec(let key): return key.subjectPublicKeyInfo
+        case .dh(let group, _, let publicKey): return ChipAuthentication.dhSubjectPublicKeyInfo(group: group, publicValue: publicKey)
+        }
+    }
+
+    /// The shared secret with the terminal's ephemeral key, or nil when that key is not valid.
+    public func sharedSecret(with terminalKey: [UInt8]) -> [UInt8]? {
+        switch self {
+        case .ec(let key):
+            guard let (curve, scalar, _) = key.ecKey, curve.isValidPoint(terminalKey) else { return nil }
+            return try? curve.xCoordinate(try curve.multiply(scalar, point: terminalKey))
+        case .dh(let group, let privateKey, _):
+            guard group.isValidPublicKey(terminalKey) else { return nil }
+            return try? group.power(terminalKey, privateKey)
+        }
     }
 }

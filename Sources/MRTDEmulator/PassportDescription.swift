@@ -35,8 +35,11 @@ public struct PassportDescription: Codable, Sendable, Hashable {
     public var paceCipher: String?
     /// The card access number printed on the document (enables PACE with a CAN).
     public var can: String?
-    /// Chip Authentication: `ECDH-<curve>-<cipher>`, e.g. `ECDH-brainpoolP256r1-AES-128`,
-    /// `ECDH-P256-AES-256`, `ECDH-P384-3DES` (a fresh key per chip; DG14 holds its public half).
+    /// Chip Authentication: `ECDH-<curve>-<cipher>` or `DH-<group>-<cipher>`, e.g.
+    /// `ECDH-brainpoolP256r1-AES-128`, `ECDH-P384-3DES`, `DH-MODP2048/224-AES-128` (groups
+    /// `MODP1024/160`, `MODP2048/224`, `MODP2048/256`); a `-v1` suffix (3DES only) leaves out the
+    /// ChipAuthenticationInfo, as early passports do. 3DES runs through MSE:Set KAT, AES through
+    /// MSE:Set AT + GENERAL AUTHENTICATE. A fresh key per chip; DG14 holds its public half.
     public var chipAuthentication: String?
     /// Active Authentication key: `RSA-1024`, `RSA-2048`, `ECDSA-P256` or `ECDSA-brainpoolP256r1`
     /// (a fresh key per chip; DG15 holds its public half).

@@ -156,6 +156,9 @@ struct PCSCPACETests {
     @Test func clonedChipThroughPCSC() async throws {
         var description = try TestFixtures.description("utopia-td3-pace")
         description.clone = true
+        // And an early passport's Chip Authentication: DH with 3DES through MSE:Set KAT, its DG14
+        // without ChipAuthenticationInfo (the 256-byte key needs an extended-length APDU).
+        description.chipAuthentication = "DH-MODP2048/224-3DES-v1"
         let chip = VirtualPassportChip(passport: try EmulatedPassport(description: description, baseDirectory: TestFixtures.url("passports"),
                                                                       signer: try TestFixtures.documentSigner()))
         let result = try await PCSCDHarness.withEmulatedCard(chip) { _ in
@@ -165,6 +168,7 @@ struct PCSCPACETests {
                                             options: ReadOptions(trustStore: PCSCReadTests.trust)).read()
         }
         #expect(result.active.status == .invalid)
-        #expect(result.chip.status == .valid)
+        #expect(result.chip.status == .valid, "\(result.chip.detail)")
+        #expect(result.chip.detail.contains("CA-DH-3DES"))
     }
 }

@@ -352,7 +352,9 @@ struct ChipAuthenticationTests {
     @Test("CA after BAC or PACE, every cipher", arguments: [
         ("utopia-td3-jpeg", "ECDH-brainpoolP256r1-AES-128"), ("utopia-td3-jpeg", "ECDH-P256-3DES"),
         ("utopia-td3-pace", "ECDH-P384-AES-192"), ("utopia-id-pace-only", "ECDH-P256-AES-256"),
-        ("utopia-td1-idcard", "ECDH-brainpoolP384r1-AES-256"),
+        ("utopia-td1-idcard", "ECDH-brainpoolP384r1-AES-256"), ("utopia-td3-jpeg", "DH-MODP2048/224-AES-128"),
+        ("utopia-td3-pace", "DH-MODP1024/160-3DES"), ("utopia-td3-jpeg", "ECDH-brainpoolP256r1-3DES-v1"),
+        ("utopia-td3-jpeg", "DH-MODP2048/256-3DES-v1"),
     ])
     func chipAuthentication(name: String, ca: String) async throws {
         let (result, chip) = try await read(name, ca: ca)
@@ -371,6 +373,46 @@ struct ChipAuthenticationTests {
         }
         #expect(result.chip.status == .invalid)
         #expect(result.dg2?.faces.isEmpty == false)  // reading went on after re-authentication
+    }
+
+    @Test func threeDESRunsThroughMSESetKATNotGeneralAuthenticate() async throws {
+        // A chip that refuses GENERAL AUTHENTICATE still completes 3DES CA: it goes through KAT.
+        let (result, chip) = try await read("utopia-td3-jpeg", ca: "ECDH-P256-3DES") { chip in
+            chip.setFaults(ChipFaults(statusOverrides: [.init(ins: 0x86, statusWord: .wrongData)]))
+        }
+        #expect(result.chip.status == .valid, "\(result.chip.detail)")
+        #expect(chip.statistics.chipAuthentications == 1)
+    }
+
+    @Test func aDG14WithOnlyTheKeyImpliesVersion1With3DES() async throws {
+        let (result, _) = try await read("utopia-td3-jpeg", ca: "ECDH-P256-3DES-v1")
+        let dg14 = try #require(result.dg14)
+        let offer = try #require(ChipAuthentication.offer(in: dg14))
+        #expect(offer.impliedByKeyOnly && offer.protocolID.keyType == .tripleDES && offer.protocolID.keyAgreement == .ecdh)
+        #expect(result.chip.status == .valid && result.chip.detail.contains("implied"))
+    }
+
+    @Test func aDHKeyRoundTripsThroughItsSubjectPublicKeyInfo() throws {
+        let group = try #require(DiffieHellmanGroup.rfc5114(parameterId: 1))
+        let pair = try group.generateKeyPair()
+        let spki = ChipAuthentication.dhSubjectPublicKeyInfo(group: group, publicValue: pair.publicKey)
+        let parsed = try #require(ChipAuthentication.dhPublicKey(subjectPublicKeyInfo: spki))
+        #expect(parsed.group.p == group.p && parsed.group.g == group.g && parsed.group.q == group.q)
+        #expect(parsed.publicValue == pair.publicKey)
+        // A value outside the subgroup, or a truncated structure, is no key.
+        #expect(ChipAuthentication.dhPublicKey(subjectPublicKeyInfo: ChipAuthentication.dhSubjectPublicKeyInfo(group: group, publicValue: [2])) == nil)
+        #expect(ChipAuthentication.dhPublicKey(subjectPublicKeyInfo: Array(spki.dropLast(3))) == nil)
+    }
+
+    @Test func unknownChipAuthenticationSettingsAreRefused() throws {
+        for setting in ["ECDH-P256-AES-128-v1", "DH-MODP3072-AES-128", "RSA-P256-AES-128", "ECDH-P256"] {
+            #expect(throws: EmulatorError.self, "\(setting)") {
+                var description = try TestFixtures.description("utopia-td3-jpeg")
+                description.chipAuthentication = setting
+                _ = try EmulatedPassport(description: description, baseDirectory: TestFixtures.url("passports"),
+                                         signer: try TestFixtures.documentSigner())
+            }
+        }
     }
 
     @Test func noDG14MeansNotSupported() async throws {

@@ -242,7 +242,7 @@ public final class PassportReader {
             if result.dg14 != nil, ChipAuthentication.offer(in: result.dg14!) != nil {
                 result.chip = VerificationOutcome(status: .notChecked, detail: "chip authentication needs the chip")
             } else {
-                result.chip = VerificationOutcome(status: .notSupported, detail: "the chip offers no Chip Authentication (no DG14 ChipAuthenticationInfo)")
+                result.chip = VerificationOutcome(status: .notSupported, detail: "the chip offers no Chip Authentication (no DG14 chip key this reader can use)")
             }
         }
         // PACE-CAM's key comes from EF.CardSecurity: its own signature and chain must hold.
