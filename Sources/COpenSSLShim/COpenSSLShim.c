@@ -56,6 +56,22 @@ int COpenSSLShim_ec_field_size(int nid) {
     return (bits + 7) / 8;
 }
 
+int COpenSSLShim_ec_explicit_parameters(int nid, uint8_t *out, size_t out_len) {
+    EC_GROUP *group = EC_GROUP_new_by_curve_name(nid);
+    if (!group) return -1;
+    EC_GROUP_set_asn1_flag(group, OPENSSL_EC_EXPLICIT_CURVE);
+    EC_GROUP_set_point_conversion_form(group, POINT_CONVERSION_UNCOMPRESSED);
+    int length = i2d_ECPKParameters(group, NULL);
+    int rc = -1;
+    if (length > 0 && (size_t)length <= out_len) {
+        unsigned char *cursor = out;
+        rc = i2d_ECPKParameters(group, &cursor) == length ? length : -1;
+    }
+    EC_GROUP_free(group);
+    ERR_clear_error();
+    return rc;
+}
+
 int COpenSSLShim_ec_field_bits(int nid) {
     EC_GROUP *group = EC_GROUP_new_by_curve_name(nid);
     if (!group) return -1;

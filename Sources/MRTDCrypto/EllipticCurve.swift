@@ -25,6 +25,14 @@ public struct EllipticCurve: Sendable, Hashable, CustomStringConvertible {
 
     /// Bytes of a field element (and of an x coordinate).
     public var fieldSize: Int { Int(COpenSSLShim_ec_field_size(nid)) }
+    /// The curve's ECParameters with explicit domain parameters (DER), as some chips publish
+    /// them in PACEDomainParameterInfo.
+    public var explicitParameters: [UInt8] {
+        var out = [UInt8](repeating: 0, count: 1024)
+        let length = Int(COpenSSLShim_ec_explicit_parameters(nid, &out, out.count))
+        return length > 0 ? Array(out.prefix(length)) : []
+    }
+
     /// The bit length of the field prime p (log₂ p rounded up: 521 for P-521).
     public var fieldBits: Int { Int(COpenSSLShim_ec_field_bits(nid)) }
 

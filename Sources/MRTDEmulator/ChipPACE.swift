@@ -42,7 +42,7 @@ extension VirtualPassportChip {
         default:
             return ResponseAPDU(statusWord: .referencedDataNotFound)
         }
-        guard let domain = PACEDomain.standardized(offered.parameterId ?? -1) else { return ResponseAPDU(statusWord: .wrongData) }
+        guard let domain = offered.domain else { return ResponseAPDU(statusWord: .wrongData) }
         state.pace = ChipPACESession(info: offered, domain: domain,
                                      passwordKey: KeyDerivation.derive(password, purpose: .password, type: offered.protocolID.keyType))
         return ResponseAPDU(statusWord: .success)

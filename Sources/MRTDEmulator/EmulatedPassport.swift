@@ -36,7 +36,7 @@ public struct EmulatedPassport: Sendable {
     /// chip's static public key on the PACE curve.
     public mutating func enableChipAuthenticationMapping(_ info: PACEInfo, signer: DocumentSigner, can: String? = nil,
                                                          bacAllowed: Bool = true) throws(EmulatorError) {
-        guard info.protocolID.mapping == .chipAuthenticationMapping, let curve = PACE.curve(parameterId: info.parameterId ?? -1) else {
+        guard info.protocolID.mapping == .chipAuthenticationMapping, case .ec(let curve)? = info.domain else {
             throw EmulatorError("PACE-CAM needs an ECDH CAM protocol on a standardised curve")
         }
         do {
@@ -44,7 +44,7 @@ public struct EmulatedPassport: Sendable {
             let caInfo = DER.sequence(DER.oid(ChipAuthentication.ProtocolID(keyAgreement: .ecdh, keyType: info.protocolID.keyType).oid),
                                       DER.integer(2), DER.integer(1))
             let keyInfo = DER.sequence(DER.oid(ChipAuthentication.ecdhPublicKeyOID), key.subjectPublicKeyInfo, DER.integer(1))
-            let content = DER.set([info.der, caInfo, keyInfo])
+            let content = DER.set(Self.paceSecurityInfos(info) + [caInfo, keyInfo])
             let signed = try CMSSigner.sign(content: content, contentType: ChipAuthentication.cardSecurityContentType,
                                             certificate: signer.certificate, key: signer.key)
             enablePACE(info, can: can, bacAllowed: bacAllowed)
@@ -60,7 +60,13 @@ public struct EmulatedPassport: Sendable {
         pace = info
         self.can = can
         self.bacAllowed = bacAllowed
-        masterFiles[Self.efCardAccess] = DER.set([info.der])
+        masterFiles[Self.efCardAccess] = DER.set(Self.paceSecurityInfos(info))
+    }
+
+    /// The PACEInfo, and the PACEDomainParameterInfo when its domain parameters are explicit.
+    static func paceSecurityInfos(_ info: PACEInfo) -> [[UInt8]] {
+        guard let domain = info.domainParameters, let parameterId = info.parameterId else { return [info.der] }
+        return [info.der, PACEInfo.domainParameterInfo(protocolID: info.protocolID, domain: domain, parameterId: parameterId)]
     }
 
     public static let eMRTDApplicationID: [UInt8] = [0xA0, 0x00, 0x00, 0x02, 0x47, 0x10, 0x01]
@@ -250,12 +256,16 @@ public struct EmulatedPassport: Sendable {
         case "3DES", "DESEDE": keyType = .tripleDES
         default: throw EmulatorError("paceCipher must be AES-128, AES-192, AES-256 or 3DES")
         }
+        // Explicit domain parameters: a proprietary id (32) and a PACEDomainParameterInfo.
+        let explicit = description.paceExplicitParameters == true
+        let publishedId = explicit ? 32 : parameterId
+        let domainParameters: PACEDomain? = explicit ? domain : nil
         if mapping == "CAM" {
             guard domain.keyAgreement == .ecdh, keyType != .tripleDES else {
                 throw EmulatorError("PACE-CAM is defined for ECDH with AES only")
             }
             let info = PACEInfo(protocolID: PACE.ProtocolID(keyAgreement: .ecdh, mapping: .chipAuthenticationMapping, keyType: keyType),
-                                parameterId: parameterId)
+                                parameterId: publishedId, domainParameters: domainParameters)
             try enableChipAuthenticationMapping(info, signer: signer, can: description.can, bacAllowed: access == "both")
             return
         }
@@ -264,7 +274,7 @@ public struct EmulatedPassport: Sendable {
         }
         let info = PACEInfo(protocolID: PACE.ProtocolID(keyAgreement: domain.keyAgreement,
                                                         mapping: mapping == "IM" ? .integratedMapping : .genericMapping, keyType: keyType),
-                            parameterId: parameterId)
+                            parameterId: publishedId, domainParameters: domainParameters)
         enablePACE(info, can: description.can, bacAllowed: access == "both")
     }
 

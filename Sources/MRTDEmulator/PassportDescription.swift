@@ -33,6 +33,10 @@ public struct PassportDescription: Codable, Sendable, Hashable {
     public var paceParameterId: Int?
     /// PACE cipher: `AES-128` (default), `AES-192`, `AES-256` or `3DES`.
     public var paceCipher: String?
+    /// Publish the PACE domain parameters explicitly (a PACEDomainParameterInfo in EF.CardAccess
+    /// under the proprietary id 32: explicit ECParameters, or p, g, q) instead of by their
+    /// standardised id, as some chips do. Default false.
+    public var paceExplicitParameters: Bool?
     /// The card access number printed on the document (enables PACE with a CAN).
     public var can: String?
     /// Chip Authentication: `ECDH-<curve>-<cipher>` or `DH-<group>-<cipher>`, e.g.

@@ -28,6 +28,9 @@ unsigned long COpenSSLShim_name_flags_rfc2253(void);
    A group is identified by its curve NID, optionally with a replacement generator.
    All functions return 0 on success, negative on error. */
 int COpenSSLShim_ec_field_size(int nid);
+/* The curve's ECParameters with explicit domain parameters (as chips write them in
+   PACEDomainParameterInfo), DER; returns the length or -1 when out is too small. */
+int COpenSSLShim_ec_explicit_parameters(int nid, uint8_t *out, size_t out_len);
 /* The bit length of the curve's field prime (521 for P-521), or -1. */
 int COpenSSLShim_ec_field_bits(int nid);
 /* out = scalar · point (point = NULL means the generator; generator = NULL means the curve's). */

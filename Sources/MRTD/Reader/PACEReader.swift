@@ -5,8 +5,7 @@ extension PassportReader {
     /// What this reader can run: generic and chip authentication mapping on the standardised
     /// curves and MODP groups, integrated mapping on the curves and cipher it is implemented for.
     static func canPerform(_ info: PACEInfo) -> Bool {
-        guard let domain = PACEDomain.standardized(info.parameterId ?? -1),
-              domain.keyAgreement == info.protocolID.keyAgreement else { return false }
+        guard let domain = info.domain, domain.keyAgreement == info.protocolID.keyAgreement else { return false }
         if info.protocolID.mapping == .integratedMapping { return domain.supportsIntegratedMapping(info.protocolID.keyType) }
         return true
     }
@@ -60,7 +59,7 @@ extension PassportReader {
 
     /// Runs PACE with `info` and starts secure messaging with its session keys.
     func performPACE(_ info: PACEInfo) async throws(MRTDError) {
-        guard let domain = PACEDomain.standardized(info.parameterId ?? -1), domain.keyAgreement == info.protocolID.keyAgreement else {
+        guard let domain = info.domain, domain.keyAgreement == info.protocolID.keyAgreement else {
             throw MRTDError(.notSupported, "PACE parameters \(info.parameterId.map(String.init) ?? "?") are not supported")
         }
         let id = info.protocolID

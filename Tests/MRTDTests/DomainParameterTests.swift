@@ -1,0 +1,83 @@
+import Foundation
+import MRTDCrypto
+import MRTDEmulator
+import SmartCard
+import TestSupport
+import Testing
+@testable import MRTD
+
+/// EF.CardAccess with PACEDomainParameterInfo (proprietary parameter ids with explicit domain
+/// parameters), and DG14s that real passports carry.
+@Suite("PACE domain parameters and real DG14s")
+struct DomainParameterTests {
+    func cardAccess(_ entries: [[UInt8]]) throws -> SecurityInfos {
+        try SecurityInfos(bytes: DER.set(entries))
+    }
+
+    @Test("explicit parameters resolve to the standard group", arguments: [13, 12, 17, 8, 0, 2])
+    func explicitParametersResolve(parameterId: Int) throws {
+        let domain = try #require(PACEDomain.standardized(parameterId))
+        let protocolID = PACE.ProtocolID(keyAgreement: domain.keyAgreement, mapping: .genericMapping, keyType: .aes128)
+        let info = PACEInfo(protocolID: protocolID, parameterId: 32)
+        let infos = try cardAccess([info.der, PACEInfo.domainParameterInfo(protocolID: protocolID, domain: domain, parameterId: 32)])
+        let parsed = try #require(PACEInfo.all(in: infos).first)
+        #expect(parsed.parameterId == 32)
+        switch (parsed.domain, domain) {
+        case (.ec(let a)?, .ec(let b)): #expect(a == b)
+        case (.dh(let a)?, .dh(let b)): #expect(a.p == b.p && a.g == b.g && a.q == b.q)
+        default: Issue.record("domain \(String(describing: parsed.domain)) is not \(domain)")
+        }
+    }
+
+    @Test func aProprietaryIdWithoutItsParametersHasNoDomain() throws {
+        let protocolID = PACE.ProtocolID(keyAgreement: .ecdh, mapping: .genericMapping, keyType: .aes128)
+        let other = PACEInfo.domainParameterInfo(protocolID: protocolID, domain: .ec(.nistP256), parameterId: 33)
+        let parsed = try #require(PACEInfo.all(in: try cardAccess([PACEInfo(protocolID: protocolID, parameterId: 32).der, other])).first)
+        #expect(parsed.domain == nil)
+        // A standardised id ignores domain parameter infos.
+        let standard = try #require(PACEInfo.all(in: try cardAccess([PACEInfo(protocolID: protocolID, parameterId: 13).der, other])).first)
+        #expect(standard.domain == .ec(.brainpoolP256r1))
+    }
+
+    @Test func aCurveThatIsNoStandardCurveIsNotUsed() throws {
+        // brainpoolP256r1's explicit parameters with one bit of the group order changed.
+        let protocolID = PACE.ProtocolID(keyAgreement: .ecdh, mapping: .genericMapping, keyType: .aes128)
+        var entry = PACEInfo.domainParameterInfo(protocolID: protocolID, domain: .ec(.brainpoolP256r1), parameterId: 32)
+        let b = EllipticCurve.brainpoolP256r1.explicitParameters
+        let index = try #require(entry.firstRange(of: Array(b.suffix(40)))).lowerBound
+        entry[index + 3] ^= 0x01
+        let parsed = try #require(PACEInfo.all(in: try cardAccess([PACEInfo(protocolID: protocolID, parameterId: 32).der, entry])).first)
+        #expect(parsed.domain == nil)
+    }
+
+    @Test("a chip publishing explicit parameters is read", arguments: [
+        ("GM", 13, "AES-128"), ("IM", 12, "AES-256"), ("GM", 0, "3DES"), ("CAM", 13, "AES-128"),
+    ])
+    func chipWithExplicitParameters(mapping: String, parameterId: Int, cipher: String) async throws {
+        var description = try TestFixtures.description("utopia-td3-pace")
+        description.paceMapping = mapping
+        description.paceParameterId = parameterId
+        description.paceCipher = cipher
+        description.paceExplicitParameters = true
+        let chip = VirtualPassportChip(passport: try EmulatedPassport(description: description, baseDirectory: TestFixtures.url("passports"),
+                                                                      signer: try TestFixtures.documentSigner()))
+        var trust = TrustStore()
+        try trust.add(path: TestFixtures.url("pki/csca.cert.pem"))
+        let result = try await PassportReader(connection: EmulatedCardConnection(chip: chip), accessKey: try TestFixtures.accessKey("utopia-td3-pace"),
+                                              options: ReadOptions(trustStore: trust)).read()
+        #expect(result.accessControl == "PACE", "\(result.accessControlNote ?? "")")
+        #expect(result.paceMapping == mapping)
+        #expect(result.passiveOutcome.status == .valid)
+        if mapping == "CAM" { #expect(result.chip.status == .valid, "\(result.chip.detail)") }
+    }
+
+    @Test func theBSITestPassportsDG14OffersCAVersion1On224BitBrainpool() throws {
+        let dg14 = try SecurityInfos(bytes: try Data(contentsOf: TestFixtures.sharedURL("lds/bsi2008/Datagroup14.bin")).map { $0 })
+        let offer = try #require(ChipAuthentication.offer(in: dg14))
+        #expect(offer.protocolID.description == "CA-ECDH-3DES")
+        #expect(offer.protocolID.usesKeyAgreementTemplate)  // the reader will use MSE:Set KAT, as such chips need
+        guard case .ec(let curve, let point) = offer.publicKey else { Issue.record("not an EC key"); return }
+        #expect(curve == .brainpoolP224r1)  // written with explicit domain parameters
+        #expect(curve.isValidPoint(point))
+    }
+}
