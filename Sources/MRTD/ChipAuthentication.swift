@@ -163,8 +163,33 @@ extension PassportReader {
         guard let infos = try? SecurityInfos(bytes: bytes) else {
             return VerificationOutcome(status: .invalid, detail: "DG14 cannot be parsed")
         }
+        return try await performChipAuthentication(infos: infos, source: "DG14")
+    }
+
+    /// Whether EF.CardAccess carries a ChipAuthenticationInfo (the key is then in EF.CardSecurity).
+    var cardAccessOffersChipAuthentication: Bool {
+        guard let cardAccess, let infos = try? SecurityInfos(bytes: cardAccess) else { return false }
+        return infos.entries.contains { ChipAuthentication.ProtocolID(oid: $0.oid) != nil }
+    }
+
+    /// Chip Authentication with the key EF.CardSecurity publishes (cards that announce CA in
+    /// EF.CardAccess). Call while the MF is current (right after PACE).
+    /// `nil` when the card has no EF.CardSecurity or it offers no CA.
+    func chipAuthenticationFromCardSecurity() async throws(MRTDError) -> VerificationOutcome? {
+        guard case .content(let security) = try await readFile(.cardSecurity, index: 1, of: 4) else { return nil }
+        cardSecurity = security
+        guard let signed = try? CMSSignedData(bytes: security), signed.contentType == ChipAuthentication.cardSecurityContentType,
+              let content = signed.content, let infos = try? SecurityInfos(bytes: content) else {
+            return VerificationOutcome(status: .invalid, detail: "EF.CardSecurity is not a signed security object")
+        }
+        guard ChipAuthentication.offer(in: infos) != nil else { return nil }
+        chipKeyFromCardSecurity = true
+        return try await performChipAuthentication(infos: infos, source: "EF.CardSecurity")
+    }
+
+    func performChipAuthentication(infos: SecurityInfos, source: String) async throws(MRTDError) -> VerificationOutcome {
         guard let offer = ChipAuthentication.offer(in: infos) else {
-            return VerificationOutcome(status: .notSupported, detail: "DG14 offers no Chip Authentication with a key this reader can use")
+            return VerificationOutcome(status: .notSupported, detail: "\(source) offers no Chip Authentication with a key this reader can use")
         }
         let id = offer.protocolID
         let agreement: (ephemeralPublicKey: [UInt8], sharedSecret: [UInt8])
@@ -200,8 +225,8 @@ extension PassportReader {
         shortLimit = id.keyType == .tripleDES ? 0xE7 : 0xDF
         if !channel.extendedLength { readSize = min(readSize, shortLimit) }
         chipAuthenticated = true
-        let implied = offer.impliedByKeyOnly ? ", implied by a DG14 without ChipAuthenticationInfo" : ""
-        return VerificationOutcome(status: .valid, detail: "the chip proved it holds the DG14 key (\(id), \(offer.publicKey)\(implied))")
+        let implied = offer.impliedByKeyOnly ? ", implied by a \(source) without ChipAuthenticationInfo" : ""
+        return VerificationOutcome(status: .valid, detail: "the chip proved it holds the \(source) key (\(id), \(offer.publicKey)\(implied))")
     }
 }
 

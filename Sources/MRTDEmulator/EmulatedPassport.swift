@@ -132,11 +132,14 @@ public struct EmulatedPassport: Sendable {
         }
         var caKey: ChipAuthenticationKey?
         var caProtocol: ChipAuthentication.ProtocolID?
+        let keyInCardSecurity = try Self.chipAuthenticationKeyInCardSecurity(description)
         if let setting = description.chipAuthentication {
             let (key, id, keyOnly) = try Self.chipAuthentication(setting)
             caKey = key
             caProtocol = id
-            securityInfos += ChipAuthentication.securityInfos(protocolID: id, publicKeyInfo: key.subjectPublicKeyInfo, keyOnly: keyOnly)
+            if !keyInCardSecurity {
+                securityInfos += ChipAuthentication.securityInfos(protocolID: id, publicKeyInfo: key.subjectPublicKeyInfo, keyOnly: keyOnly)
+            }
         }
         if !securityInfos.isEmpty { groups[14] = BERTLV.encode(tag: 0x6E, value: DER.set(securityInfos)) }
         let digestName = description.chip?.sodDigest ?? "SHA-256"
@@ -229,7 +232,7 @@ public struct EmulatedPassport: Sendable {
 
     mutating func configureAccess(_ description: PassportDescription, signer: DocumentSigner) throws(EmulatorError) {
         // Without an `access` field a description keeps its original BAC-only chip.
-        let access = (description.access ?? (description.paceMapping != nil || description.paceParameterId != nil ? "both" : "bac")).lowercased()
+        let access = Self.effectiveAccess(description)
         guard ["pace", "bac", "both"].contains(access) else {
             throw EmulatorError("access must be pace, bac or both, not '\(access)'")
         }
@@ -276,6 +279,42 @@ public struct EmulatedPassport: Sendable {
                                                         mapping: mapping == "IM" ? .integratedMapping : .genericMapping, keyType: keyType),
                             parameterId: publishedId, domainParameters: domainParameters)
         enablePACE(info, can: description.can, bacAllowed: access == "both")
+        if try Self.chipAuthenticationKeyInCardSecurity(description) { try publishChipAuthenticationInCardSecurity(info, signer: signer) }
+    }
+
+    /// `access` as given, or `both` when PACE parameters are given, else `bac`.
+    static func effectiveAccess(_ description: PassportDescription) -> String {
+        (description.access ?? (description.paceMapping != nil || description.paceParameterId != nil ? "both" : "bac")).lowercased()
+    }
+
+    /// Whether the description puts the CA key in EF.CardSecurity (`chipAuthenticationKeyIn`).
+    static func chipAuthenticationKeyInCardSecurity(_ description: PassportDescription) throws(EmulatorError) -> Bool {
+        switch description.chipAuthenticationKeyIn?.uppercased() {
+        case nil, "DG14": return false
+        case "CARDSECURITY", "EF.CARDSECURITY":
+            guard description.chipAuthentication != nil else { throw EmulatorError("chipAuthenticationKeyIn needs chipAuthentication") }
+            guard effectiveAccess(description) != "bac", description.paceMapping?.uppercased() != "CAM" else {
+                throw EmulatorError("a CA key in EF.CardSecurity needs PACE with GM or IM (PACE-CAM already authenticates the chip)")
+            }
+            return true
+        default:
+            throw EmulatorError("chipAuthenticationKeyIn must be DG14 or CardSecurity")
+        }
+    }
+
+    /// An ID card's way: EF.CardAccess announces CA (ChipAuthenticationInfo), EF.CardSecurity
+    /// (signed by `signer`) carries the key; there is no DG14 entry for it.
+    mutating func publishChipAuthenticationInCardSecurity(_ info: PACEInfo, signer: DocumentSigner) throws(EmulatorError) {
+        guard let key = chipAuthenticationKey, let id = chipAuthenticationProtocol else { return }
+        let entries = ChipAuthentication.securityInfos(protocolID: id, publicKeyInfo: key.subjectPublicKeyInfo)
+        masterFiles[Self.efCardAccess] = DER.set(Self.paceSecurityInfos(info) + [entries[0]])
+        do {
+            masterFiles[0x011D] = try CMSSigner.sign(content: DER.set(Self.paceSecurityInfos(info) + entries),
+                                                     contentType: ChipAuthentication.cardSecurityContentType,
+                                                     certificate: signer.certificate, key: signer.key)
+        } catch {
+            throw EmulatorError("building EF.CardSecurity failed: \(error.reason)")
+        }
     }
 
     /// Loads a passport description file and builds its chip, signing with `signer`.

@@ -45,6 +45,10 @@ public struct PassportDescription: Codable, Sendable, Hashable {
     /// ChipAuthenticationInfo, as early passports do. 3DES runs through MSE:Set KAT, AES through
     /// MSE:Set AT + GENERAL AUTHENTICATE. A fresh key per chip; DG14 holds its public half.
     public var chipAuthentication: String?
+    /// Where the chip publishes its CA key: `DG14` (default, as passports do) or `CardSecurity`
+    /// (as ID cards do: EF.CardAccess announces CA, signed EF.CardSecurity holds the key; needs
+    /// PACE with GM or IM).
+    public var chipAuthenticationKeyIn: String?
     /// Active Authentication key: `RSA-1024`, `RSA-2048`, `ECDSA-P256` or `ECDSA-brainpoolP256r1`
     /// (a fresh key per chip; DG15 holds its public half).
     public var activeAuthentication: String?

@@ -81,3 +81,54 @@ struct DomainParameterTests {
         #expect(curve.isValidPoint(point))
     }
 }
+
+/// ID cards announce Chip Authentication in EF.CardAccess and keep the key in EF.CardSecurity.
+@Suite("Chip Authentication with the key in EF.CardSecurity")
+struct CardSecurityChipAuthenticationTests {
+    func read(ca: String, faults: ChipFaults? = nil) async throws -> (PassportReadResult, VirtualPassportChip) {
+        var description = try TestFixtures.description("utopia-id-pace-only")
+        description.chipAuthentication = ca
+        description.chipAuthenticationKeyIn = "CardSecurity"
+        let chip = VirtualPassportChip(passport: try EmulatedPassport(description: description, baseDirectory: TestFixtures.url("passports"),
+                                                                      signer: try TestFixtures.documentSigner()))
+        if let faults { chip.setFaults(faults) }
+        var trust = TrustStore()
+        try trust.add(path: TestFixtures.url("pki/csca.cert.pem"))
+        let result = try await PassportReader(connection: EmulatedCardConnection(chip: chip), accessKey: .can("123456"),
+                                              options: ReadOptions(trustStore: trust)).read()
+        return (result, chip)
+    }
+
+    @Test("the card proves it holds the EF.CardSecurity key", arguments: ["ECDH-P256-AES-256", "ECDH-brainpoolP256r1-3DES", "DH-MODP1024/160-AES-128"])
+    func cardSecurityKey(ca: String) async throws {
+        let (result, chip) = try await read(ca: ca)
+        #expect(result.chip.status == .valid, "\(result.chip.detail)")
+        #expect(result.chipKeySource == "EF.CardSecurity")
+        #expect(result.chip.detail.contains("EF.CardSecurity key"))
+        #expect(result.dg14.flatMap { ChipAuthentication.offer(in: $0) } == nil)  // DG14 holds only the AA info
+        #expect(result.files[.cardSecurity] != nil)
+        #expect(chip.statistics.chipAuthentications == 1)
+        #expect(result.passiveOutcome.status == .valid)
+        #expect(result.dg2?.faces.isEmpty == false)  // everything read under the CA keys
+    }
+
+    @Test func aCardThatFailsCAIsInvalidAndStillRead() async throws {
+        let (result, _) = try await read(ca: "ECDH-P256-AES-256",
+                                         faults: ChipFaults(statusOverrides: [.init(ins: 0x22, p1: 0x41, statusWord: .conditionsOfUseNotSatisfied)]))
+        #expect(result.chip.status == .invalid)
+        #expect(result.dg1 != nil)
+    }
+
+    @Test func descriptionsThatCannotWorkAreRefused() throws {
+        var description = try TestFixtures.description("utopia-td3-jpeg")  // BAC only
+        description.chipAuthentication = "ECDH-P256-AES-128"
+        description.chipAuthenticationKeyIn = "CardSecurity"
+        #expect(throws: EmulatorError.self) {
+            _ = try EmulatedPassport(description: description, baseDirectory: TestFixtures.url("passports"), signer: try TestFixtures.documentSigner())
+        }
+        description.chipAuthenticationKeyIn = "DG13"
+        #expect(throws: EmulatorError.self) {
+            _ = try EmulatedPassport(description: description, baseDirectory: TestFixtures.url("passports"), signer: try TestFixtures.documentSigner())
+        }
+    }
+}

@@ -16,6 +16,9 @@ public struct PassportReadResult: Sendable {
     public var activeAuthenticationPerformed = false
     /// Whether Chip Authentication was attempted (the outcome is in `chip`).
     public var chipAuthenticationPerformed = false
+    /// Where the chip key that `chip` rests on came from: `DG14`, or `EF.CardSecurity` (PACE-CAM,
+    /// or Chip Authentication on an ID card without DG14).
+    public var chipKeySource: String?
     /// Every file read, as read.
     public var files: [LDSFile: [UInt8]]
     /// Files that were wanted but are absent or protected, with the reason.
@@ -113,6 +116,8 @@ public final class PassportReader {
     var shortLimit = 0xE7
     /// Whether Chip Authentication replaced the session keys.
     var chipAuthenticated = false
+    /// Whether the Chip Authentication key came from EF.CardSecurity rather than DG14.
+    var chipKeyFromCardSecurity = false
     var chipOutcome: VerificationOutcome?
     var lastPercent = 0
     var bytesOfFiles = 0
@@ -194,6 +199,7 @@ public final class PassportReader {
         if let chipOutcome {
             result.chip = chipOutcome
             result.chipAuthenticationPerformed = true
+            result.chipKeySource = chipKeyFromCardSecurity || pace?.protocolID.mapping == .chipAuthenticationMapping ? "EF.CardSecurity" : "DG14"
         }
 
         report(.verifying, percent: 92)
@@ -239,15 +245,15 @@ public final class PassportReader {
             }
         }
         if options.verifyChip && !result.chipAuthenticationPerformed {
-            if result.dg14 != nil, ChipAuthentication.offer(in: result.dg14!) != nil {
+            if let dg14 = result.dg14, ChipAuthentication.offer(in: dg14) != nil {
                 result.chip = VerificationOutcome(status: .notChecked, detail: "chip authentication needs the chip")
             } else {
                 result.chip = VerificationOutcome(status: .notSupported, detail: "the chip offers no Chip Authentication (no DG14 chip key this reader can use)")
             }
         }
-        // PACE-CAM's key comes from EF.CardSecurity: its own signature and chain must hold.
-        if result.chip.status == .valid, result.paceMapping == PACE.Mapping.chipAuthenticationMapping.rawValue,
-           let security = result.files[.cardSecurity] {
+        // A key from EF.CardSecurity (PACE-CAM, or CA on a card without DG14): its own signature
+        // and chain must hold.
+        if result.chip.status == .valid, result.chipKeySource == "EF.CardSecurity", let security = result.files[.cardSecurity] {
             if let signed = try? CMSSignedData(bytes: security), let signer = try? signed.verifySignature(extraCertificates: options.trustStore.certificates) {
                 let instant = signer.notBefore ?? Date().timeIntervalSince1970
                 let (chain, detail, _) = PassiveAuthentication.chain(signer, trustStore: options.trustStore, at: instant)
@@ -285,6 +291,14 @@ public final class PassportReader {
         if let best = usable.first {
             do {
                 try await performPACE(best)
+                // A card whose EF.CardAccess announces Chip Authentication keeps the key in
+                // EF.CardSecurity (on the MF, readable now): authenticate the chip before the
+                // application is selected and any data group is read.
+                if options.verifyChip, chipOutcome == nil, cardAccessOffersChipAuthentication {
+                    chipOutcome = try await chipAuthenticationFromCardSecurity()
+                    // A failed CA leaves no usable session on the chip: open it again.
+                    if chipOutcome?.status == .invalid { try await performPACE(best) }
+                }
                 try await selectApplicationSecurely()
                 pace = best
                 accessControl = "PACE"
