@@ -118,12 +118,17 @@ struct PCSCPACETests {
         (13, KeyDerivation.KeyType.aes128, false, PACE.Mapping.genericMapping), (12, .aes256, true, .genericMapping),
         (16, .tripleDES, false, .genericMapping), (0, .aes128, true, .genericMapping), (2, .aes192, false, .genericMapping),
         (1, .aes256, true, .integratedMapping), (17, .tripleDES, false, .integratedMapping),
+        (13, .aes128, true, .chipAuthenticationMapping), (15, .aes256, false, .chipAuthenticationMapping),
     ])
     func paceThroughPCSC(parameterId: Int, keyType: KeyDerivation.KeyType, useCAN: Bool, mapping: PACE.Mapping) async throws {
         var passport = try TestFixtures.passport("utopia-td3-pace")
         let keyAgreement = PACEDomain.standardized(parameterId)!.keyAgreement
-        passport.enablePACE(PACEInfo(protocolID: PACE.ProtocolID(keyAgreement: keyAgreement, mapping: mapping, keyType: keyType),
-                                     parameterId: parameterId), can: "112233", bacAllowed: true)
+        let info = PACEInfo(protocolID: PACE.ProtocolID(keyAgreement: keyAgreement, mapping: mapping, keyType: keyType), parameterId: parameterId)
+        if mapping == .chipAuthenticationMapping {
+            try passport.enableChipAuthenticationMapping(info, signer: try TestFixtures.documentSigner(), can: "112233", bacAllowed: true)
+        } else {
+            passport.enablePACE(info, can: "112233", bacAllowed: true)
+        }
         let chip = VirtualPassportChip(passport: passport)
         let key = useCAN ? AccessKey.can("112233") : try PCSCReadTests.key("utopia-td3-pace")
         let result = try await PCSCDHarness.withEmulatedCard(chip) { _ in
