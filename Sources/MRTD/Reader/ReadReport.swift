@@ -46,6 +46,10 @@ public struct ReadReport: Codable, Sendable, Hashable {
 
     public var accessControl: String
     public var paceMapping: String?
+    /// The PACE protocol run, e.g. `PACE-ECDH-GM-AES-128`.
+    public var paceProtocol: String?
+    /// Why BAC was used although the chip offers PACE, when that happened (never silent).
+    public var accessControlNote: String?
     public var mrz: String?
     public var document: Document?
     public var photo: String?
@@ -78,6 +82,8 @@ public struct ReadReport: Codable, Sendable, Hashable {
     public init(_ result: PassportReadResult, now: Date = Date()) {
         accessControl = result.accessControl
         paceMapping = result.paceMapping
+        paceProtocol = result.paceProtocol
+        accessControlNote = result.accessControlNote
         if let mrz = result.dg1?.mrz {
             self.mrz = mrz.text
             document = Document(
