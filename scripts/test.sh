@@ -12,7 +12,10 @@ limit="${GBGBRIDGE_TEST_LIMIT:-1200}"
 swift test --skip-build &
 tests=$!
 (
-  sleep "$limit" >/dev/null 2>&1
+  trap 'kill "$sleeper" 2>/dev/null; exit 0' TERM
+  sleep "$limit" >/dev/null 2>&1 &
+  sleeper=$!
+  wait "$sleeper"
   echo "error: the tests still run after ${limit} s; stacks of the test process follow" >&2
   for pid in $(pgrep -f 'PackageTests.xctest' || true); do
     timeout 120 gdb -p "$pid" -batch -ex "thread apply all bt 40" >&2 2>/dev/null || true
@@ -23,7 +26,6 @@ tests=$!
 watchdog=$!
 status=0
 wait "$tests" || status=$?
-pkill -P "$watchdog" 2>/dev/null || true
 kill "$watchdog" 2>/dev/null || true
 wait "$watchdog" 2>/dev/null || true
 exit "$status"
