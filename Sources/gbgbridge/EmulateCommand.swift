@@ -13,8 +13,11 @@ struct EmulateCommand: AsyncParsableCommand {
         discussion: """
             Connects to vpcd (Debian package vsmartcard-vpcd) as the card of reader \
             'Virtual PCD 00 00' (port 35963) or 'Virtual PCD 00 01' (port 35964) and answers \
-            like an ICAO 9303 chip with BAC and secure messaging. Runs until interrupted; \
-            reconnects when pcscd restarts. SIGUSR1 takes the card out of the reader, \
+            like an ICAO 9303 chip: BAC and/or PACE (GM, IM or CAM, MRZ or CAN), secure \
+            messaging, Chip and Active Authentication, as the passport description says \
+            (access, paceMapping, paceParameterId, paceCipher, paceExplicitParameters, can, \
+            chipAuthentication, chipAuthenticationKeyIn, activeAuthentication, clone; see \
+            Docs/pace-ca-aa.md). Runs until interrupted; reconnects when pcscd restarts. SIGUSR1 takes the card out of the reader, \
             SIGUSR2 puts it back. The chip's EF.SOD is signed with the test document \
             signer in Fixtures/pki (test only) unless --signer-cert/--signer-key are given.
 

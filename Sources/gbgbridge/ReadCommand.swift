@@ -42,8 +42,8 @@ struct ReadCommand: AsyncParsableCommand {
         abstract: "Read an ePassport / eID chip and verify it.",
         discussion: """
             Waits for a card, opens it with PACE when the chip offers it (MRZ or CAN) or BAC, \
-            reads EF.COM, EF.SOD and the data groups, runs Chip Authentication (DG14 or \
-            PACE-CAM) and Active Authentication (DG15) when the chip offers them, and passive \
+            reads EF.COM, EF.SOD and the data groups, runs Chip Authentication (DG14, \
+            EF.CardSecurity or PACE-CAM) and Active Authentication (DG15) when the chip offers them, and passive \
             authentication against --trust anchors. With --json prints exactly the nfc.read \
             success data object.
 
