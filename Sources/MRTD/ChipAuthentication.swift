@@ -131,7 +131,7 @@ public enum ChipAuthentication {
               let algorithm = try? spki[0].children(), algorithm.count == 2, algorithm[0].tag == 0x06,
               DER.oidString(algorithm[0].value) == dhPublicNumberOID, algorithm[1].tag == 0x30,
               let numbers = try? algorithm[1].children(), numbers.count >= 3, numbers[0...2].allSatisfy({ $0.tag == 0x02 }),
-              let group = DiffieHellmanGroup(p: numbers[0].value, g: numbers[1].value, q: numbers[2].value, name: "\(numbers[0].value.drop { $0 == 0 }.count * 8)-bit MODP group"),
+              let group = DiffieHellmanGroup.explicit(p: numbers[0].value, g: numbers[1].value, q: numbers[2].value),
               spki[1].value.first == 0x00, let y = try? BERTLV.parseSingle(Array(spki[1].value.dropFirst())), y.tag == 0x02 else { return nil }
         let value = Array(y.value.drop { $0 == 0 })
         guard value.count <= group.size else { return nil }

@@ -30,6 +30,13 @@ public struct DiffieHellmanGroup: Sendable, Hashable, CustomStringConvertible {
         self.name = name
     }
 
+    /// A group from explicit p, g and q: the RFC 5114 group by that name when it is one, else a
+    /// group named by its size. `nil` for values that make no group.
+    public static func explicit(p: [UInt8], g: [UInt8], q: [UInt8]) -> DiffieHellmanGroup? {
+        guard let group = DiffieHellmanGroup(p: p, g: g, q: q, name: "\(Array(p.drop { $0 == 0 }).count * 8)-bit MODP group") else { return nil }
+        return (0...2).compactMap { rfc5114(parameterId: $0) }.first { $0.p == group.p && $0.g == group.g && $0.q == group.q } ?? group
+    }
+
     private init(p: [UInt8], g: [UInt8], q: [UInt8], exactName: String) {
         self.p = p
         self.g = g

@@ -70,8 +70,7 @@ public struct PACEInfo: Sendable, Hashable, CustomStringConvertible {
             return EllipticCurve.publicKey(subjectPublicKeyInfo: spki).map { .ec($0.curve) }
         case ChipAuthentication.dhPublicNumberOID:
             guard let numbers = try? fields[1].children(), numbers.count >= 3, numbers[0...2].allSatisfy({ $0.tag == 0x02 }),
-                  let group = DiffieHellmanGroup(p: numbers[0].value, g: numbers[1].value, q: numbers[2].value,
-                                                 name: "\(numbers[0].value.drop { $0 == 0 }.count * 8)-bit MODP group (explicit)") else { return nil }
+                  let group = DiffieHellmanGroup.explicit(p: numbers[0].value, g: numbers[1].value, q: numbers[2].value) else { return nil }
             return .dh(group)
         default:
             return nil
