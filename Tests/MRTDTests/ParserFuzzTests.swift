@@ -105,4 +105,28 @@ struct ParserFuzzTests {
             _ = try? mutated.add(bytes: Self.mutate(whole, &rng))
         }
     }
+
+    @Test func securityInfoInterpreters() throws {
+        // EF.CardAccess with explicit domain parameters (EC and DH), DG14s with EC (explicit
+        // parameters, BSI 2008) and DH chip keys: PACEInfo/domain resolution and the CA offer.
+        let ecdh = PACE.ProtocolID(keyAgreement: .ecdh, mapping: .genericMapping, keyType: .aes128)
+        let dh = PACE.ProtocolID(keyAgreement: .dh, mapping: .integratedMapping, keyType: .aes256)
+        let cardAccess = DER.set([PACEInfo(protocolID: ecdh, parameterId: 32).der,
+                                  PACEInfo.domainParameterInfo(protocolID: ecdh, domain: .ec(.brainpoolP256r1), parameterId: 32),
+                                  PACEInfo(protocolID: dh, parameterId: 33).der,
+                                  PACEInfo.domainParameterInfo(protocolID: dh, domain: .dh(DiffieHellmanGroup.rfc5114(parameterId: 0)!), parameterId: 33)])
+        fuzz([cardAccess], iterations: 400, seed: 13) { bytes in
+            guard let infos = try? SecurityInfos(bytes: bytes) else { return }
+            _ = PACEInfo.all(in: infos).map(\.domain)
+        }
+        let group = DiffieHellmanGroup.rfc5114(parameterId: 0)!
+        let dhDG14 = BERTLV.encode(tag: 0x6E, value: DER.set(ChipAuthentication.securityInfos(
+            protocolID: ChipAuthentication.ProtocolID(keyAgreement: .dh, keyType: .tripleDES),
+            publicKeyInfo: ChipAuthentication.dhSubjectPublicKeyInfo(group: group, publicValue: try group.generateKeyPair().publicKey),
+            keyOnly: true)))
+        fuzz([Self.shared("lds/bsi2008/Datagroup14.bin"), dhDG14], iterations: 400, seed: 14) { bytes in
+            guard let infos = try? SecurityInfos(bytes: bytes) else { return }
+            _ = ChipAuthentication.offer(in: infos)
+        }
+    }
 }
