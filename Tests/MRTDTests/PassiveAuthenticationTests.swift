@@ -175,3 +175,43 @@ struct RealCardSecurityTests {
         for (curve, point) in keys { #expect(curve.isValidPoint(point)) }
     }
 }
+
+/// Master lists are trusted only when their own signature holds.
+@Suite("Master list signatures")
+struct MasterListSignatureTests {
+    /// A master list of `certificates`, signed with the test document signer (issued by the test CSCA).
+    func masterList(_ certificates: [Certificate]) throws -> [UInt8] {
+        let signer = try TestFixtures.documentSigner()
+        let content = DER.sequence(DER.integer(0), DER.set(certificates.map(\.derBytes)))
+        return try CMSSigner.sign(content: content, contentType: TrustStore.masterListOID, certificate: signer.certificate, key: signer.key)
+    }
+
+    @Test func aListSignedUnderACSCAItCarriesLoads() throws {
+        let csca = try Certificate.all(bytes: Array(try Data(contentsOf: TestFixtures.url("pki/csca.cert.pem"))))
+        var store = TrustStore()
+        try store.add(bytes: try masterList(csca), name: "test.ml")
+        #expect(store.certificates.count == 1)
+    }
+
+    @Test func aListWhoseSignerNoCSCAVouchesForIsRefused() throws {
+        // Signed by the test document signer, but the list holds only a real country's CSCA.
+        var real = TrustStore()
+        try real.add(path: TestFixtures.sharedURL("trust/NL_ROOT_CA.cer"))
+        var store = TrustStore()
+        #expect {
+            try store.add(bytes: try masterList(real.certificates), name: "foreign.ml")
+        } throws: { ($0 as? MRTDError)?.code == .trustStore && "\($0)".contains("not issued by a CSCA") }
+        #expect(store.certificates.isEmpty)
+    }
+
+    @Test func anAlteredListIsRefused() throws {
+        // One byte changed inside a certificate of the signed content.
+        var bytes = Array(try Data(contentsOf: TestFixtures.sharedURL("trust/NL_ML_2026-07-22.ml")))
+        bytes[bytes.count / 2] ^= 0x01
+        var store = TrustStore()
+        #expect {
+            try store.add(bytes: bytes, name: "altered.ml")
+        } throws: { ($0 as? MRTDError)?.code == .trustStore && "\($0)".contains("signature does not verify") }
+        #expect(store.certificates.isEmpty)
+    }
+}

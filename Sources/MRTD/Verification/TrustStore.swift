@@ -87,6 +87,7 @@ public struct TrustStore: Sendable {
                 throw MRTDError(.malformedData, "CMS content \(signed.contentType) is not a CSCA master list")
             }
             let list = try Self.masterListCertificates(content)
+            try Self.verifyMasterListSigner(signed, list: list, alreadyTrusted: certificates)
             certificates += list
             sources.append((name, list.count, 0))
             return
@@ -100,6 +101,23 @@ public struct TrustStore: Sendable {
             throw error
         } catch {
             throw MRTDError(.malformedData, "not a certificate, master list or CRL: \(error)")
+        }
+    }
+
+    /// A master list is only as good as its signature: the CMS signature must verify with the
+    /// embedded master-list signer certificate, and that certificate must be issued by a CSCA the
+    /// list itself carries (its country's) or the store already trusts. A list that was altered
+    /// after signing, or signed by nobody the list vouches for, is refused.
+    static func verifyMasterListSigner(_ signed: CMSSignedData, list: [Certificate], alreadyTrusted: [Certificate]) throws(MRTDError) {
+        let signer: Certificate
+        do {
+            signer = try signed.verifySignature()
+        } catch {
+            throw MRTDError(.trustStore, "the master list's signature does not verify (\(error.reason)); it may have been altered")
+        }
+        let issued = (list + alreadyTrusted).contains { signer.isIssued(byNameOf: $0) && signer.isSignatureValid(issuer: $0) }
+        guard issued else {
+            throw MRTDError(.trustStore, "the master list's signer (\(signer.subject)) is not issued by a CSCA in the list or the trust store")
         }
     }
 
