@@ -176,4 +176,20 @@ struct PCSCPACETests {
         #expect(result.chip.status == .valid, "\(result.chip.detail)")
         #expect(result.chip.detail.contains("CA-DH-3DES"))
     }
+
+    @Test func aChipThatFailsChipAuthenticationThroughPCSC() async throws {
+        // The chip refuses the CA key agreement, as a copy without the DG14 private key would:
+        // `invalid`, and the read goes on (secure messaging re-established) to the last group.
+        let chip = VirtualPassportChip(passport: try TestFixtures.passport("utopia-td3-pace"))
+        chip.setFaults(ChipFaults(statusOverrides: [.init(ins: 0x86, p1: 0x00, statusWord: .wrongData, once: false)]))
+        let result = try await PCSCDHarness.withEmulatedCard(chip) { _ in
+            let connection = try await connect()
+            defer { Task { await connection.disconnect() } }
+            return try await PassportReader(connection: connection, accessKey: try PCSCReadTests.key("utopia-td3-pace"),
+                                            options: ReadOptions(trustStore: PCSCReadTests.trust, accessControl: .bacOnly)).read()
+        }
+        #expect(result.chip.status == .invalid, "\(result.chip.detail)")
+        #expect(result.passiveOutcome.status == .valid)
+        #expect(result.dg2?.faces.isEmpty == false)
+    }
 }
