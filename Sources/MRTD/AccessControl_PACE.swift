@@ -161,20 +161,9 @@ public enum PACE {
     }
 
     /// The constants c₀, c₁ of R(s, t) for l = 128 and l = 256.
-    static let imConstant128 = (c0: hexBytes("a668892a7c41e3ca739f40b057d85904"), c1: hexBytes("a4e136ac725f738b01c1f60217c188ad"))
-    static let imConstant256 = (c0: hexBytes("d463d65234124ef7897054986dca0a174e28df758cbaa03f240616414d5a1676"),
-                                c1: hexBytes("54bd7255f0aaf831bec3423fcf39d69b6cbf066677d0faae5aadd99df8e53517"))
-
-    private static func hexBytes(_ hex: String) -> [UInt8] {
-        var bytes: [UInt8] = []
-        var index = hex.startIndex
-        while index < hex.endIndex {
-            let next = hex.index(index, offsetBy: 2)
-            bytes.append(UInt8(hex[index..<next], radix: 16)!)
-            index = next
-        }
-        return bytes
-    }
+    static let imConstant128 = (c0: bytes(hex: "a668892a7c41e3ca739f40b057d85904")!, c1: bytes(hex: "a4e136ac725f738b01c1f60217c188ad")!)
+    static let imConstant256 = (c0: bytes(hex: "d463d65234124ef7897054986dca0a174e28df758cbaa03f240616414d5a1676")!,
+                                c1: bytes(hex: "54bd7255f0aaf831bec3423fcf39d69b6cbf066677d0faae5aadd99df8e53517")!)
 
     /// Secure messaging after PACE: SSC starts at zero.
     public static func secureMessaging(encryptionKey: [UInt8], macKey: [UInt8], type: KeyDerivation.KeyType) -> SecureMessaging {
