@@ -90,25 +90,13 @@ public enum ChipAuthentication {
     /// The Chip Authentication DG14 offers that this reader performs (ECDH preferred over DH,
     /// AES over 3DES), when there is one.
     public static func offer(in dg14: SecurityInfos) -> Offer? {
-        var protocols: [(ProtocolID, Int?)] = []
-        var keys: [(ChipKey, Int?)] = []
-        for entry in dg14.entries {
-            guard let fields = try? BERTLV.parseSingle(entry.der).children() else { continue }
-            if let id = ProtocolID(oid: entry.oid) {
-                protocols.append((id, integer(fields.count > 2 ? fields[2] : nil)))
-            } else if entry.oid == ecdhPublicKeyOID || entry.oid == dhPublicKeyOID, fields.count >= 2, fields[1].tag == 0x30 {
-                let spki = fields[1].encoded()
-                let key: ChipKey?
-                if entry.oid == ecdhPublicKeyOID {
-                    key = ecPublicKey(subjectPublicKeyInfo: spki).map { ChipKey.ec($0.curve, point: $0.point) }
-                } else {
-                    key = dhPublicKey(subjectPublicKeyInfo: spki).map { ChipKey.dh($0.group, publicValue: $0.publicValue) }
-                }
-                if let key { keys.append((key, integer(fields.count > 2 ? fields[2] : nil))) }
-            }
+        let keys = chipKeys(in: dg14)
+        let protocols = dg14.entries.compactMap { entry -> (ProtocolID, Int?)? in
+            guard let id = ProtocolID(oid: entry.oid), let fields = try? BERTLV.parseSingle(entry.der).children() else { return nil }
+            return (id, integer(fields.count > 2 ? fields[2] : nil))
         }
-        func key(for id: ProtocolID, keyId: Int?) -> (ChipKey, Int?)? {
-            keys.first { $0.0.keyAgreement == id.keyAgreement && (keyId == nil || $0.1 == nil || $0.1 == keyId) }
+        func key(for id: ProtocolID, keyId: Int?) -> (key: ChipKey, keyId: Int?)? {
+            keys.first { $0.key.keyAgreement == id.keyAgreement && (keyId == nil || $0.keyId == nil || $0.keyId == keyId) }
         }
         let ranked = protocols.sorted { a, b in
             (a.0.keyAgreement == .ecdh ? 10 : 0) + a.0.keyType.oidArc > (b.0.keyAgreement == .ecdh ? 10 : 0) + b.0.keyType.oidArc
@@ -119,9 +107,34 @@ public enum ChipAuthentication {
             }
         }
         // No ChipAuthenticationInfo at all: version 1 with 3DES.
-        guard protocols.isEmpty, let (chipKey, keyId) = keys.first(where: { $0.0.keyAgreement == .ecdh }) ?? keys.first else { return nil }
+        guard protocols.isEmpty, let (chipKey, keyId) = keys.first(where: { $0.key.keyAgreement == .ecdh }) ?? keys.first else { return nil }
         return Offer(protocolID: ProtocolID(keyAgreement: chipKey.keyAgreement, keyType: .tripleDES), publicKey: chipKey, keyId: keyId,
                      impliedByKeyOnly: true)
+    }
+
+    /// The chip keys (ChipAuthenticationPublicKeyInfo, ECDH or DH) among `infos` that this reader
+    /// can use, with their key ids; keys it cannot parse or use are left out.
+    public static func chipKeys(in infos: SecurityInfos) -> [(key: ChipKey, keyId: Int?)] {
+        infos.entries.compactMap { entry -> (key: ChipKey, keyId: Int?)? in
+            guard entry.oid == ecdhPublicKeyOID || entry.oid == dhPublicKeyOID,
+                  let fields = try? BERTLV.parseSingle(entry.der).children(), fields.count >= 2, fields[1].tag == 0x30 else { return nil }
+            let spki = fields[1].encoded()
+            let key: ChipKey?
+            if entry.oid == ecdhPublicKeyOID {
+                key = ecPublicKey(subjectPublicKeyInfo: spki).map { ChipKey.ec($0.curve, point: $0.point) }
+            } else {
+                key = dhPublicKey(subjectPublicKeyInfo: spki).map { ChipKey.dh($0.group, publicValue: $0.publicValue) }
+            }
+            return key.map { ($0, integer(fields.count > 2 ? fields[2] : nil)) }
+        }
+    }
+
+    /// The SecurityInfos EF.CardSecurity carries (CMS SignedData over id-SecurityObject); `nil`
+    /// when the bytes are not that. Its signature is passive authentication's business.
+    public static func cardSecurityInfos(_ bytes: [UInt8]) -> SecurityInfos? {
+        guard let signed = try? CMSSignedData(bytes: bytes), signed.contentType == cardSecurityContentType,
+              let content = signed.content else { return nil }
+        return try? SecurityInfos(bytes: content)
     }
 
     /// The group and public value of a DH SubjectPublicKeyInfo: algorithm dhpublicnumber with
@@ -163,7 +176,7 @@ extension PassportReader {
         guard let infos = try? SecurityInfos(bytes: bytes) else {
             return VerificationOutcome(status: .invalid, detail: "DG14 cannot be parsed")
         }
-        return try await performChipAuthentication(infos: infos, source: "DG14")
+        return try await performChipAuthentication(ChipAuthentication.offer(in: infos), source: "DG14")
     }
 
     /// Whether EF.CardAccess carries a ChipAuthenticationInfo (the key is then in EF.CardSecurity).
@@ -178,17 +191,17 @@ extension PassportReader {
     func chipAuthenticationFromCardSecurity() async throws(MRTDError) -> VerificationOutcome? {
         guard case .content(let security) = try await readFile(.cardSecurity, index: 1, of: 4) else { return nil }
         cardSecurity = security
-        guard let signed = try? CMSSignedData(bytes: security), signed.contentType == ChipAuthentication.cardSecurityContentType,
-              let content = signed.content, let infos = try? SecurityInfos(bytes: content) else {
+        guard let infos = ChipAuthentication.cardSecurityInfos(security) else {
             return VerificationOutcome(status: .invalid, detail: "EF.CardSecurity is not a signed security object")
         }
-        guard ChipAuthentication.offer(in: infos) != nil else { return nil }
+        guard let offer = ChipAuthentication.offer(in: infos) else { return nil }
         chipKeyFromCardSecurity = true
-        return try await performChipAuthentication(infos: infos, source: "EF.CardSecurity")
+        return try await performChipAuthentication(offer, source: "EF.CardSecurity")
     }
 
-    func performChipAuthentication(infos: SecurityInfos, source: String) async throws(MRTDError) -> VerificationOutcome {
-        guard let offer = ChipAuthentication.offer(in: infos) else {
+    /// Runs the Chip Authentication `source` (DG14 or EF.CardSecurity) offers.
+    func performChipAuthentication(_ offer: ChipAuthentication.Offer?, source: String) async throws(MRTDError) -> VerificationOutcome {
+        guard let offer else {
             return VerificationOutcome(status: .notSupported, detail: "\(source) offers no Chip Authentication with a key this reader can use")
         }
         let id = offer.protocolID
@@ -260,15 +273,14 @@ extension PACE {
     public static func verifyChipAuthenticationMapping(encryptedData: [UInt8], chipMapKey: [UInt8], cardSecurity: [UInt8],
                                                        curve: EllipticCurve, encryptionKey: [UInt8],
                                                        type: KeyDerivation.KeyType) -> VerificationOutcome {
-        guard let signed = try? CMSSignedData(bytes: cardSecurity), signed.contentType == ChipAuthentication.cardSecurityContentType,
-              let content = signed.content, let infos = try? SecurityInfos(bytes: content) else {
+        guard let infos = ChipAuthentication.cardSecurityInfos(cardSecurity) else {
             return VerificationOutcome(status: .invalid, detail: "PACE-CAM: EF.CardSecurity is not a signed security object")
         }
-        let keys = infos.entries.filter { $0.oid == ChipAuthentication.ecdhPublicKeyOID }.compactMap { entry -> (EllipticCurve, [UInt8])? in
-            guard let fields = try? BERTLV.parseSingle(entry.der).children(), fields.count >= 2 else { return nil }
-            return ChipAuthentication.ecPublicKey(subjectPublicKeyInfo: fields[1].encoded())
-        }
-        guard let chipKey = keys.first(where: { $0.0 == curve })?.1 else {
+        let chipKey = ChipAuthentication.chipKeys(in: infos).lazy.compactMap { entry -> [UInt8]? in
+            guard case .ec(curve, let point) = entry.key else { return nil }
+            return point
+        }.first
+        guard let chipKey else {
             return VerificationOutcome(status: .invalid, detail: "PACE-CAM: EF.CardSecurity has no chip key on \(curve)")
         }
         do {

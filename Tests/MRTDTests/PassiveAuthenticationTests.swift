@@ -167,9 +167,9 @@ struct RealCardSecurityTests {
         let infos = try SecurityInfos(bytes: try #require(signed.content))
         let paceInfos = PACEInfo.all(in: infos)
         #expect(!paceInfos.isEmpty)
-        let keys = infos.entries.filter { $0.oid == ChipAuthentication.ecdhPublicKeyOID }.compactMap { entry -> (EllipticCurve, [UInt8])? in
-            guard let fields = try? BERTLV.parseSingle(entry.der).children(), fields.count >= 2 else { return nil }
-            return ChipAuthentication.ecPublicKey(subjectPublicKeyInfo: fields[1].encoded())
+        let keys = ChipAuthentication.chipKeys(in: infos).compactMap { entry -> (EllipticCurve, [UInt8])? in
+            guard case .ec(let curve, let point) = entry.key else { return nil }
+            return (curve, point)
         }
         #expect(!keys.isEmpty, "\(country): no usable chip key")
         for (curve, point) in keys { #expect(curve.isValidPoint(point)) }
