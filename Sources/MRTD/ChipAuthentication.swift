@@ -141,10 +141,7 @@ public enum ChipAuthentication {
     /// DomainParameters { p, g, q, … } and the public value y as a DER INTEGER in the BIT STRING.
     public static func dhPublicKey(subjectPublicKeyInfo der: [UInt8]) -> (group: DiffieHellmanGroup, publicValue: [UInt8])? {
         guard let spki = try? BERTLV.parseSingle(der).children(), spki.count == 2, spki[0].tag == 0x30, spki[1].tag == 0x03,
-              let algorithm = try? spki[0].children(), algorithm.count == 2, algorithm[0].tag == 0x06,
-              DER.oidString(algorithm[0].value) == dhPublicNumberOID, algorithm[1].tag == 0x30,
-              let numbers = try? algorithm[1].children(), numbers.count >= 3, numbers[0...2].allSatisfy({ $0.tag == 0x02 }),
-              let group = DiffieHellmanGroup.explicit(p: numbers[0].value, g: numbers[1].value, q: numbers[2].value),
+              let group = DiffieHellmanGroup.x942(algorithmIdentifier: spki[0]),
               spki[1].value.first == 0x00, let y = try? BERTLV.parseSingle(Array(spki[1].value.dropFirst())), y.tag == 0x02 else { return nil }
         let value = Array(y.value.drop { $0 == 0 })
         guard value.count <= group.size else { return nil }
@@ -154,9 +151,7 @@ public enum ChipAuthentication {
 
     /// The SubjectPublicKeyInfo of a DH public value (for the emulator's DG14).
     public static func dhSubjectPublicKeyInfo(group: DiffieHellmanGroup, publicValue: [UInt8]) -> [UInt8] {
-        let algorithm = DER.sequence(DER.oid(dhPublicNumberOID),
-                                     DER.sequence(DER.unsignedInteger(group.p), DER.unsignedInteger(group.g), DER.unsignedInteger(group.q)))
-        return DER.sequence(algorithm, BERTLV.encode(tag: 0x03, value: [0x00] + DER.unsignedInteger(publicValue)))
+        DER.sequence(group.x942AlgorithmIdentifier, BERTLV.encode(tag: 0x03, value: [0x00] + DER.unsignedInteger(publicValue)))
     }
 
     /// The DG14 entries offering CA with `publicKeyInfo` (for the emulator); without the
@@ -295,5 +290,23 @@ extension PACE {
             return VerificationOutcome(status: .invalid, detail: "PACE-CAM: \(error.reason)")
         }
         return VerificationOutcome(status: .valid, detail: "the chip proved it holds the EF.CardSecurity key (PACE-CAM, \(curve))")
+    }
+}
+
+extension DiffieHellmanGroup {
+    /// The X9.42 AlgorithmIdentifier { dhpublicnumber, DomainParameters { p, g, q } } naming this
+    /// group, as DG14 chip keys and PACEDomainParameterInfo carry a MODP group.
+    public var x942AlgorithmIdentifier: [UInt8] {
+        DER.sequence(DER.oid(ChipAuthentication.dhPublicNumberOID),
+                     DER.sequence(DER.unsignedInteger(p), DER.unsignedInteger(g), DER.unsignedInteger(q)))
+    }
+
+    /// The group an X9.42 AlgorithmIdentifier names (DomainParameters beyond p, g, q are ignored);
+    /// `nil` when it is not one or its numbers make no group.
+    public static func x942(algorithmIdentifier object: TLV) -> DiffieHellmanGroup? {
+        guard let fields = try? object.children(), fields.count == 2, fields[0].tag == 0x06,
+              DER.oidString(fields[0].value) == ChipAuthentication.dhPublicNumberOID, fields[1].tag == 0x30,
+              let numbers = try? fields[1].children(), numbers.count >= 3, numbers[0...2].allSatisfy({ $0.tag == 0x02 }) else { return nil }
+        return explicit(p: numbers[0].value, g: numbers[1].value, q: numbers[2].value)
     }
 }

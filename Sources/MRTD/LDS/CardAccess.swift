@@ -46,8 +46,7 @@ public struct PACEInfo: Sendable, Hashable, CustomStringConvertible {
         case .ec(let curve):
             algorithm = DER.sequence(DER.oid(ecPublicKeyOID), curve.explicitParameters)
         case .dh(let group):
-            algorithm = DER.sequence(DER.oid(ChipAuthentication.dhPublicNumberOID),
-                                     DER.sequence(DER.unsignedInteger(group.p), DER.unsignedInteger(group.g), DER.unsignedInteger(group.q)))
+            algorithm = group.x942AlgorithmIdentifier
         }
         return DER.sequence(DER.oid(PACE.ProtocolID.prefix + "\(mappingArc)"), algorithm, DER.integer(parameterId))
     }
@@ -69,9 +68,7 @@ public struct PACEInfo: Sendable, Hashable, CustomStringConvertible {
             let spki = DER.sequence(object.encoded(), BERTLV.encode(tag: 0x03, value: [0x00] + parameters[3].value))
             return EllipticCurve.publicKey(subjectPublicKeyInfo: spki).map { .ec($0.curve) }
         case ChipAuthentication.dhPublicNumberOID:
-            guard let numbers = try? fields[1].children(), numbers.count >= 3, numbers[0...2].allSatisfy({ $0.tag == 0x02 }),
-                  let group = DiffieHellmanGroup.explicit(p: numbers[0].value, g: numbers[1].value, q: numbers[2].value) else { return nil }
-            return .dh(group)
+            return DiffieHellmanGroup.x942(algorithmIdentifier: object).map { .dh($0) }
         default:
             return nil
         }
