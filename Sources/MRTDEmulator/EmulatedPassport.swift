@@ -39,17 +39,24 @@ public struct EmulatedPassport: Sendable {
         guard info.protocolID.mapping == .chipAuthenticationMapping, case .ec(let curve)? = info.domain else {
             throw EmulatorError("PACE-CAM needs an ECDH CAM protocol on a standardised curve")
         }
+        let key: PrivateKey
         do {
-            let key = try PrivateKey.generateEC(curveName: curve.openSSLName)
-            let caInfo = DER.sequence(DER.oid(ChipAuthentication.ProtocolID(keyAgreement: .ecdh, keyType: info.protocolID.keyType).oid),
-                                      DER.integer(2), DER.integer(1))
-            let keyInfo = DER.sequence(DER.oid(ChipAuthentication.ecdhPublicKeyOID), key.subjectPublicKeyInfo, DER.integer(1))
-            let content = DER.set(Self.paceSecurityInfos(info) + [caInfo, keyInfo])
-            let signed = try CMSSigner.sign(content: content, contentType: ChipAuthentication.cardSecurityContentType,
-                                            certificate: signer.certificate, key: signer.key)
-            enablePACE(info, can: can, bacAllowed: bacAllowed)
-            masterFiles[0x011D] = signed
-            chipAuthenticationMappingKey = key
+            key = try PrivateKey.generateEC(curveName: curve.openSSLName)
+        } catch {
+            throw EmulatorError("generating the PACE-CAM key failed: \(error.reason)")
+        }
+        let entries = ChipAuthentication.securityInfos(protocolID: ChipAuthentication.ProtocolID(keyAgreement: .ecdh, keyType: info.protocolID.keyType),
+                                                       publicKeyInfo: key.subjectPublicKeyInfo)
+        try writeCardSecurity(Self.paceSecurityInfos(info) + entries, signer: signer)
+        enablePACE(info, can: can, bacAllowed: bacAllowed)
+        chipAuthenticationMappingKey = key
+    }
+
+    /// EF.CardSecurity: `securityInfos` signed by `signer` (CMS over id-SecurityObject).
+    mutating func writeCardSecurity(_ securityInfos: [[UInt8]], signer: DocumentSigner) throws(EmulatorError) {
+        do {
+            masterFiles[0x011D] = try CMSSigner.sign(content: DER.set(securityInfos), contentType: ChipAuthentication.cardSecurityContentType,
+                                                     certificate: signer.certificate, key: signer.key)
         } catch {
             throw EmulatorError("building EF.CardSecurity failed: \(error.reason)")
         }
@@ -308,13 +315,7 @@ public struct EmulatedPassport: Sendable {
         guard let key = chipAuthenticationKey, let id = chipAuthenticationProtocol else { return }
         let entries = ChipAuthentication.securityInfos(protocolID: id, publicKeyInfo: key.subjectPublicKeyInfo)
         masterFiles[Self.efCardAccess] = DER.set(Self.paceSecurityInfos(info) + [entries[0]])
-        do {
-            masterFiles[0x011D] = try CMSSigner.sign(content: DER.set(Self.paceSecurityInfos(info) + entries),
-                                                     contentType: ChipAuthentication.cardSecurityContentType,
-                                                     certificate: signer.certificate, key: signer.key)
-        } catch {
-            throw EmulatorError("building EF.CardSecurity failed: \(error.reason)")
-        }
+        try writeCardSecurity(Self.paceSecurityInfos(info) + entries, signer: signer)
     }
 
     /// Loads a passport description file and builds its chip, signing with `signer`.
