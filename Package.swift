@@ -24,6 +24,8 @@ let package = Package(
     targets: [
         // Protocol core: message model, routing, capability slots. No I/O.
         .target(name: "GBGBridge"),
+        // README's "Using the core" example, compiled and tested so it cannot drift from the API.
+        .target(name: "GBGBridgeExamples", dependencies: ["GBGBridge"]),
         // Helper programs (pcscd, Chromium) started with posix_spawn in a clean signal state.
         .target(name: "CChildProcessShim"),
         .target(name: "ChildProcesses", dependencies: ["CChildProcessShim"]),
@@ -93,7 +95,7 @@ let package = Package(
         .executableTarget(name: "gbgbridge-bench", dependencies: ["MRTD", "MRTDEmulator", "SmartCard", "TestSupport", "ImageCodecs"]),
         .testTarget(
             name: "GBGBridgeTests",
-            dependencies: ["GBGBridge", "TestSupport"]
+            dependencies: ["GBGBridge", "GBGBridgeExamples", "TestSupport"]
         ),
         .testTarget(name: "ChildProcessesTests", dependencies: ["ChildProcesses"]),
         .testTarget(

@@ -1,16 +1,21 @@
 import Foundation
 import Observation
 
-/// The native end of the bridge: decodes what the page posts, routes requests to capabilities,
-/// and delivers responses and events back through a `BridgeTransport`.
+/// The central coordinator of the bridge: decodes what the page posts, routes requests to
+/// capabilities, tracks pending requests, and delivers responses and events through a
+/// `BridgeTransport` (the Linux stand-in for the iOS `WKWebView`).
 ///
 /// Routing order for a request: typed slots (`documentCapture`, `selfieCapture`) → custom
 /// capabilities → registered `BridgeCapabilityHandler`s → `pendingRequests` plus the delegate's
 /// `unhandledRequest`. Responses and events from the page are logged and given to the delegate,
-/// never routed.
+/// never routed. Handlers run in tasks of their own; their answers come back on the main actor.
+///
+/// A page cannot make a host hold without bound: the message log is bounded in count and bytes,
+/// requests in flight are bounded in count and bytes, and a request whose `correlationId` is
+/// still in flight is refused (`INVALID_REQUEST`), so the first keeps its responder.
 @MainActor
 @Observable
-public final class BridgeHost {
+open class BridgeHost: NSObject {
     /// A message crossing the bridge, as the `messages` stream reports it.
     public struct Traffic: Sendable, Hashable {
         public enum Direction: String, Sendable, Hashable { case received, sent }
@@ -18,116 +23,158 @@ public final class BridgeHost {
         public var message: BridgeMessage
     }
 
-    /// A custom capability's handler: called on the main actor with the request and its responder.
-    public typealias CustomCapabilityHandler = @MainActor (BridgeMessage, BridgeResponder) -> Void
-
-    struct CustomCapability {
-        var version: String
-        var handler: CustomCapabilityHandler
-        var supported = true
-        var permissionState: PermissionState? = .notApplicable
-        var constraints: [String: JSONValue]?
-    }
-
-    public let configuration: BridgeConfiguration
-    /// Messages received from the page, oldest first, at most `receivedMessagesLimit`.
-    public private(set) var receivedMessages: [BridgeMessage] = []
-    /// Requests no capability took, by correlation id, until answered with `respond(to:…)`.
-    public private(set) var pendingRequests: [String: BridgeMessage] = [:]
-    /// The latest problem (undecodable input, no transport, an unknown correlation id).
-    public private(set) var lastError: String?
-    /// The cap on `receivedMessages` (negative values count as 0); lowering it drops the oldest
-    /// entries at once.
-    public var receivedMessagesLimit: Int {
-        didSet { trimLog() }
-    }
-
-    public let documentCapture = CaptureCapability(id: "camera.document", actionId: "camera.document.capture")
-    public let selfieCapture = CaptureCapability(id: "camera.selfie", actionId: "camera.selfie.capture")
-
-    @ObservationIgnored public weak var delegate: BridgeHostDelegate?
-    /// Rewrites a received message before it is logged or streamed (used to mask secrets such as
-    /// an access key); routing always sees the original.
-    @ObservationIgnored public var logRedactor: (@Sendable (BridgeMessage) -> BridgeMessage)?
-
-    @ObservationIgnored private weak var transport: BridgeTransport?
-    @ObservationIgnored private var handlers: [String: BridgeCapabilityHandler] = [:]
-    @ObservationIgnored private var customCapabilities: [String: CustomCapability] = [:]
-    @ObservationIgnored private var inFlight: [String: BridgeResponder] = [:]
-    @ObservationIgnored private var queryHandler: CapabilityQueryHandler!
-    @ObservationIgnored private var messageSubscribers: [UUID: AsyncStream<Traffic>.Continuation] = [:]
-    @ObservationIgnored private var errorSubscribers: [UUID: AsyncStream<String>.Continuation] = [:]
-    /// Bumped whenever the capability map may have changed, so observers of `capabilities` update.
-    private var capabilityRevision = 0
-
-    /// A host whose `capability.query` answer is built from its slots and custom capabilities.
-    public convenience init(hostVersion: String = "1.0") {
-        self.init(configuration: BridgeConfiguration(hostVersion: hostVersion), richQuery: true)
-    }
-
-    /// A host whose `capability.query` answer is `configuration.capabilities`, as configured.
-    public convenience init(configuration: BridgeConfiguration) {
-        self.init(configuration: configuration, richQuery: false)
-    }
-
-    /// Which `capability.query` provider a host uses.
+    /// Which `capability.query` provider a host uses (Linux addition).
     public enum QueryProvider: Sendable {
-        /// Built on every query from the slots and custom capabilities (as `init(hostVersion:)`).
+        /// Built on every query from the typed slots and custom capabilities (as `init(hostVersion:)`).
         case rich
-        /// `configuration.capabilities`, as configured (as `init(configuration:)`).
+        /// The configured capabilities, as `capabilities` says which are supported (as `init(configuration:)`).
         case configured
     }
 
-    /// A host with a full configuration (log bound, version) and the chosen query provider
-    /// (Linux addition: servers create one host per page from one configuration).
-    public convenience init(configuration: BridgeConfiguration, queryProvider: QueryProvider) {
-        self.init(configuration: configuration, richQuery: queryProvider == .rich)
+    /// Messages received from the web journey, oldest first. The log is bounded: at most
+    /// `receivedMessagesLimit` messages and `configuration.receivedMessagesByteLimit` bytes; a message
+    /// over `configuration.loggedMessageByteLimit` is kept with its `data` elided.
+    public var receivedMessages: [BridgeMessage] = []
+    /// Requests that no slot, custom capability or handler took, in arrival order, until answered
+    /// with `respond(to:status:data:error:)`.
+    public var pendingRequests: [BridgeMessage] = []
+    /// Capability id → supported. From the configuration for `init(configuration:)` (and what the
+    /// query reports); kept up to date from the slots and custom capabilities for `init(hostVersion:)`.
+    public var capabilities: [String: Bool] = [:]
+    /// The most recent error: undecodable input, no transport attached, a message that could not
+    /// be encoded, an answer to an unknown request. `clearError()` resets it.
+    public var lastError: String?
+
+    /// The typed slot for document capture (`camera.document`, action `camera.document.capture`).
+    public let documentCapture = CaptureCapability(id: "camera.document", actionId: "camera.document.capture")
+    /// The typed slot for selfie capture (`camera.selfie`, action `camera.selfie.capture`).
+    public let selfieCapture = CaptureCapability(id: "camera.selfie", actionId: "camera.selfie.capture")
+
+    /// Notified of every incoming message and of unhandled requests.
+    @ObservationIgnored public weak var delegate: BridgeHostDelegate?
+    /// The configuration passed at initialization.
+    public private(set) var configuration: BridgeConfiguration
+
+    /// The cap on `receivedMessages` (Linux addition; negative values count as 0); lowering it
+    /// drops the oldest entries at once.
+    public var receivedMessagesLimit: Int {
+        didSet { trimLog() }
+    }
+    /// Rewrites a received message before it is logged or streamed (Linux addition, used to mask
+    /// secrets such as an access key); routing always sees the original.
+    @ObservationIgnored public var logRedactor: (@Sendable (BridgeMessage) -> BridgeMessage)?
+
+    /// A request being served or waiting: what it holds and how to end it.
+    private struct OpenRequest {
+        enum Kind {
+            case handler(HostResponder, Task<Void, Never>)
+            case slot(CaptureCapability)
+            case pending
+        }
+        var kind: Kind
+        var request: BridgeMessage
+        var bytes: Int
+        var sequence: Int
     }
 
-    private init(configuration: BridgeConfiguration, richQuery: Bool) {
+    @ObservationIgnored private let queryProvider: QueryProvider
+    @ObservationIgnored private weak var transport: BridgeTransport?
+    @ObservationIgnored private var handlers: [String: any BridgeCapabilityHandler] = [:]
+    @ObservationIgnored private var customCapabilities: [String: CustomCapability] = [:]
+    @ObservationIgnored private var open: [String: OpenRequest] = [:]
+    @ObservationIgnored private var openBytes = 0
+    @ObservationIgnored private var sequence = 0
+    @ObservationIgnored private var logSizes: [Int] = []
+    @ObservationIgnored private var logBytes = 0
+    @ObservationIgnored private var queryHandler: CapabilityQueryHandler!
+    @ObservationIgnored private var messageSubscribers: [UUID: AsyncStream<Traffic>.Continuation] = [:]
+    @ObservationIgnored private var errorSubscribers: [UUID: AsyncStream<String>.Continuation] = [:]
+
+    struct CustomCapability {
+        var version: String?
+        var handler: @Sendable (BridgeMessage, BridgeResponder) async -> Void
+        var supported = true
+        var permissionState: PermissionState?
+        var constraints: [String: JSONValue]?
+    }
+
+    /// A host with typed capability slots: `capability.query` is answered from the slots and
+    /// custom capabilities, with permission state.
+    public convenience init(hostVersion: String) {
+        self.init(configuration: BridgeConfiguration(hostVersion: hostVersion, capabilities: [:]), queryProvider: .rich)
+    }
+
+    /// A host whose `capability.query` reports the capabilities declared in `configuration`
+    /// (those `capabilities` marks supported). Typed slots exist but are not in the query.
+    public init(configuration: BridgeConfiguration) {
         self.configuration = configuration
+        self.queryProvider = .configured
         self.receivedMessagesLimit = configuration.receivedMessagesLimit
+        super.init()
+        setUp()
+    }
+
+    /// A host with the full configuration (bounds, bootstrap script) and the chosen query provider
+    /// (Linux addition: servers create one host per page from one configuration).
+    public init(configuration: BridgeConfiguration, queryProvider: QueryProvider) {
+        self.configuration = configuration
+        self.queryProvider = queryProvider
+        self.receivedMessagesLimit = configuration.receivedMessagesLimit
+        super.init()
+        setUp()
+    }
+
+    private func setUp() {
         let query: CapabilityQueryHandler
-        if richQuery {
-            query = CapabilityQueryHandler(hostVersion: configuration.hostVersion) { [weak self] in
-                self?.dynamicCapabilities() ?? [:]
-            }
-        } else {
-            query = CapabilityQueryHandler(configuration: configuration)
+        switch queryProvider {
+        case .rich:
+            query = CapabilityQueryHandler(richCapabilities: { [weak self] in
+                MainActor.assumeIsolated { self?.dynamicCapabilities() ?? [:] }
+            }, hostVersion: configuration.hostVersion)
+        case .configured:
+            capabilities = configuration.capabilities.mapValues(\.supported)
+            query = CapabilityQueryHandler(richCapabilities: { [weak self] in
+                MainActor.assumeIsolated { self?.configuredCapabilities() ?? [:] }
+            }, hostVersion: configuration.hostVersion)
         }
         queryHandler = query
         handlers[query.action] = query
-        for slot in [documentCapture, selfieCapture] {
-            slot.onComplete = { [weak self] request, result in
-                self?.finishSlotRequest(request, result: result)
-            }
+        for slot in slots {
+            slot.onSupportChange = { [weak self] in self?.refreshCapabilities() }
         }
+        refreshCapabilities()
     }
 
-    /// What `capability.query` reports now.
-    public var capabilities: [String: BridgeCapabilityInfo] {
-        _ = capabilityRevision
-        return queryHandler.capabilities
+    isolated deinit {
+        for entry in open.values {
+            if case .handler(_, let task) = entry.kind { task.cancel() }
+        }
+        messageSubscribers.values.forEach { $0.finish() }
+        errorSubscribers.values.forEach { $0.finish() }
     }
 
-    // MARK: Transport
+    // MARK: Transport (the Linux substitute for attach(webView:) and userContentController)
 
-    /// Connects the host to the page. The transport is held weakly.
+    /// Associates the page's transport with this host: responses and events are delivered to it.
+    /// The host holds it weakly.
     public func attach(transport: BridgeTransport) {
         self.transport = transport
         (transport as? InMemoryBridgeTransport)?.host = self
     }
 
-    /// Disconnects the transport and cancels every request still in flight (the page is gone).
+    /// Disconnects the transport and cancels every request still in flight (Linux addition: the
+    /// page is gone).
     public func detachTransport(reason: String = "The page went away") {
         cancelInFlightRequests(reason: reason)
         transport = nil
     }
 
-    /// Whether a transport is attached.
+    /// Whether a transport is attached (Linux addition).
     public var isAttached: Bool { transport != nil }
 
-    /// Takes a message the page posted, as JSON text.
+    /// Takes a message the page posted, as JSON text (what `userContentController(_:didReceive:)`
+    /// does on iOS). Undecodable input sets `lastError` to `Failed to decode message: <reason>`
+    /// and changes nothing else.
     public func receive(_ json: String) {
         let message: BridgeMessage
         do {
@@ -136,37 +183,39 @@ public final class BridgeHost {
             report(error.description)
             return
         }
-        record(message)
+        let size = json.utf8.count
+        record(message, size: size)
         delegate?.bridgeHost(self, didReceive: message)
         if message.type == .request {
-            route(message)
+            route(message, size: size)
         }
     }
 
     // MARK: Handlers and capabilities
 
     /// Registers `handler` for its action, replacing any earlier one.
-    public func register(handler: BridgeCapabilityHandler) {
+    public func register(handler: any BridgeCapabilityHandler) {
         handlers[handler.action] = handler
     }
 
-    /// Removes the handler for `action`.
+    /// Removes the handler for `action`; later requests for it go to `pendingRequests`.
     public func unregister(action: String) {
         handlers.removeValue(forKey: action)
     }
 
-    /// Adds a capability reported by `capability.query` as supported with `version`, whose
-    /// requests (action = `id`) go to `handler`. A typed slot with the same id or action wins.
-    public func registerCustomCapability(_ id: String, version: String = "1.0",
-                                         handler: @escaping CustomCapabilityHandler) {
+    /// Registers a capability that `capability.query` reports as supported (version `"1.0"` unless
+    /// given) and whose requests (action = `id`) go to `handler`. A typed slot with the same id or
+    /// action and a handler takes precedence in both.
+    public func registerCustomCapability(_ id: String, version: String? = nil,
+                                         handler: @escaping @Sendable (BridgeMessage, BridgeResponder) async -> Void) {
         customCapabilities[id] = CustomCapability(version: version, handler: handler)
-        capabilityRevision += 1
+        refreshCapabilities()
     }
 
-    /// Removes a custom capability.
+    /// Removes a custom capability (Linux addition).
     public func unregisterCustomCapability(_ id: String) {
         customCapabilities.removeValue(forKey: id)
-        capabilityRevision += 1
+        refreshCapabilities()
     }
 
     /// Updates what `capability.query` reports for a custom capability (Linux addition: hardware
@@ -179,19 +228,35 @@ public final class BridgeHost {
         capability.permissionState = permissionState
         capability.constraints = constraints
         customCapabilities[id] = capability
-        capabilityRevision += 1
+        refreshCapabilities()
         return true
+    }
+
+    /// The `data` a `capability.query` response carries now (Linux addition, e.g. for a
+    /// `capabilities.changed` event).
+    public func capabilityQueryData() -> [String: JSONValue] {
+        queryHandler.responseData()
     }
 
     private var slots: [CaptureCapability] { [documentCapture, selfieCapture] }
 
+    /// The slot that takes requests for `action`: its own action, unless the slot has no handler
+    /// and a custom capability was registered for that action.
+    private func slot(for action: String) -> CaptureCapability? {
+        slots.first { $0.actionId == action && ($0.handler != nil || customCapabilities[action] == nil) }
+    }
+
+    /// Whether a slot with a handler claims `id` (as its capability id or action).
+    private func slotClaims(_ id: String) -> Bool {
+        slots.contains { $0.handler != nil && ($0.id == id || $0.actionId == id) }
+    }
+
     private func dynamicCapabilities() -> [String: BridgeCapabilityInfo] {
         var result: [String: BridgeCapabilityInfo] = [:]
-        let slotNames = Set(slots.flatMap { [$0.id, $0.actionId] })
-        for (id, capability) in customCapabilities where !slotNames.contains(id) {
-            result[id] = BridgeCapabilityInfo(supported: capability.supported, version: capability.version,
-                                              permissionState: capability.permissionState,
-                                              constraints: capability.constraints)
+        for (id, capability) in customCapabilities where !slotClaims(id) {
+            result[id] = BridgeCapabilityInfo(supported: capability.supported, version: capability.version ?? "1.0",
+                                              constraints: capability.constraints,
+                                              permissionState: capability.permissionState?.rawValue)
         }
         for slot in slots {
             result[slot.id] = slot.buildCapabilityInfo()
@@ -199,57 +264,88 @@ public final class BridgeHost {
         return result
     }
 
+    private func configuredCapabilities() -> [String: BridgeCapabilityInfo] {
+        var result: [String: BridgeCapabilityInfo] = [:]
+        for (id, supported) in capabilities {
+            var info = configuration.capabilities[id] ?? BridgeCapabilityInfo(supported: supported, version: supported ? "1.0" : nil)
+            info.supported = supported
+            result[id] = info
+        }
+        return result
+    }
+
+    private func refreshCapabilities() {
+        guard queryProvider == .rich else { return }
+        let current = dynamicCapabilities().mapValues(\.supported)
+        if current != capabilities { capabilities = current }
+    }
+
     // MARK: Sending
 
-    /// Sends an event with a fresh correlation id and the current time.
-    public func send(event action: String, data: JSONValue? = nil) {
+    /// Sends an event to the web journey with a fresh correlation id. Sets `lastError` when no
+    /// transport is attached or the data cannot be encoded.
+    public func send(event action: String, data: [String: JSONValue]) {
         deliver(.event(action: action, data: data))
     }
 
-    /// Answers a request waiting in `pendingRequests` (with its action) and removes it.
-    public func respond(to correlationId: String, status: BridgeResponseStatus, data: JSONValue? = nil,
-                        error: BridgeErrorPayload? = nil) {
-        guard let request = pendingRequests.removeValue(forKey: correlationId) else {
-            report("No pending request with correlationId \(correlationId)")
-            return
-        }
-        deliver(.response(to: correlationId, action: request.payload.action, status: status, data: data,
-                          error: error))
+    /// Sends an event without data (Linux addition).
+    public func send(event action: String) {
+        deliver(.event(action: action, data: nil))
     }
 
-    /// Sends a response for `correlationId` and `action` directly, pending or not.
+    /// Answers a request waiting in `pendingRequests` with its action, and removes it. An id that
+    /// is not pending sends nothing and sets `lastError`.
+    public func respond(to correlationId: String, status: BridgeResponseStatus, data: [String: JSONValue]? = nil,
+                        error: BridgeErrorPayload? = nil) {
+        guard let request = pendingRequests.first(where: { $0.correlationId == correlationId }) else {
+            report("No pending request with correlationId \(LogText.clip(correlationId))")
+            return
+        }
+        respond(to: correlationId, action: request.payload.action, status: status, data: data, error: error)
+    }
+
+    /// Sends a response for `correlationId` with `action` directly, pending or not (a pending
+    /// request with that id is removed from `pendingRequests`).
     public func respond(to correlationId: String, action: String, status: BridgeResponseStatus,
-                        data: JSONValue? = nil, error: BridgeErrorPayload? = nil) {
-        pendingRequests.removeValue(forKey: correlationId)
+                        data: [String: JSONValue]? = nil, error: BridgeErrorPayload? = nil) {
+        if let index = pendingRequests.firstIndex(where: { $0.correlationId == correlationId }) {
+            pendingRequests.remove(at: index)
+            if case .pending = open[correlationId]?.kind { close(correlationId) }
+        }
         deliver(.response(to: correlationId, action: action, status: status, data: data, error: error))
     }
 
-    /// Cancels every request still being served (capabilities, slots, pending): each is answered
-    /// `cancelled` with code `CANCELLED` and its cancellation handlers run.
+    /// Cancels every request still open — handlers running, capture slots busy, pending requests —
+    /// in arrival order (Linux addition). Each is answered `cancelled` with code `CANCELLED`; handler
+    /// tasks are cancelled, and a later answer from them has no effect.
     public func cancelInFlightRequests(reason: String = "The request was cancelled") {
-        let responders = Array(inFlight.values)
-        inFlight.removeAll()
-        responders.forEach { $0.cancel(reason: reason) }
-        for slot in slots where slot.activeRequest != nil {
-            slot.complete(.failed(code: "CANCELLED", message: reason, recoverable: true))
+        let entries = open.values.sorted { $0.sequence < $1.sequence }
+        open.removeAll()
+        openBytes = 0
+        let cancelled = BridgeErrorPayload(code: "CANCELLED", message: reason, recoverable: true)
+        for entry in entries {
+            let request = entry.request
+            switch entry.kind {
+            case .handler(let responder, let task):
+                task.cancel()
+                guard responder.claim() else { continue }
+            case .slot(let slot):
+                slot.cancelActive(reason: reason)
+            case .pending:
+                guard pendingRequests.contains(where: { $0.correlationId == request.correlationId }) else { continue }
+            }
+            deliver(.response(to: request.correlationId, action: request.payload.action, status: .cancelled,
+                              error: cancelled))
         }
-        for (id, request) in pendingRequests {
-            respond(to: id, action: request.payload.action, status: .cancelled,
-                    error: BridgeErrorPayload(code: "CANCELLED", message: reason, recoverable: true))
-        }
+        pendingRequests.removeAll()
     }
 
-    /// Forgets `lastError`.
+    /// Resets `lastError` to `nil`.
     public func clearError() {
         lastError = nil
     }
 
-    /// Empties `receivedMessages`.
-    public func clearReceivedMessages() {
-        receivedMessages.removeAll()
-    }
-
-    // MARK: Streams
+    // MARK: Streams (Linux additions; Combine's publishers on iOS)
 
     /// A new stream of every message received or sent from now on; ends when the host goes away.
     public var messages: AsyncStream<Traffic> {
@@ -273,78 +369,116 @@ public final class BridgeHost {
         return stream
     }
 
-    isolated deinit {
-        messageSubscribers.values.forEach { $0.finish() }
-        errorSubscribers.values.forEach { $0.finish() }
-    }
+    /// How many requests are open now (Linux addition): handlers running, capture slots busy and
+    /// pending requests.
+    public var openRequestCount: Int { open.count }
 
-    // MARK: Internals
+    // MARK: Routing
 
-    private func route(_ request: BridgeMessage) {
+    private func route(_ request: BridgeMessage, size: Int) {
+        let id = request.correlationId
         let action = request.payload.action
-        if let slot = slots.first(where: { $0.actionId == action }) {
-            routeToSlot(slot, request)
-        } else if let custom = customCapabilities[action] {
-            custom.handler(request, makeResponder(for: request))
+        if isOpen(id) {
+            reject(request, code: "INVALID_REQUEST", message: "correlationId already in use", recoverable: false)
+            return
+        }
+        if let query = handlers[action] as? CapabilityQueryHandler {
+            // Answered at once: the provider runs on the main actor anyway.
+            deliver(.response(to: id, action: action, status: .success, data: query.responseData()))
+            return
+        }
+        if open.count >= configuration.maxRequestsInFlight
+            || openBytes + size > configuration.maxRequestBytesInFlight {
+            reject(request, code: "TOO_MANY_REQUESTS",
+                   message: "the host holds \(open.count) requests of this page already; answer or wait for them first",
+                   recoverable: true)
+            return
+        }
+        if let slot = slot(for: action) {
+            routeToSlot(slot, request, size: size)
+        } else if let custom = customCapabilities[action], !slotClaims(action) {
+            runHandler(request, size: size) { request, responder in await custom.handler(request, responder) }
         } else if let handler = handlers[action] {
-            handler.handle(request, responder: makeResponder(for: request))
+            runHandler(request, size: size) { request, responder in await handler.handle(request: request, responder: responder) }
         } else {
-            pendingRequests[request.correlationId] = request
+            pendingRequests.append(request)
+            openRequest(id, OpenRequest(kind: .pending, request: request, bytes: size, sequence: 0))
             delegate?.bridgeHost(self, unhandledRequest: request)
         }
     }
 
-    private func routeToSlot(_ slot: CaptureCapability, _ request: BridgeMessage) {
+    private func routeToSlot(_ slot: CaptureCapability, _ request: BridgeMessage, size: Int) {
         guard slot.isSupported else {
             deliver(.response(to: request.correlationId, action: request.payload.action, status: .unsupported,
-                              error: BridgeErrorPayload(code: "UNSUPPORTED",
-                                                        message: "\(slot.id) is not available on this host",
+                              error: BridgeErrorPayload(code: "UNSUPPORTED", message: "\(slot.id) is not available on this host",
                                                         recoverable: false)))
             return
         }
         guard slot.activeRequest == nil else {
-            deliver(.response(to: request.correlationId, action: request.payload.action, status: .error,
-                              error: BridgeErrorPayload(code: "BUSY",
-                                                        message: "A \(slot.actionId) request is already in progress",
-                                                        recoverable: true)))
+            reject(request, code: "BUSY", message: "A \(slot.id) capture request is already in progress", recoverable: true)
             return
         }
-        slot.begin(request)
-    }
-
-    private func finishSlotRequest(_ request: BridgeMessage, result: CaptureResult) {
-        deliver(.response(to: request.correlationId, action: request.payload.action, status: result.status,
-                          data: result.data, error: result.error))
-    }
-
-    private func makeResponder(for request: BridgeMessage) -> BridgeResponder {
         let id = request.correlationId
-        let responder = BridgeResponder(request: request) { [weak self] response, onMainActor in
-            if onMainActor {
-                MainActor.assumeIsolated { self?.finishResponder(id, response) }
-            } else {
-                Task { @MainActor in self?.finishResponder(id, response) }
-            }
+        openRequest(id, OpenRequest(kind: .slot(slot), request: request, bytes: size, sequence: 0))
+        slot.start(request) { [weak self] request, result in
+            guard let self else { return }
+            self.close(request.correlationId)
+            self.deliver(.response(to: request.correlationId, action: request.payload.action, status: result.status,
+                                   data: result.data, error: result.error))
         }
-        inFlight[id] = responder
-        return responder
     }
 
-    private func finishResponder(_ id: String, _ response: BridgeMessage) {
-        inFlight.removeValue(forKey: id)
-        deliver(response)
+    private func runHandler(_ request: BridgeMessage, size: Int,
+                            _ body: @escaping @Sendable (BridgeMessage, BridgeResponder) async -> Void) {
+        let id = request.correlationId
+        let responder = HostResponder(request: request) { [weak self] response in
+            self?.close(id)
+            self?.deliver(response)
+        }
+        let task = Task { await body(request, responder) }
+        openRequest(id, OpenRequest(kind: .handler(responder, task), request: request, bytes: size, sequence: 0))
     }
+
+    private func reject(_ request: BridgeMessage, code: String, message: String, recoverable: Bool) {
+        deliver(.response(to: request.correlationId, action: request.payload.action, status: .error,
+                          error: BridgeErrorPayload(code: code, message: message, recoverable: recoverable)))
+    }
+
+    /// Whether a request with this correlation id is still being served or waiting.
+    private func isOpen(_ id: String) -> Bool {
+        guard let entry = open[id] else { return false }
+        if case .pending = entry.kind, !pendingRequests.contains(where: { $0.correlationId == id }) {
+            close(id)  // the app removed it from `pendingRequests` itself
+            return false
+        }
+        return true
+    }
+
+    private func openRequest(_ id: String, _ entry: OpenRequest) {
+        var entry = entry
+        sequence += 1
+        entry.sequence = sequence
+        open[id] = entry
+        openBytes += entry.bytes
+    }
+
+    private func close(_ id: String) {
+        guard let entry = open.removeValue(forKey: id) else { return }
+        openBytes -= entry.bytes
+    }
+
+    // MARK: Delivery and the log
 
     private func deliver(_ message: BridgeMessage) {
         guard let transport else {
-            report("WebView not attached: cannot deliver \(message.type.rawValue) '\(message.payload.action)'")
+            report("WebView not attached")
             return
         }
         let json: String
         do {
             json = try message.jsonString()
         } catch {
-            report("Failed to encode message '\(message.payload.action)': \(error)")
+            report("Failed to encode message '\(LogText.clip(message.payload.action))': \(error)")
             return
         }
         transport.deliver(json)
@@ -352,16 +486,57 @@ public final class BridgeHost {
         publish(Traffic(direction: .sent, message: message))
     }
 
-    private func record(_ message: BridgeMessage) {
-        let logged = logRedactor?(message) ?? message
+    private func record(_ message: BridgeMessage, size: Int) {
+        var logged = logRedactor?(message) ?? message
+        var loggedSize = size
+        if size > configuration.loggedMessageByteLimit {
+            logged = Self.elided(logged, originalBytes: size)
+            loggedSize = (try? logged.jsonString().utf8.count) ?? 256
+        }
+        syncLogSizes()
         receivedMessages.append(logged)
+        logSizes.append(loggedSize)
+        logBytes += loggedSize
         trimLog()
         publish(Traffic(direction: .received, message: logged))
     }
 
+    /// A message too large to keep in the log whole: its `data` replaced with a note of its size,
+    /// and an overlong correlation id or action shortened.
+    static func elided(_ message: BridgeMessage, originalBytes: Int) -> BridgeMessage {
+        var copy = message
+        if copy.payload.data != nil {
+            copy.payload.data = ["elided": .bool(true), "originalBytes": .number(Double(originalBytes))]
+        }
+        copy.correlationId = LogText.clip(copy.correlationId, to: 256)
+        copy.payload.action = LogText.clip(copy.payload.action, to: 256)
+        if let error = copy.payload.error {
+            copy.payload.error?.message = LogText.clip(error.message, to: 1_024)
+            copy.payload.error?.code = LogText.clip(error.code, to: 256)
+        }
+        return copy
+    }
+
+    /// Measures the log again when the app changed `receivedMessages` itself.
+    private func syncLogSizes() {
+        guard logSizes.count != receivedMessages.count else { return }
+        logSizes = receivedMessages.map { (try? $0.jsonString().utf8.count) ?? 0 }
+        logBytes = logSizes.reduce(0, +)
+    }
+
+    /// Drops the oldest messages beyond the count and byte bounds (the newest is always kept).
     private func trimLog() {
-        let excess = receivedMessages.count - max(0, receivedMessagesLimit)
-        if excess > 0 { receivedMessages.removeFirst(excess) }
+        syncLogSizes()
+        var excess = max(0, receivedMessages.count - max(0, receivedMessagesLimit))
+        var bytes = logBytes - logSizes.prefix(excess).reduce(0, +)
+        while bytes > configuration.receivedMessagesByteLimit, excess < logSizes.count - 1 {
+            bytes -= logSizes[excess]
+            excess += 1
+        }
+        guard excess > 0 else { return }
+        receivedMessages.removeFirst(excess)
+        logSizes.removeFirst(excess)
+        logBytes = bytes
     }
 
     private func publish(_ traffic: Traffic) {

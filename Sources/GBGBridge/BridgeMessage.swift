@@ -37,12 +37,11 @@ public struct BridgeErrorPayload: Codable, Sendable, Hashable {
 /// status and error.
 public struct BridgePayload: Codable, Sendable, Hashable {
     public var action: String
-    public var data: JSONValue?
+    public var data: [String: JSONValue]?
     public var status: BridgeResponseStatus?
     public var error: BridgeErrorPayload?
 
-    public init(action: String, data: JSONValue? = nil, status: BridgeResponseStatus? = nil,
-                error: BridgeErrorPayload? = nil) {
+    public init(action: String, data: [String: JSONValue]?, status: BridgeResponseStatus?, error: BridgeErrorPayload?) {
         self.action = action
         self.data = data
         self.status = status
@@ -54,8 +53,7 @@ public struct BridgePayload: Codable, Sendable, Hashable {
     public init(from decoder: Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         action = try container.decode(String.self, forKey: .action)
-        // An explicit `"data": null` stays `.null`; an absent key stays `nil`.
-        data = container.contains(.data) ? try container.decode(JSONValue.self, forKey: .data) : nil
+        data = try container.decodeIfPresent([String: JSONValue].self, forKey: .data)
         status = try container.decodeIfPresent(BridgeResponseStatus.self, forKey: .status)
         error = try container.decodeIfPresent(BridgeErrorPayload.self, forKey: .error)
     }
@@ -71,7 +69,7 @@ public struct BridgePayload: Codable, Sendable, Hashable {
 
 /// The envelope every bridge message travels in, identical on iOS and Linux:
 /// `{version, correlationId, type, timestamp, payload}`.
-public struct BridgeMessage: Codable, Sendable, Hashable, Identifiable {
+public struct BridgeMessage: Codable, Identifiable, Sendable, Hashable {
     /// The protocol version this host speaks.
     public static let protocolVersion = "1.0"
 
@@ -79,13 +77,15 @@ public struct BridgeMessage: Codable, Sendable, Hashable, Identifiable {
     public var correlationId: String
     public var type: BridgeMessageType
     /// Milliseconds since the Unix epoch.
-    public var timestamp: Int64
+    public var timestamp: TimeInterval
     public var payload: BridgePayload
 
-    public var id: String { correlationId }
+    /// `"{correlationId}-{timestamp}-{type}"`, as on iOS: unique per message even when a
+    /// response shares its request's correlation id.
+    public var id: String { "\(correlationId)-\(timestamp)-\(type.rawValue)" }
 
-    public init(version: String = BridgeMessage.protocolVersion, correlationId: String = UUID().uuidString,
-                type: BridgeMessageType, timestamp: Int64 = BridgeMessage.now(), payload: BridgePayload) {
+    public init(version: String, correlationId: String, type: BridgeMessageType, timestamp: TimeInterval,
+                payload: BridgePayload) {
         self.version = version
         self.correlationId = correlationId
         self.type = type
@@ -93,27 +93,29 @@ public struct BridgeMessage: Codable, Sendable, Hashable, Identifiable {
         self.payload = payload
     }
 
-    /// The current time in milliseconds since the Unix epoch.
-    public static func now() -> Int64 {
-        Int64((Date().timeIntervalSince1970 * 1000).rounded())
+    /// The current time in milliseconds since the Unix epoch (whole milliseconds).
+    public static func now() -> TimeInterval {
+        (Date().timeIntervalSince1970 * 1000).rounded()
     }
 
-    /// A request for `action` (what a journey sends; useful in tests).
-    public static func request(action: String, data: JSONValue? = nil,
+    /// A request for `action`, as a journey sends it (Linux addition, for tests and tools).
+    public static func request(action: String, data: [String: JSONValue]? = nil,
                                correlationId: String = UUID().uuidString) -> BridgeMessage {
-        BridgeMessage(correlationId: correlationId, type: .request, payload: BridgePayload(action: action, data: data))
+        BridgeMessage(version: protocolVersion, correlationId: correlationId, type: .request, timestamp: now(),
+                      payload: BridgePayload(action: action, data: data, status: nil, error: nil))
     }
 
-    /// The response to a request with the given correlation id and action.
+    /// The response to a request with the given correlation id and action (Linux addition).
     public static func response(to correlationId: String, action: String, status: BridgeResponseStatus,
-                                data: JSONValue? = nil, error: BridgeErrorPayload? = nil) -> BridgeMessage {
-        BridgeMessage(correlationId: correlationId, type: .response,
+                                data: [String: JSONValue]? = nil, error: BridgeErrorPayload? = nil) -> BridgeMessage {
+        BridgeMessage(version: protocolVersion, correlationId: correlationId, type: .response, timestamp: now(),
                       payload: BridgePayload(action: action, data: data, status: status, error: error))
     }
 
-    /// An event with a fresh correlation id.
-    public static func event(action: String, data: JSONValue? = nil) -> BridgeMessage {
-        BridgeMessage(type: .event, payload: BridgePayload(action: action, data: data))
+    /// An event with a fresh correlation id (Linux addition).
+    public static func event(action: String, data: [String: JSONValue]? = nil) -> BridgeMessage {
+        BridgeMessage(version: protocolVersion, correlationId: UUID().uuidString, type: .event, timestamp: now(),
+                      payload: BridgePayload(action: action, data: data, status: nil, error: nil))
     }
 
     private enum CodingKeys: String, CodingKey { case version, correlationId, type, timestamp, payload }
@@ -123,18 +125,17 @@ public struct BridgeMessage: Codable, Sendable, Hashable, Identifiable {
         version = try container.decode(String.self, forKey: .version)
         correlationId = try container.decode(String.self, forKey: .correlationId)
         type = try container.decode(BridgeMessageType.self, forKey: .type)
-        // Journeys send `Date.now()`, an integer; tolerate a fractional value too.
-        if let integral = try? container.decode(Int64.self, forKey: .timestamp) {
-            timestamp = integral
-        } else {
-            let value = try container.decode(Double.self, forKey: .timestamp)
-            guard value.isFinite, abs(value) < 9.2e18 else {
-                throw DecodingError.dataCorruptedError(forKey: .timestamp, in: container,
-                                                       debugDescription: "timestamp is out of range")
-            }
-            timestamp = Int64(value.rounded())
-        }
+        timestamp = try container.decode(TimeInterval.self, forKey: .timestamp)
         payload = try container.decode(BridgePayload.self, forKey: .payload)
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(version, forKey: .version)
+        try container.encode(correlationId, forKey: .correlationId)
+        try container.encode(type, forKey: .type)
+        try container.encode(timestamp, forKey: .timestamp)
+        try container.encode(payload, forKey: .payload)
     }
 }
 
@@ -172,22 +173,41 @@ public struct BridgeDecodingError: Error, Sendable, Hashable, CustomStringConver
     static func describe(_ error: DecodingError) -> String {
         func path(_ context: DecodingError.Context) -> String {
             let keys = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }
-            return keys.isEmpty ? "message" : keys.joined(separator: ".")
+            return keys.isEmpty ? "message" : LogText.clip(keys.joined(separator: "."), to: 200)
         }
         switch error {
         case .keyNotFound(let key, let context):
             let parent = path(context)
-            return parent == "message" ? "missing field '\(key.stringValue)'"
-                : "missing field '\(parent).\(key.stringValue)'"
-        case .typeMismatch(_, let context):
-            return "wrong type at '\(path(context))': \(context.debugDescription)"
+            let name = LogText.clip(key.stringValue, to: 100)
+            return parent == "message" ? "missing field '\(name)'" : "missing field '\(parent).\(name)'"
+        case .typeMismatch(let type, let context):
+            return "wrong type at '\(path(context))': expected \(Self.jsonName(of: type))"
         case .valueNotFound(_, let context):
             return "null at '\(path(context))'"
         case .dataCorrupted(let context):
             if context.codingPath.isEmpty { return "not valid JSON" }
-            return "invalid value at '\(path(context))': \(context.debugDescription)"
+            let field = path(context)
+            switch field {
+            case "type": return "invalid value at 'type': expected request, response or event"
+            case "payload.status":
+                return "invalid value at 'payload.status': expected "
+                    + BridgeResponseStatus.allCases.map(\.rawValue).joined(separator: ", ")
+            default: return "invalid value at '\(field)'"
+            }
         @unknown default:
-            return String(describing: error)
+            return "not a bridge message"
+        }
+    }
+
+    /// The JSON kind a Swift type stands for, for error texts that a journey developer reads.
+    static func jsonName(of type: Any.Type) -> String {
+        switch type {
+        case is String.Type: return "a string"
+        case is Bool.Type: return "true or false"
+        case is Double.Type, is Int.Type, is Int64.Type: return "a number"
+        case is [String: JSONValue].Type, is Dictionary<String, Any>.Type: return "an object"
+        case is [JSONValue].Type, is [Any].Type: return "an array"
+        default: return "another type"
         }
     }
 }

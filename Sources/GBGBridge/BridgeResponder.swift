@@ -1,92 +1,73 @@
+import Dispatch
 import Synchronization
 
-/// Answers one request. Handlers receive it with the request and call `respond` once, from any
-/// thread or task, whenever the work is done; only the first call has any effect.
-public final class BridgeResponder: Sendable {
-    /// The request being answered.
-    public let request: BridgeMessage
+/// A callback interface used to send a response from a capability handler back to the web journey.
+///
+/// Safe to call from any thread; the first call wins and later calls have no effect.
+public protocol BridgeResponder: Sendable {
+    /// Sends the response to the web journey for the associated request.
+    func respond(status: BridgeResponseStatus, data: [String: JSONValue]?, error: BridgeErrorPayload?)
+}
 
-    private struct State {
-        var responded = false
-        var cancelled = false
-        var cancelHandlers: [@Sendable () -> Void] = []
+extension BridgeResponder {
+    /// Sends `status: success` with `data` (Linux addition).
+    public func succeed(_ data: [String: JSONValue]? = nil) {
+        respond(status: .success, data: data, error: nil)
     }
-    private let state = Mutex(State())
-    private let deliver: @Sendable (BridgeMessage, _ onMainActor: Bool) -> Void
 
-    /// Creates a responder whose response goes to `deliver`, which must be safe to call from any
-    /// thread; its second argument says whether the caller runs on the main actor.
-    public init(request: BridgeMessage, deliver: @escaping @Sendable (BridgeMessage, _ onMainActor: Bool) -> Void) {
+    /// Sends `status: error` with the given error (Linux addition).
+    public func fail(code: String, message: String, recoverable: Bool) {
+        respond(status: .error, data: nil, error: BridgeErrorPayload(code: code, message: message, recoverable: recoverable))
+    }
+}
+
+/// The responder a `BridgeHost` hands to handlers: the first answer (or the host's cancellation)
+/// claims the request; the answer reaches the host on the main actor.
+final class HostResponder: BridgeResponder {
+    let request: BridgeMessage
+    private let answered = Mutex(false)
+    private let finish: @MainActor @Sendable (BridgeMessage) -> Void
+
+    init(request: BridgeMessage, finish: @escaping @MainActor @Sendable (BridgeMessage) -> Void) {
         self.request = request
-        self.deliver = deliver
+        self.finish = finish
     }
 
-    /// Whether a response has been sent already.
-    public var hasResponded: Bool { state.withLock { $0.responded } }
-
-    /// Sends the response with the request's correlation id and action. Returns `false` (and sends
-    /// nothing) when the request was already answered.
-    @discardableResult
-    public func respond(status: BridgeResponseStatus, data: JSONValue? = nil,
-                        error: BridgeErrorPayload? = nil,
-                        isolation: isolated (any Actor)? = #isolation) -> Bool {
-        let first = state.withLock { state -> Bool in
-            guard !state.responded else { return false }
-            state.responded = true
-            state.cancelHandlers.removeAll()
-            return true
+    /// Marks the request answered; `false` when it was answered (or cancelled) already.
+    func claim() -> Bool {
+        answered.withLock { answered in
+            defer { answered = true }
+            return !answered
         }
-        guard first else { return false }
-        deliver(.response(to: request.correlationId, action: request.payload.action, status: status,
-                          data: data, error: error), isolation === MainActor.shared)
-        return true
     }
 
-    /// Sends `status: success` with `data`.
-    @discardableResult
-    public func succeed(_ data: JSONValue? = nil, isolation: isolated (any Actor)? = #isolation) -> Bool {
-        respond(status: .success, data: data, isolation: isolation)
+    func respond(status: BridgeResponseStatus, data: [String: JSONValue]?, error: BridgeErrorPayload?) {
+        guard claim() else { return }
+        let response = BridgeMessage.response(to: request.correlationId, action: request.payload.action, status: status,
+                                              data: data, error: error)
+        let finish = self.finish
+        MainActorHop.run { finish(response) }
     }
+}
 
-    /// Sends `status: error` with the given error.
-    @discardableResult
-    public func fail(code: String, message: String, recoverable: Bool,
-                     isolation: isolated (any Actor)? = #isolation) -> Bool {
-        respond(status: .error, error: BridgeErrorPayload(code: code, message: message, recoverable: recoverable),
-                isolation: isolation)
-    }
+/// Runs main-actor work now when the caller is on the main actor already (so a handler's answer
+/// keeps its order with the events it sent before), and in a main-actor task otherwise.
+enum MainActorHop {
+    /// Marks the main queue, which is the main actor's executor: unlike `Thread.isMainThread`
+    /// this holds after `dispatch_main()` too, when the main queue runs on a worker thread.
+    private static let key: DispatchSpecificKey<Bool> = {
+        let key = DispatchSpecificKey<Bool>()
+        DispatchQueue.main.setSpecific(key: key, value: true)
+        return key
+    }()
 
-    /// Registers work to run if the host cancels this request (its page went away, the transport
-    /// closed). Runs at once when the request was cancelled already; never runs after a response.
-    public func onCancel(_ handler: @escaping @Sendable () -> Void) {
-        let runNow = state.withLock { state -> Bool in
-            if state.cancelled { return true }
-            if !state.responded { state.cancelHandlers.append(handler) }
-            return false
+    static var isOnMainActor: Bool { DispatchQueue.getSpecific(key: key) == true }
+
+    static func run(_ body: @escaping @MainActor @Sendable () -> Void) {
+        if isOnMainActor {
+            MainActor.assumeIsolated(body)
+        } else {
+            Task { @MainActor in body() }
         }
-        if runNow { handler() }
-    }
-
-    /// Whether the host cancelled this request.
-    public var isCancelled: Bool { state.withLock { $0.cancelled } }
-
-    /// Cancels the request: runs the cancellation handlers and answers `cancelled` with code
-    /// `CANCELLED`, unless a response was sent first.
-    @discardableResult
-    public func cancel(reason: String = "The request was cancelled",
-                       isolation: isolated (any Actor)? = #isolation) -> Bool {
-        let handlers = state.withLock { state -> [@Sendable () -> Void]? in
-            guard !state.responded else { return nil }
-            state.responded = true
-            state.cancelled = true
-            defer { state.cancelHandlers.removeAll() }
-            return state.cancelHandlers
-        }
-        guard let handlers else { return false }
-        handlers.forEach { $0() }
-        deliver(.response(to: request.correlationId, action: request.payload.action, status: .cancelled,
-                          error: BridgeErrorPayload(code: "CANCELLED", message: reason, recoverable: true)),
-                isolation === MainActor.shared)
-        return true
     }
 }

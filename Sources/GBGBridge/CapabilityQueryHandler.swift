@@ -1,43 +1,52 @@
-/// Answers `capability.query` with `{environment, hostVersion, capabilities}` so a journey can
-/// decide which steps to offer before it asks for any of them.
+/// The built-in handler that answers `"capability.query"` with
+/// `{environment: "linux", hostVersion, capabilities: {id: {supported, version, permissionState?, constraints?}}}`,
+/// so a journey can decide which steps to offer before it asks for any of them.
 ///
-/// Two providers, as on iOS: the *rich* one computes the capability map on every query (from the
-/// host's slots and custom capabilities); the *simple* one reports a fixed dictionary from a
-/// `BridgeConfiguration`.
-@MainActor
-public final class CapabilityQueryHandler: BridgeCapabilityHandler {
+/// `BridgeHost` registers one automatically: the rich provider for `init(hostVersion:)` (built from
+/// the typed slots and custom capabilities on every query), and for `init(configuration:)` one that
+/// reports the configured capabilities.
+///
+/// The providers are called on the main actor.
+public final class CapabilityQueryHandler: BridgeCapabilityHandler, @unchecked Sendable {
+    /// `"capability.query"`.
     public static let queryAction = "capability.query"
 
     public let action = CapabilityQueryHandler.queryAction
+    /// The host version the response carries.
     public let hostVersion: String
-    private let provider: @MainActor () -> [String: BridgeCapabilityInfo]
+    private let provider: () -> [String: BridgeCapabilityInfo]
 
-    /// Rich provider: `provider` is asked on every query.
-    public init(hostVersion: String, provider: @escaping @MainActor () -> [String: BridgeCapabilityInfo]) {
+    /// A query handler over a simple map of capability → supported. An entry is reported as
+    /// `{supported, version}` with version `"1.0"` when supported and `null` otherwise.
+    public init(capabilities: @escaping () -> [String: Bool], hostVersion: String) {
         self.hostVersion = hostVersion
-        self.provider = provider
+        self.provider = {
+            capabilities().mapValues { BridgeCapabilityInfo(supported: $0, version: $0 ? "1.0" : nil) }
+        }
     }
 
-    /// Simple provider: reports `configuration.capabilities` as configured.
-    public init(configuration: BridgeConfiguration) {
-        self.hostVersion = configuration.hostVersion
-        let capabilities = configuration.capabilities
-        self.provider = { capabilities }
+    /// A query handler over full capability metadata (version, constraints, permission state).
+    public init(richCapabilities: @escaping () -> [String: BridgeCapabilityInfo], hostVersion: String) {
+        self.hostVersion = hostVersion
+        self.provider = richCapabilities
     }
 
-    /// The capabilities a query would report now.
+    /// What a query reports now (call on the main actor).
+    @MainActor
     public var capabilities: [String: BridgeCapabilityInfo] { provider() }
 
-    /// The `data` of a query response.
-    public func responseData() -> JSONValue {
-        .object([
+    /// The `data` of a query response now (call on the main actor).
+    @MainActor
+    public func responseData() -> [String: JSONValue] {
+        [
             "environment": .string(BridgeConfiguration.environment),
             "hostVersion": .string(hostVersion),
-            "capabilities": .object(provider().mapValues(\.jsonValue)),
-        ])
+            "capabilities": .object(provider().mapValues(\.queryEntry)),
+        ]
     }
 
-    public func handle(_ request: BridgeMessage, responder: BridgeResponder) {
-        responder.succeed(responseData())
+    public func handle(request: BridgeMessage, responder: BridgeResponder) async {
+        let data = await MainActor.run { self.responseData() }
+        responder.respond(status: .success, data: data, error: nil)
     }
 }

@@ -1,79 +1,139 @@
 import Observation
 
-/// A typed capability slot (document or selfie capture) that an app fills by setting `handler`:
-/// setting it declares the capability supported, and the host routes its requests here.
+/// A typed capability slot for a capture operation (document or selfie). Setting `handler`
+/// declares support; the host routes the slot's requests to it, encodes the `CaptureResult` the
+/// handler returns, and answers a second request while one is active with `BUSY`.
 ///
-/// When a request arrives the slot records it in `activeRequest` and calls the handler, which
-/// starts the capture (a camera, a stub) and eventually calls `complete(_:)`. The host answers
-/// the page from that result. A second request while one is active is answered `BUSY`.
+/// The handler either captures imperatively and returns the result, or calls `awaitCompletion()`
+/// and lets view-layer code finish the capture with `complete(_:)`.
 @MainActor
 @Observable
 public final class CaptureCapability {
-    /// The capability id reported by `capability.query`, e.g. `camera.document`.
+    /// The capability identifier reported by `capability.query`, e.g. `camera.document`.
     public let id: String
-    /// The request action routed to this slot, e.g. `camera.document.capture`.
+    /// The bridge action this slot handles, e.g. `camera.document.capture`.
     public let actionId: String
-    /// Called with each accepted request. `nil` means the host does not offer this capability.
-    public var handler: (@MainActor (BridgeMessage) -> Void)?
-    /// Turns the capability off without removing the handler.
-    public var isEnabled: Bool = true
-    /// The request being served, `nil` when idle.
+    /// The handler: called for each accepted request, off the main actor; its result is the
+    /// response. Setting it declares support.
+    public var handler: (@Sendable (BridgeMessage) async -> CaptureResult)? {
+        didSet { onSupportChange?() }
+    }
+    /// Runtime toggle: when `false` the slot reports as unsupported even with a handler.
+    public var isEnabled: Bool = true {
+        didSet { onSupportChange?() }
+    }
+    /// The request in flight, or `nil`: set before the handler runs, cleared when it has answered.
     public private(set) var activeRequest: BridgeMessage?
+    /// The current permission state, included in query responses.
     public var permissionState: PermissionState = .notDetermined
-    public var version: String = "1.0"
-    /// Optional constraints reported in `capability.query` (Linux addition; `nil` on iOS).
+    /// Version override; queries report `"1.0"` for a supported slot without one.
+    public var version: String?
+    /// Constraints reported in `capability.query` (Linux addition; `nil` on iOS).
     public var constraints: [String: JSONValue]?
 
     @ObservationIgnored private var waiters: [Int: CheckedContinuation<CaptureResult, Never>] = [:]
     @ObservationIgnored private var nextWaiter = 0
-    @ObservationIgnored var onComplete: (@MainActor (BridgeMessage, CaptureResult) -> Void)?
+    /// A `complete(_:)` that came before the handler started waiting (the first one wins).
+    @ObservationIgnored private var earlyResult: CaptureResult?
+    /// Why the host last cancelled a request here, for its handler's `awaitCompletion()`.
+    @ObservationIgnored private var lastCancelReason: String?
+    @ObservationIgnored private var task: Task<Void, Never>?
+    /// Bumped per request, so a handler that returns after its request was cancelled is ignored.
+    @ObservationIgnored private var generation = 0
+    @ObservationIgnored var onSupportChange: (@MainActor () -> Void)?
 
-    public init(id: String, actionId: String) {
+    public init(id: String, actionId: String, version: String? = nil) {
         self.id = id
         self.actionId = actionId
+        self.version = version
     }
 
-    /// A slot is supported when it has a handler and is enabled.
+    /// `handler != nil && isEnabled`.
     public var isSupported: Bool { handler != nil && isEnabled }
 
-    /// The slot's entry for `capability.query`.
+    /// The slot's entry for `capability.query`: supported with its version (`"1.0"` by default)
+    /// and permission state; unsupported with no permission state and the version override only.
     public func buildCapabilityInfo() -> BridgeCapabilityInfo {
-        BridgeCapabilityInfo(supported: isSupported, version: version, permissionState: permissionState,
-                             constraints: constraints)
+        guard isSupported else { return BridgeCapabilityInfo(supported: false, version: version) }
+        return BridgeCapabilityInfo(supported: true, version: version ?? "1.0", constraints: constraints,
+                                    permissionState: permissionState.rawValue)
     }
 
-    /// Waits for the active (or next) request to be completed and returns its result. A task that
-    /// is cancelled while waiting gets `.cancelled`.
+    /// Suspends the calling handler until `complete(_:)` is called, and returns that result. A
+    /// result completed before the handler got here is returned at once; a cancelled task gets
+    /// `.cancelled`.
     public func awaitCompletion() async -> CaptureResult {
+        if Task.isCancelled {
+            // The handler of a request the host cancelled (perhaps before it began to wait).
+            return .cancelled(reason: lastCancelReason ?? Self.cancelledReason)
+        }
+        if let result = earlyResult {
+            earlyResult = nil
+            return result
+        }
         let key = nextWaiter
         nextWaiter += 1
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 if Task.isCancelled {
-                    continuation.resume(returning: .cancelled)
+                    continuation.resume(returning: .cancelled(reason: lastCancelReason ?? Self.cancelledReason))
                 } else {
                     waiters[key] = continuation
                 }
             }
         } onCancel: {
-            Task { @MainActor [weak self] in self?.waiters.removeValue(forKey: key)?.resume(returning: .cancelled) }
+            Task { @MainActor [weak self] in
+                guard let self else { return }
+                self.waiters.removeValue(forKey: key)?.resume(returning: .cancelled(reason: self.lastCancelReason ?? Self.cancelledReason))
+            }
         }
     }
 
-    /// Finishes the active request with `result`: the host answers the page and the slot becomes
-    /// idle. Ignored when no request is active (for example a second call for the same request).
+    nonisolated static let cancelledReason = "The capture was cancelled"
+
+    /// Resumes the waiting handler with `result`. When the handler has not started waiting yet the
+    /// first result is kept for it; with no request active the call is ignored.
     public func complete(_ result: CaptureResult) {
-        guard let request = activeRequest else { return }
-        activeRequest = nil
-        let pending = waiters
-        waiters.removeAll()
-        pending.values.forEach { $0.resume(returning: result) }
-        onComplete?(request, result)
+        if !waiters.isEmpty {
+            let pending = waiters
+            waiters.removeAll()
+            pending.keys.sorted().forEach { pending[$0]!.resume(returning: result) }
+        } else if activeRequest != nil, earlyResult == nil {
+            earlyResult = result
+        }
     }
 
-    /// Accepts `request` as the active one and runs the handler.
-    func begin(_ request: BridgeMessage) {
+    /// Accepts `request` and runs the handler; `answer` is called with the result unless the
+    /// request is cancelled first. The slot must be supported and idle.
+    func start(_ request: BridgeMessage, answer: @escaping @MainActor (BridgeMessage, CaptureResult) -> Void) {
+        guard let handler else { return }
+        generation &+= 1
+        let current = generation
         activeRequest = request
-        handler?(request)
+        earlyResult = nil
+        task = Task { [weak self] in
+            let result = await handler(request)
+            guard let self, self.generation == current, self.activeRequest != nil else { return }
+            self.finish()
+            answer(request, result)
+        }
+    }
+
+    /// Ends the active request without answering it (the host answers `cancelled`): the handler's
+    /// task is cancelled and whoever waits in `awaitCompletion()` gets `.cancelled(reason:)`.
+    func cancelActive(reason: String) {
+        guard activeRequest != nil else { return }
+        let handlerTask = task
+        lastCancelReason = reason
+        finish()
+        handlerTask?.cancel()
+        complete(.cancelled(reason: reason))
+    }
+
+    private func finish() {
+        generation &+= 1
+        activeRequest = nil
+        earlyResult = nil
+        task = nil
     }
 }

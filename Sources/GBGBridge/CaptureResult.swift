@@ -1,60 +1,76 @@
 import Foundation
 
-/// A captured document image, as `camera.document.capture` returns it.
-public struct DocumentCaptureResult: Codable, Sendable, Hashable {
-    public var imageBase64: String
-    public var imageWidth: Int
-    public var imageHeight: Int
+/// Result data for a successful document capture. Answered as
+/// `{imageBase64, imageWidth, imageHeight, mimeType}`.
+public struct DocumentCaptureResult: Sendable, Hashable {
+    /// The captured image (base64-encoded in the bridge response).
+    public var imageData: Data
+    /// Image width in pixels.
+    public var width: Int
+    /// Image height in pixels.
+    public var height: Int
+    /// The MIME type of `imageData`.
     public var mimeType: String
 
-    public init(imageBase64: String, imageWidth: Int, imageHeight: Int, mimeType: String) {
-        self.imageBase64 = imageBase64
-        self.imageWidth = imageWidth
-        self.imageHeight = imageHeight
+    public init(imageData: Data, width: Int, height: Int, mimeType: String = "image/png") {
+        self.imageData = imageData
+        self.width = width
+        self.height = height
         self.mimeType = mimeType
     }
 
-    public init(imageData: Data, width: Int, height: Int, mimeType: String) {
-        self.init(imageBase64: imageData.base64EncodedString(), imageWidth: width, imageHeight: height,
-                  mimeType: mimeType)
+    /// The response `data` this result is sent as.
+    public var responseData: [String: JSONValue] {
+        ["imageBase64": .string(imageData.base64EncodedString()), "imageWidth": .number(Double(width)),
+         "imageHeight": .number(Double(height)), "mimeType": .string(mimeType)]
     }
 }
 
-/// A captured selfie, as `camera.selfie.capture` returns it: the image plus the liveness blobs a
-/// selfie SDK produces (placeholders on a stub camera).
-public struct SelfieCaptureResult: Codable, Sendable, Hashable {
-    public var imageBase64: String
-    public var imageWidth: Int
-    public var imageHeight: Int
+/// Result data for a successful selfie capture: the preview image plus the biometric blobs a
+/// selfie SDK produces (placeholders on a stub camera). Answered as
+/// `{imageBase64, imageWidth, imageHeight, mimeType, encryptedBlobBase64, unencryptedBlobBase64}`.
+public struct SelfieCaptureResult: Sendable, Hashable {
+    /// The preview image (base64-encoded in the bridge response).
+    public var previewImageData: Data
+    /// Image width in pixels.
+    public var width: Int
+    /// Image height in pixels.
+    public var height: Int
+    /// The MIME type of the preview image.
     public var mimeType: String
-    public var encryptedBlobBase64: String?
-    public var unencryptedBlobBase64: String?
+    /// Encrypted biometric data (base64-encoded in the bridge response).
+    public var encryptedBlob: Data
+    /// Unencrypted biometric data (base64-encoded in the bridge response).
+    public var unencryptedBlob: Data
 
-    public init(imageBase64: String, imageWidth: Int, imageHeight: Int, mimeType: String,
-                encryptedBlobBase64: String? = nil, unencryptedBlobBase64: String? = nil) {
-        self.imageBase64 = imageBase64
-        self.imageWidth = imageWidth
-        self.imageHeight = imageHeight
+    public init(previewImageData: Data, width: Int, height: Int, mimeType: String = "image/jpeg",
+                encryptedBlob: Data, unencryptedBlob: Data) {
+        self.previewImageData = previewImageData
+        self.width = width
+        self.height = height
         self.mimeType = mimeType
-        self.encryptedBlobBase64 = encryptedBlobBase64
-        self.unencryptedBlobBase64 = unencryptedBlobBase64
+        self.encryptedBlob = encryptedBlob
+        self.unencryptedBlob = unencryptedBlob
     }
 
-    public init(imageData: Data, width: Int, height: Int, mimeType: String,
-                encryptedBlob: Data? = nil, unencryptedBlob: Data? = nil) {
-        self.init(imageBase64: imageData.base64EncodedString(), imageWidth: width, imageHeight: height,
-                  mimeType: mimeType, encryptedBlobBase64: encryptedBlob?.base64EncodedString(),
-                  unencryptedBlobBase64: unencryptedBlob?.base64EncodedString())
+    /// The response `data` this result is sent as.
+    public var responseData: [String: JSONValue] {
+        ["imageBase64": .string(previewImageData.base64EncodedString()), "imageWidth": .number(Double(width)),
+         "imageHeight": .number(Double(height)), "mimeType": .string(mimeType),
+         "encryptedBlobBase64": .string(encryptedBlob.base64EncodedString()),
+         "unencryptedBlobBase64": .string(unencryptedBlob.base64EncodedString())]
     }
 }
 
-/// How a capture ended; `CaptureCapability.complete(_:)` turns it into the response.
+/// A strongly-typed result returned by capture handlers; the slot turns it into the response.
 public enum CaptureResult: Sendable, Hashable {
+    /// A document was captured: answered `success` with the image fields.
     case document(DocumentCaptureResult)
+    /// A selfie was captured: answered `success` with the image and blob fields.
     case selfie(SelfieCaptureResult)
-    /// The user backed out: answered with status `cancelled`.
-    case cancelled
-    /// The capture failed: answered with status `error` and this error.
+    /// The user cancelled: answered `cancelled`, with `data: {"reason": reason}`.
+    case cancelled(reason: String)
+    /// The capture failed: answered `error` with this code, message and recoverability.
     case failed(code: String, message: String, recoverable: Bool)
 
     /// The response status this result is sent with.
@@ -66,16 +82,17 @@ public enum CaptureResult: Sendable, Hashable {
         }
     }
 
-    /// The response `data`: the image fields for a capture, nothing otherwise.
-    public var data: JSONValue? {
+    /// The response `data`.
+    public var data: [String: JSONValue]? {
         switch self {
-        case .document(let result): return try? JSONValue(encoding: result)
-        case .selfie(let result): return try? JSONValue(encoding: result)
-        case .cancelled, .failed: return nil
+        case .document(let result): return result.responseData
+        case .selfie(let result): return result.responseData
+        case .cancelled(let reason): return ["reason": .string(reason)]
+        case .failed: return nil
         }
     }
 
-    /// The response `error` for `.failed`.
+    /// The response `error`, for `.failed`.
     public var error: BridgeErrorPayload? {
         guard case .failed(let code, let message, let recoverable) = self else { return nil }
         return BridgeErrorPayload(code: code, message: message, recoverable: recoverable)

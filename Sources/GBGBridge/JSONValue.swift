@@ -154,6 +154,15 @@ extension JSONValue {
         self = try JSONDecoder().decode(JSONValue.self, from: data)
     }
 
+    /// Encodes an `Encodable` value that encodes as a JSON object into message `data`.
+    public static func object<T: Encodable>(encoding value: T) throws -> [String: JSONValue] {
+        guard case .object(let object) = try JSONValue(encoding: value) else {
+            throw EncodingError.invalidValue(value, EncodingError.Context(codingPath: [],
+                                                                          debugDescription: "the value does not encode as a JSON object"))
+        }
+        return object
+    }
+
     /// Decodes this value into a `Decodable` type (through JSON text).
     public func decode<T: Decodable>(_ type: T.Type) throws -> T {
         let data = try JSONEncoder().encode(self)

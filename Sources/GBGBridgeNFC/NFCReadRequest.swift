@@ -18,9 +18,8 @@ struct NFCReadRequest: Sendable {
         let message: String
     }
 
-    init(_ data: JSONValue?) throws(Invalid) {
-        guard let data else { throw Invalid(message: "the request has no data; accessKey is required") }
-        guard case .object(let fields) = data else { throw Invalid(message: "data must be an object") }
+    init(_ data: [String: JSONValue]?) throws(Invalid) {
+        guard let fields = data else { throw Invalid(message: "the request has no data; accessKey is required") }
         guard let key = fields["accessKey"], !key.isNull else { throw Invalid(message: "accessKey is required") }
         accessKey = try Self.accessKey(key)
 
@@ -94,11 +93,11 @@ struct NFCReadRequest: Sendable {
 
     /// The request with the access key replaced, for logs.
     static func redacted(_ message: BridgeMessage) -> BridgeMessage {
-        guard message.payload.action == NFCReadService.action, case .object(var data) = message.payload.data,
+        guard message.payload.action == NFCReadService.action, var data = message.payload.data,
               data["accessKey"] != nil else { return message }
         data["accessKey"] = "[redacted]"
         var copy = message
-        copy.payload.data = .object(data)
+        copy.payload.data = data
         return copy
     }
 }

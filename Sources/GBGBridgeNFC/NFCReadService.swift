@@ -28,7 +28,8 @@ public final class NFCReadService {
     public var isBusy: Bool { activeRead != nil }
 
     private var hosts: [ObjectIdentifier: WeakHost] = [:]
-    private var activeRead: Task<Void, Never>?
+    /// The correlation id of the read in progress.
+    private var activeRead: String?
     private var monitor: Task<Void, Never>?
     private let logger: Logger
 
@@ -48,8 +49,11 @@ public final class NFCReadService {
     public func attach(to host: BridgeHost) {
         hosts[ObjectIdentifier(host)] = WeakHost(host: host)
         host.registerCustomCapability(Self.action, version: Self.version) { [weak self, weak host] request, responder in
-            guard let self, let host else { return }
-            self.handle(request, responder: responder, host: host)
+            guard let self, let host else {
+                responder.fail(code: "NFC_NOT_AVAILABLE", message: "the host is shutting down", recoverable: true)
+                return
+            }
+            await self.serve(request, responder: responder, host: host)
         }
         let previous = host.logRedactor
         host.logRedactor = { message in NFCReadRequest.redacted(previous?(message) ?? message) }
@@ -114,13 +118,10 @@ public final class NFCReadService {
         return true
     }
 
-    static func capabilityPayload(_ host: BridgeHost, changed: [String]) -> JSONValue {
-        .object([
-            "environment": .string(BridgeConfiguration.environment),
-            "hostVersion": .string(host.configuration.hostVersion),
-            "capabilities": .object(host.capabilities.mapValues(\.jsonValue)),
-            "changed": .array(changed.map { .string($0) }),
-        ])
+    static func capabilityPayload(_ host: BridgeHost, changed: [String]) -> [String: JSONValue] {
+        var data = host.capabilityQueryData()
+        data["changed"] = .array(changed.map { .string($0) })
+        return data
     }
 
     /// Follows reader plug-in and removal until `stopMonitoring()`.
@@ -149,7 +150,9 @@ public final class NFCReadService {
 
     // MARK: Reading
 
-    private func handle(_ request: BridgeMessage, responder: BridgeResponder, host: BridgeHost) {
+    /// Serves one `nfc.read` inside the host's task for the request: when the host cancels the
+    /// request (its page went away), the read is cancelled with it.
+    private func serve(_ request: BridgeMessage, responder: BridgeResponder, host: BridgeHost) async {
         let parsed: NFCReadRequest
         do {
             parsed = try NFCReadRequest(request.payload.data)
@@ -161,14 +164,9 @@ public final class NFCReadService {
             responder.fail(code: "BUSY", message: "another nfc.read is in progress", recoverable: true)
             return
         }
-        let requestId = request.correlationId
-        let task = Task { [weak self, weak host] in
-            guard let self, let host else { return }
-            await self.perform(parsed, requestId: requestId, responder: responder, host: host)
-            self.activeRead = nil
-        }
-        activeRead = task
-        responder.onCancel { task.cancel() }
+        activeRead = request.correlationId
+        defer { activeRead = nil }
+        await perform(parsed, requestId: request.correlationId, responder: responder, host: host)
     }
 
     private func perform(_ request: NFCReadRequest, requestId: String, responder: BridgeResponder, host: BridgeHost) async {
@@ -177,7 +175,8 @@ public final class NFCReadService {
         guard !matching.isEmpty else {
             let message = readers.isEmpty ? "no NFC reader is connected"
                 : "no reader matches '\(request.reader ?? "")' (readers: \(readers.map(\.name).joined(separator: ", ")))"
-            responder.respond(status: .unsupported, error: BridgeErrorPayload(code: "NFC_NOT_AVAILABLE", message: message, recoverable: false))
+            responder.respond(status: .unsupported, data: nil,
+                              error: BridgeErrorPayload(code: "NFC_NOT_AVAILABLE", message: message, recoverable: false))
             return
         }
         // Progress goes through one ordered stream so events never overtake each other or the response.
@@ -197,14 +196,14 @@ public final class NFCReadService {
         switch outcome {
         case .success(let report):
             do {
-                responder.succeed(try JSONValue(encoding: report))
-                logger.info("nfc.read \(requestId): read \(report.dataGroupsRead.joined(separator: ",")), passive \(report.verification.passive.status.rawValue)")
+                responder.succeed(try JSONValue.object(encoding: report))
+                logger.info("nfc.read \(LogText.clip(requestId)): read \(report.dataGroupsRead.joined(separator: ",")), passive \(report.verification.passive.status.rawValue)")
             } catch {
                 responder.fail(code: "CHIP_ERROR", message: "the result could not be encoded", recoverable: true)
             }
         case .failure(let failure):
-            logger.info("nfc.read \(requestId): \(failure.code) (\(failure.message))")
-            responder.respond(status: failure.code == "CANCELLED" ? .cancelled : .error,
+            logger.info("nfc.read \(LogText.clip(requestId)): \(failure.code) (\(LogText.clip(failure.message, to: 300)))")
+            responder.respond(status: failure.code == "CANCELLED" ? .cancelled : .error, data: nil,
                               error: BridgeErrorPayload(code: failure.code, message: failure.message, recoverable: failure.recoverable))
         }
     }
@@ -265,13 +264,13 @@ public final class NFCReadService {
         }
     }
 
-    nonisolated static func progressData(_ progress: ReadProgress, requestId: String) -> JSONValue {
+    nonisolated static func progressData(_ progress: ReadProgress, requestId: String) -> [String: JSONValue] {
         var data: [String: JSONValue] = [
             "requestId": .string(requestId), "phase": .string(progress.phase.rawValue), "percent": .number(Double(progress.percent)),
         ]
         if let file = progress.file, progress.phase == .reading { data["file"] = .string(file) }
         if let read = progress.bytesRead { data["bytesRead"] = .number(Double(read)) }
         if let total = progress.bytesTotal { data["bytesTotal"] = .number(Double(total)) }
-        return .object(data)
+        return data
     }
 }

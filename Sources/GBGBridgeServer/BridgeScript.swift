@@ -12,7 +12,7 @@ enum BridgeScript {
         let handler = jsString(configuration.messageHandlerName)
         return """
             /* GBGBridge for Linux: bridge shim. Generated per host process; do not cache. */
-            \(configuration.bootstrapScript)
+            \(configuration.effectiveBootstrapScript)
             (function () {
               'use strict';
               if (window.__gbgBridgeShim) { return; }

@@ -23,7 +23,7 @@ public struct BridgeServerConfiguration: Sendable {
     /// How many pages may be connected at once.
     public var maxConnections = 16
     /// The bridge configuration each page's host gets (version, bootstrap script).
-    public var bridge = BridgeConfiguration()
+    public var bridge = BridgeConfiguration(hostVersion: "1.0", capabilities: [:])
 
     public init() {}
 }

@@ -14,7 +14,7 @@ public struct KioskConfiguration: Sendable {
     /// Chromium's profile directory; a fresh temporary one when `nil`.
     public var userDataDirectory: URL?
     /// The bridge configuration (bootstrap script, handler name, version) every page gets.
-    public var bridge = BridgeConfiguration()
+    public var bridge = BridgeConfiguration(hostVersion: "1.0", capabilities: [:])
     /// Window size (headless) in pixels.
     public var windowSize = (width: 1280, height: 1024)
     /// Extra Chromium flags.
@@ -185,7 +185,7 @@ public final class KioskBrowser {
     var injectedScript: String {
         let handler = BridgeScript.jsString(configuration.bridge.messageHandlerName)
         return """
-            \(configuration.bridge.bootstrapScript)
+            \(configuration.bridge.effectiveBootstrapScript)
             (function () {
               'use strict';
               var post = window[\(BridgeScript.jsString(Self.bindingName))];

@@ -4,24 +4,32 @@ import GBGBridge
 
 /// Whether the machine has a camera and whether this process may use it: V4L2 capture devices
 /// under `/dev/video*` (the Linux counterpart of the iOS detector's AVCaptureDevice checks).
-public enum CameraDetector {
+public struct CameraDetector {
+    /// A V4L2 capture device (Linux addition).
     public struct Device: Sendable, Hashable {
-        public var path: String
-        public var name: String
-        public var accessible: Bool
+        public let path: String
+        public let name: String
+        public let accessible: Bool
     }
 
-    public struct Status: Sendable, Hashable {
-        /// A video capture device exists.
-        public var hardwareAvailable: Bool
-        /// `granted` when one can be opened, `denied` when devices exist but none can be opened
-        /// (not in the `video` group), `notDetermined` when there is no camera.
-        public var permissionState: PermissionState
-        public var devices: [Device]
+    /// Camera hardware availability and permission status.
+    public struct Result: Sendable, Hashable {
+        /// Whether camera hardware was detected (a V4L2 video capture device).
+        public let hardwareAvailable: Bool
+        /// `granted` when a camera can be opened, `denied` when cameras exist but none can be
+        /// opened (not in the `video` group), `notDetermined` when there is no camera.
+        public let permissionState: PermissionState
+        /// The capture devices found (Linux addition).
+        public let devices: [Device]
     }
 
-    /// Looks at `/dev/video*` now.
-    public static func check(devDirectory: String = "/dev") -> Status {
+    /// Checks camera hardware and permission now (`/dev/video*`).
+    public static func check() -> CameraDetector.Result {
+        check(devDirectory: "/dev")
+    }
+
+    /// Checks the capture devices under `devDirectory` (Linux addition, for tests and containers).
+    public static func check(devDirectory: String) -> CameraDetector.Result {
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: devDirectory)) ?? [])
             .filter { $0.hasPrefix("video") && Int($0.dropFirst(5)) != nil }
             .sorted { Int($0.dropFirst(5))! < Int($1.dropFirst(5))! }
@@ -44,6 +52,6 @@ public enum CameraDetector {
         let available = !devices.isEmpty
         let permission: PermissionState = !available ? .notDetermined
             : devices.contains(where: \.accessible) ? .granted : (deniedCount > 0 ? .denied : .restricted)
-        return Status(hardwareAvailable: available, permissionState: permission, devices: devices)
+        return Result(hardwareAvailable: available, permissionState: permission, devices: devices)
     }
 }

@@ -14,13 +14,11 @@ public final class StubDocumentCamera {
     /// Declares `camera.document` supported on `host` and completes every capture with the stub page.
     public func install(on host: BridgeHost) {
         host.documentCapture.permissionState = .notApplicable
-        host.documentCapture.handler = { [weak host] _ in
-            guard let host else { return }
+        host.documentCapture.handler = { _ in
             do {
-                host.documentCapture.complete(.document(try StubDocumentCamera.capture()))
+                return .document(try StubDocumentCamera.capture())
             } catch {
-                host.documentCapture.complete(.failed(code: "CAMERA_ERROR", message: "the stub image could not be made: \(error)",
-                                                      recoverable: true))
+                return .failed(code: "CAMERA_ERROR", message: "the stub image could not be made: \(error)", recoverable: true)
             }
         }
     }
@@ -80,13 +78,11 @@ public final class StubSelfieCamera {
 
     public func install(on host: BridgeHost) {
         host.selfieCapture.permissionState = .notApplicable
-        host.selfieCapture.handler = { [weak host] _ in
-            guard let host else { return }
+        host.selfieCapture.handler = { _ in
             do {
-                host.selfieCapture.complete(.selfie(try StubSelfieCamera.capture()))
+                return .selfie(try StubSelfieCamera.capture())
             } catch {
-                host.selfieCapture.complete(.failed(code: "CAMERA_ERROR", message: "the stub image could not be made: \(error)",
-                                                    recoverable: true))
+                return .failed(code: "CAMERA_ERROR", message: "the stub image could not be made: \(error)", recoverable: true)
             }
         }
     }
@@ -96,7 +92,7 @@ public final class StubSelfieCamera {
 
     private nonisolated static let cached = Result { () throws -> SelfieCaptureResult in
         let jpeg = try ImageCodecs.encodeJPEG(drawFace(), quality: 88)
-        return SelfieCaptureResult(imageData: Data(jpeg), width: width, height: height, mimeType: "image/jpeg",
+        return SelfieCaptureResult(previewImageData: Data(jpeg), width: width, height: height, mimeType: "image/jpeg",
                                    encryptedBlob: encryptedBlobPlaceholder, unencryptedBlob: unencryptedBlobPlaceholder)
     }
 

@@ -162,7 +162,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.port = port
         configuration.allowedOrigins = allowOrigin
         configuration.staticDirectory = `static`
-        configuration.bridge = BridgeConfiguration(hostVersion: GBGBridgeVersion.current)
+        configuration.bridge = BridgeConfiguration(hostVersion: GBGBridgeVersion.current, capabilities: [:])
         var kioskConfiguration: KioskConfiguration?
         if let kiosk, let url = URL(string: kiosk) {
             var settings = KioskConfiguration(journeyURL: url)
@@ -253,7 +253,7 @@ struct DemoCommand: AsyncParsableCommand {
         var configuration = BridgeServerConfiguration()
         configuration.port = port
         configuration.staticDirectory = journeyDirectory.path
-        configuration.bridge = BridgeConfiguration(hostVersion: GBGBridgeVersion.current)
+        configuration.bridge = BridgeConfiguration(hostVersion: GBGBridgeVersion.current, capabilities: [:])
         let mrz = (try? MRZ(description.mrz.lines.joined(separator: "\n")))
         try await runServer(configuration, services: HostServices(nfc: nfc), logger: logger) { port in
             print("GBGBridge demo running. Open in a browser:  http://127.0.0.1:\(port)/")

@@ -28,11 +28,10 @@ struct TranscriptCommand: AsyncParsableCommand {
         host.documentCapture.handler = { _ in
             // A demonstration capture: a 1×1 transparent PNG.
             let png = Data(base64Encoded: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGBgAAAABQABh6FO1AAAAABJRU5ErkJggg==")!
-            host.documentCapture.complete(.document(DocumentCaptureResult(imageData: png, width: 1, height: 1,
-                                                                          mimeType: "image/png")))
+            return .document(DocumentCaptureResult(imageData: png, width: 1, height: 1))
         }
         host.registerCustomCapability("demo.echo", version: "1.0") { request, responder in
-            responder.succeed(.object(["echo": request.payload.data ?? .null]))
+            responder.respond(status: .success, data: ["echo": request.payload.data.map(JSONValue.object) ?? .null], error: nil)
         }
 
         let script: [(String, String)] = [
@@ -50,6 +49,12 @@ struct TranscriptCommand: AsyncParsableCommand {
             if !quiet { print("\n# \(title)\nweb → host  \(json)") }
             let before = transport.sent.count
             transport.post(json)
+            // Handlers answer from tasks of their own: wait for the answer (a second at most).
+            let request = try? BridgeMessage.decode(json: json)
+            for _ in 0..<1_000 where request?.type == .request {
+                if transport.sentMessages.dropFirst(before).contains(where: { $0.correlationId == request?.correlationId }) { break }
+                try await Task.sleep(for: .milliseconds(1))
+            }
             for reply in transport.sent[before...] {
                 print(quiet ? reply : "host → web  \(reply)")
             }

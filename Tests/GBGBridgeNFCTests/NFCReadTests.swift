@@ -150,7 +150,6 @@ struct NFCReadTests {
         (#"{"accessKey":\#(NFCRig.annaKey),"timeoutSeconds":-1}"#, "timeoutSeconds"),
         (#"{"accessKey":\#(NFCRig.annaKey),"verify":{"passive":"yes"}}"#, "verify.passive"),
         (#"{"accessKey":\#(NFCRig.annaKey),"reader":42}"#, "reader"),
-        (#"[1,2]"#, "data"),
     ])
     func invalidRequest(data: String, field: String) async throws {
         let rig = try NFCRig()
@@ -162,6 +161,16 @@ struct NFCReadTests {
         #expect(response.payload.error?.message.contains(field) == true, "\(response.payload.error?.message ?? "")")
         #expect(response.payload.error?.message.contains("L898902C3") == false)
         #expect(response.payload.error?.message.contains("12ab56") == false)
+    }
+
+    @Test("data that is not an object is not a bridge message (as on iOS): lastError, no read")
+    func dataThatIsNotAnObject() async throws {
+        let rig = try NFCRig()
+        rig.request("bad", #"[1,2]"#)
+        #expect(rig.host.lastError == "Failed to decode message: wrong type at 'payload.data': expected an object")
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(rig.transport.sentMessages.isEmpty)
+        #expect(!rig.service.isBusy)
     }
 
     @Test func noReaderIsNFCNotAvailable() async throws {
@@ -244,15 +253,17 @@ struct NFCReadTests {
     @Test func capabilityFollowsTheReaders() async throws {
         let rig = try NFCRig()
         await rig.service.refreshReaders()
-        var info = try #require(rig.host.capabilities["nfc.read"])
-        #expect(info.supported && info.permissionState == .granted)
-        #expect(info.constraints?["readers"] == ["GBGBridge Emulated Reader"])
-        #expect(info.constraints?["accessControl"] == ["PACE", "BAC"])
+        var info = try #require(rig.host.capabilityQueryData()["capabilities"]?["nfc.read"])
+        #expect(info["supported"] == true && info["permissionState"] == "granted")
+        #expect(info["constraints"]?["readers"] == ["GBGBridge Emulated Reader"])
+        #expect(info["constraints"]?["accessControl"] == ["PACE", "BAC"])
+        #expect(rig.host.capabilities["nfc.read"] == true)
 
         rig.backend.plugged.withLock { $0 = false }
         #expect(await rig.service.refreshReaders())
-        info = try #require(rig.host.capabilities["nfc.read"])
-        #expect(!info.supported)
+        info = try #require(rig.host.capabilityQueryData()["capabilities"]?["nfc.read"])
+        #expect(info["supported"] == false)
+        #expect(rig.host.capabilities["nfc.read"] == false)
         let changed = try #require(rig.events("capabilities.changed").last)
         #expect(changed.payload.data?["capabilities"]?["nfc.read"]?["supported"] == false)
         #expect(changed.payload.data?["environment"] == "linux")
@@ -265,7 +276,7 @@ struct NFCReadTests {
 
         rig.backend.plugged.withLock { $0 = true }
         #expect(await rig.service.refreshReaders())
-        #expect(rig.host.capabilities["nfc.read"]?.supported == true)
+        #expect(rig.host.capabilities["nfc.read"] == true)
         #expect(!(await rig.service.refreshReaders()))  // nothing changed: no event
     }
 }

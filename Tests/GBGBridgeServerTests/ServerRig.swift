@@ -36,7 +36,7 @@ final class ServerRig: Sendable {
         configuration.maxConnections = maxConnections
         configuration.allowedOrigins = allowedOrigins + ["ws://127.0.0.1"]
         configuration.staticDirectory = staticDirectory
-        configuration.bridge = BridgeConfiguration(hostVersion: "test")
+        configuration.bridge = BridgeConfiguration(hostVersion: "test", capabilities: [:])
         var logger = Logger(label: "test.server")
         logger.logLevel = ProcessInfo.processInfo.environment["GBGBRIDGE_TEST_LOG"] != nil ? .debug : .error
         let server = try BridgeServer(configuration: configuration, logger: logger, setUpHost: { host in

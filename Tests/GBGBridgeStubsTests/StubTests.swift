@@ -14,12 +14,20 @@ struct StubTests {
         return (host, transport)
     }
 
-    @Test func documentCaptureEndToEnd() throws {
+    /// The response to `id`, once the slot's handler task has answered.
+    func response(_ transport: InMemoryBridgeTransport, _ id: String) async throws -> BridgeMessage {
+        for _ in 0..<500 where !transport.sentMessages.contains(where: { $0.correlationId == id }) {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        return try #require(transport.sentMessages.first { $0.correlationId == id })
+    }
+
+    @Test func documentCaptureEndToEnd() async throws {
         let (host, transport) = host()
         StubDocumentCamera().install(on: host)
         #expect(host.documentCapture.isSupported)
         transport.post(#"{"version":"1.0","correlationId":"d","type":"request","timestamp":1,"payload":{"action":"camera.document.capture"}}"#)
-        let response = try #require(transport.sentMessages.first { $0.correlationId == "d" })
+        let response = try await response(transport, "d")
         #expect(response.payload.status == .success)
         let data = try #require(response.payload.data)
         #expect(data["mimeType"] == "image/png")
@@ -33,11 +41,11 @@ struct StubTests {
         #expect(host.documentCapture.activeRequest == nil)
     }
 
-    @Test func selfieCaptureEndToEnd() throws {
+    @Test func selfieCaptureEndToEnd() async throws {
         let (host, transport) = host()
         StubSelfieCamera().install(on: host)
         transport.post(#"{"version":"1.0","correlationId":"s","type":"request","timestamp":1,"payload":{"action":"camera.selfie.capture"}}"#)
-        let data = try #require(transport.sentMessages.first { $0.correlationId == "s" }?.payload.data)
+        let data = try #require(try await response(transport, "s").payload.data)
         #expect(data["mimeType"] == "image/jpeg")
         let jpeg = Array(try #require(Data(base64Encoded: data["imageBase64"]?.stringValue ?? "")))
         let decoded = try ImageCodecs.decodeJPEG(jpeg)
@@ -53,9 +61,21 @@ struct StubTests {
         let (host, _) = host()
         StubDocumentCamera().install(on: host)
         StubSelfieCamera().install(on: host)
-        #expect(host.capabilities["camera.document"]?.supported == true)
-        #expect(host.capabilities["camera.selfie"]?.supported == true)
-        #expect(host.capabilities["camera.selfie"]?.permissionState == .notApplicable)
+        #expect(host.capabilities["camera.document"] == true)
+        #expect(host.capabilities["camera.selfie"] == true)
+        #expect(host.capabilityQueryData()["capabilities"]?["camera.selfie"] ==
+                ["supported": true, "version": "1.0", "permissionState": "notApplicable"])
+    }
+
+    @Test("CameraDetector.check() -> CameraDetector.Result feeds the slots' permission state, as the reference shows")
+    func cameraDetectorAsInTheReference() {
+        let host = BridgeHost(hostVersion: "1.0.0")
+        let camera: CameraDetector.Result = CameraDetector.check()
+        host.documentCapture.permissionState = camera.permissionState
+        host.selfieCapture.permissionState = camera.permissionState
+        #expect(host.documentCapture.permissionState == camera.permissionState)
+        #expect(camera.hardwareAvailable == !camera.devices.isEmpty)
+        if !camera.hardwareAvailable { #expect(camera.permissionState == .notDetermined) }
     }
 
     @Test func cameraDetectorOnAnEmptyDirectoryAndOnThisMachine() throws {

@@ -15,7 +15,7 @@ struct FuzzTests {
 
     @Test func truncatedMessagesAtEveryLength() {
         let h = Harness()
-        h.host.documentCapture.handler = { _ in }
+        h.host.documentCapture.handler = { _ in .cancelled(reason: "fuzz") }
         h.host.registerCustomCapability("nfc.read") { _, responder in responder.succeed() }
         for seed in Self.seeds {
             let bytes = Array(seed.utf8)
@@ -28,10 +28,10 @@ struct FuzzTests {
         #expect(h.host.lastError?.hasPrefix("Failed to decode message") == true)
     }
 
-    @Test func randomMutationsOfValidMessages() {
+    @Test func randomMutationsOfValidMessages() async {
         var rng = SeededGenerator(seed: 0x6B_6167_4272_6964)
         let h = Harness()
-        h.host.documentCapture.handler = { _ in h.host.documentCapture.complete(.cancelled) }
+        h.host.documentCapture.handler = { _ in .cancelled(reason: "fuzz") }
         h.host.registerCustomCapability("nfc.read") { _, responder in responder.succeed() }
         let alphabet = Array(#"{}[]":,\ 0123456789.eE+-truefalsnl"abcxyz\u"#.utf8)
         for _ in 0..<4_000 {
@@ -48,6 +48,7 @@ struct FuzzTests {
             }
             h.transport.post(String(decoding: bytes, as: UTF8.self))
         }
+        await settle()
         // Every response the host sent is itself a valid message.
         #expect(h.transport.sent.allSatisfy { (try? BridgeMessage.decode(json: $0)) != nil })
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import GBGBridge
 
@@ -28,6 +29,12 @@ func requestJSON(_ action: String, id: String, data: String? = nil) -> String {
     return #"{"version":"1.0","correlationId":"\#(id)","type":"request","timestamp":1700000000000,"payload":{"action":"\#(action)"\#(dataPart)}}"#
 }
 
+func eventJSON(_ action: String, id: String, data: String? = nil) -> String {
+    let dataPart = data.map { #","data":\#($0)"# } ?? ""
+    return #"{"version":"1.0","correlationId":"\#(id)","type":"event","timestamp":1700000000000,"payload":{"action":"\#(action)"\#(dataPart)}}"#
+}
+
+/// A host with an in-memory transport, as a page would drive it.
 @MainActor
 final class Harness {
     let host: BridgeHost
@@ -48,10 +55,20 @@ final class Harness {
         sent.filter { $0.type == .response && $0.correlationId == id }
     }
 
-    func onlyResponse(to id: String) throws -> BridgeMessage {
+    /// The one response to `id`, waiting for it (handlers answer from tasks of their own).
+    func response(to id: String) async throws -> BridgeMessage {
+        _ = await eventually { !self.responses(to: id).isEmpty }
+        // Give a wrongly doubled answer the chance to show up.
+        for _ in 0..<3 { await Task.yield() }
         let all = responses(to: id)
         try #require(all.count == 1, "expected one response to \(id), got \(all.count)")
         return all[0]
+    }
+
+    /// The `data` of the answer to a fresh `capability.query`.
+    func query(id: String = UUID().uuidString) async throws -> [String: JSONValue] {
+        post("capability.query", id: id)
+        return try #require(try await response(to: id).payload.data)
     }
 }
 
@@ -62,20 +79,29 @@ final class RecordingDelegate: BridgeHostDelegate {
     var sent: [BridgeMessage] = []
     var errors: [String] = []
     func bridgeHost(_ host: BridgeHost, didReceive message: BridgeMessage) { received.append(message) }
-    func bridgeHost(_ host: BridgeHost, unhandledRequest request: BridgeMessage) { unhandled.append(request) }
+    func bridgeHost(_ host: BridgeHost, unhandledRequest message: BridgeMessage) { unhandled.append(message) }
     func bridgeHost(_ host: BridgeHost, didSend message: BridgeMessage) { sent.append(message) }
     func bridgeHost(_ host: BridgeHost, didEncounterError error: String) { errors.append(error) }
 }
 
-@MainActor
-final class EchoHandler: BridgeCapabilityHandler {
+/// A protocol-based handler, written the way the reference shows them: a final class that is
+/// `@unchecked Sendable`, with a `let action` and an async `handle`.
+final class EchoHandler: BridgeCapabilityHandler, @unchecked Sendable {
     let action: String
-    var handled: [BridgeMessage] = []
+    private let log = Mutex<[BridgeMessage]>([])
     init(action: String) { self.action = action }
-    func handle(_ request: BridgeMessage, responder: BridgeResponder) {
-        handled.append(request)
-        responder.succeed(["handledBy": "registered", "action": .string(action)])
+    var handled: [BridgeMessage] { log.withLock { $0 } }
+    func handle(request: BridgeMessage, responder: BridgeResponder) async {
+        log.withLock { $0.append(request) }
+        responder.respond(status: .success, data: ["handledBy": "registered", "action": .string(action)], error: nil)
     }
+}
+
+/// Counts calls from any thread.
+final class Counter: Sendable {
+    private let value = Mutex(0)
+    func increment() { value.withLock { $0 += 1 } }
+    var count: Int { value.withLock { $0 } }
 }
 
 /// Waits (yielding to the main actor) until `condition` holds or about five seconds pass.
@@ -86,4 +112,13 @@ func eventually(_ condition: @MainActor () -> Bool) async -> Bool {
         try? await Task.sleep(for: .milliseconds(10))
     }
     return condition()
+}
+
+/// Lets handler tasks run for a moment (for checks that something did *not* happen).
+@MainActor
+func settle() async {
+    for _ in 0..<5 {
+        await Task.yield()
+        try? await Task.sleep(for: .milliseconds(5))
+    }
 }
