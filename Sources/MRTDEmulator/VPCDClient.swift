@@ -107,9 +107,17 @@ public final class VPCDClient: Sendable {
                 continue
             }
             backoff = 0.05
-            state.withLock {
-                $0.socket = socket
-                $0.connected = true
+            // Stored under the lock that `stop()` takes: a stop that came while we were connecting
+            // either sees this socket (and shuts it down) or is seen here.
+            let stopped = state.withLock { state -> Bool in
+                guard !state.stopping else { return true }
+                state.socket = socket
+                state.connected = true
+                return false
+            }
+            if stopped {
+                close(socket)
+                break
             }
             onEvent(.connected)
             let reason = serve(socket)
@@ -132,9 +140,10 @@ public final class VPCDClient: Sendable {
         defer { freeaddrinfo(result) }
         var entry: UnsafeMutablePointer<addrinfo>? = first
         while let info = entry {
-            let fd = socket(info.pointee.ai_family, info.pointee.ai_socktype, info.pointee.ai_protocol)
+            let fd = socket(info.pointee.ai_family, info.pointee.ai_socktype | Int32(SOCK_NONBLOCK.rawValue),
+                            info.pointee.ai_protocol)
             if fd >= 0 {
-                if Glibc.connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 {
+                if connectWithTimeout(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) {
                     var one: Int32 = 1
                     setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
                     return fd
@@ -144,6 +153,22 @@ public final class VPCDClient: Sendable {
             entry = info.pointee.ai_next
         }
         return nil
+    }
+
+    /// Connects a non-blocking socket within a second, then makes it blocking again. A vpcd port
+    /// whose one card slot another program holds leaves connects hanging in SYN retries (its listen
+    /// backlog is full) for minutes; bounded here, `stop()` is never held up by a connect.
+    private func connectWithTimeout(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Bool {
+        if Glibc.connect(fd, address, length) != 0 {
+            guard errno == EINPROGRESS else { return false }
+            var poller = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+            guard poll(&poller, 1, 1_000) == 1 else { return false }
+            var error: Int32 = 0
+            var size = socklen_t(MemoryLayout<Int32>.size)
+            guard getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &size) == 0, error == 0 else { return false }
+        }
+        let flags = fcntl(fd, F_GETFL)
+        return fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == 0
     }
 
     private func readExactly(_ socket: Int32, _ count: Int) -> [UInt8]? {

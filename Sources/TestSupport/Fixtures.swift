@@ -13,6 +13,10 @@ public enum TestFixtures {
 
     public static func url(_ relative: String) -> URL { directory.appendingPathComponent(relative) }
     public static func sharedURL(_ relative: String) -> URL { shared.appendingPathComponent(relative) }
+    /// Whether `../shared/fixtures` is there (a fresh clone on its own has none).
+    public static var sharedFixturesAvailable: Bool {
+        FileManager.default.fileExists(atPath: shared.appendingPathComponent("README.md").path)
+    }
 
     /// Chips that open with BAC (MRZ).
     public static let passportNames = ["utopia-td3-jpeg", "utopia-td1-idcard", "utopia-td3-jpeg2000"]
@@ -32,6 +36,7 @@ public enum TestFixtures {
     /// A trust store holding the test CSCA of `Fixtures/pki`, which signs every fixture passport.
     public static let testTrustStore: TrustStore = {
         var store = TrustStore()
+        // Fixtures/pki is part of this repository: a failure here is a broken checkout.
         try! store.add(path: url("pki/csca.cert.pem"))
         return store
     }()

@@ -314,6 +314,8 @@ struct NFCReadLibNFCTests {
         terminal.start()
         defer { terminal.stop() }
         // As `gbgbridge serve --libnfc-device …` builds it: PC/SC (whether or not pcscd runs) + libnfc.
+        // PC/SC goes to the test's private pcscd, never the machine's (see PCSCDHarness).
+        _ = await PCSCDHarness.shared.ensureRunning()
         let backend = CombinedReaderBackend([
             PCSCBackend(), LibNFCBackend(connectionStrings: [terminal.connectionString], discover: false),
         ])

@@ -180,7 +180,7 @@ struct ChipTests {
 
 @Suite("EF dumps and descriptions")
 struct DumpTests {
-    @Test func loadsSharedLDSDumps() throws {
+    @Test(.needsSharedFixtures) func loadsSharedLDSDumps() throws {
         let bsi = try EmulatedPassport(dumpDirectory: TestFixtures.sharedURL("lds/bsi2008"))
         #expect(bsi.applicationFiles[0x011E] != nil && bsi.applicationFiles[0x011D] != nil)
         #expect((1...4).allSatisfy { bsi.applicationFiles[EmulatedPassport.dataGroupFID($0)] != nil })

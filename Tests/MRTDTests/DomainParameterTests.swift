@@ -69,7 +69,7 @@ struct DomainParameterTests {
         if mapping == "CAM" { #expect(result.chip.status == .valid, "\(result.chip.detail)") }
     }
 
-    @Test func theBSITestPassportsDG14OffersCAVersion1On224BitBrainpool() throws {
+    @Test(.needsSharedFixtures) func theBSITestPassportsDG14OffersCAVersion1On224BitBrainpool() throws {
         let dg14 = try SecurityInfos(bytes: try Data(contentsOf: TestFixtures.sharedURL("lds/bsi2008/Datagroup14.bin")).map { $0 })
         let offer = try #require(ChipAuthentication.offer(in: dg14))
         #expect(offer.protocolID.description == "CA-ECDH-3DES")

@@ -9,7 +9,7 @@ import Testing
 struct LDSParsingTests {
     func shared(_ path: String) throws -> [UInt8] { Array(try Data(contentsOf: TestFixtures.sharedURL(path))) }
 
-    @Test func iso19794FaceRecord() throws {
+    @Test(.needsSharedFixtures) func iso19794FaceRecord() throws {
         let dg2 = try DataGroup2(bytes: try shared("dg2/iso19794_face_record.bin"))
         let face = try #require(dg2.faces.first)
         #expect(face.record == .iso19794_5 && face.format == .jpeg)
@@ -17,7 +17,7 @@ struct LDSParsingTests {
         #expect(face.width > 0 && face.height > 0)
     }
 
-    @Test func brokenFaceImageIsATypedError() throws {
+    @Test(.needsSharedFixtures) func brokenFaceImageIsATypedError() throws {
         #expect(throws: MRTDError.self) { _ = try DataGroup2(bytes: try shared("dg2/iso19794_face_record_invalid_image.bin")) }
     }
 
@@ -30,7 +30,7 @@ struct LDSParsingTests {
         #expect(face.data == (try shared("dg2/silver.jp2")))
     }
 
-    @Test func jpeg2000FacesTranscodeToJPEG() throws {
+    @Test(.needsSharedFixtures) func jpeg2000FacesTranscodeToJPEG() throws {
         for path in ["lds/bsi2008/Datagroup2.bin", "lds/loes2006/ef0102.bin", "dg2/icao_39794_5_dg2_all_fields.bin"] {
             let face = try #require(try DataGroup2(bytes: try shared(path)).faces.first)
             #expect(face.format == .jpeg2000, "\(path)")
@@ -45,14 +45,14 @@ struct LDSParsingTests {
         }
     }
 
-    @Test func damagedJPEG2000IsATypedError() throws {
+    @Test(.needsSharedFixtures) func damagedJPEG2000IsATypedError() throws {
         var jp2 = try shared("dg2/silver.jp2")
         jp2.removeLast(jp2.count - 400)
         #expect(throws: MRTDError.self) { _ = try ImageTranscoder.browserJPEG(jp2) }
         #expect(throws: MRTDError.self) { _ = try ImageTranscoder.browserJPEG([0xFF, 0xD8, 0x00]) }
     }
 
-    @Test func comAndDG1OfTheTestPassports() throws {
+    @Test(.needsSharedFixtures) func comAndDG1OfTheTestPassports() throws {
         let com = try EFCOM(bytes: try shared("lds/bsi2008/EF_COM.bin"))
         #expect(com.dataGroups == [1, 2, 3, 14])
         let dg1 = try DataGroup1(bytes: try shared("lds/bsi2008/Datagroup1.bin"))
@@ -80,7 +80,7 @@ struct LDSParsingTests {
         #expect(dg12.dateOfIssue == "20020415")
     }
 
-    @Test func dg14AndDG15() throws {
+    @Test(.needsSharedFixtures) func dg14AndDG15() throws {
         let dg14 = try SecurityInfos(bytes: try shared("lds/bsi2008/Datagroup14.bin"))
         #expect(!dg14.entries.isEmpty)
         #expect(dg14.entries.contains { $0.oid.hasPrefix("0.4.0.127.0.7.2.2") })

@@ -9,25 +9,28 @@ import Testing
 struct PassiveAuthenticationTests {
     static let realSODs = ["AT", "DE", "FI", "FR", "NZ", "UK", "US"]
 
-    static let masterLists: TrustStore = {
+    /// The German and Dutch master lists of `../shared/fixtures/trust`, loaded once.
+    static let loadedMasterLists = Result { () throws -> TrustStore in
         var store = TrustStore()
-        try! store.add(path: TestFixtures.sharedURL("trust/DE_ML_2026-05-28.ml"))
-        try! store.add(path: TestFixtures.sharedURL("trust/NL_ML_2026-07-22.ml"))
+        try store.add(path: TestFixtures.sharedURL("trust/DE_ML_2026-05-28.ml"))
+        try store.add(path: TestFixtures.sharedURL("trust/NL_ML_2026-07-22.ml"))
         return store
-    }()
+    }
+
+    static var masterLists: TrustStore { get throws { try loadedMasterLists.get() } }
 
     func bytes(_ url: URL) throws -> [UInt8] { Array(try Data(contentsOf: url)) }
 
-    @Test func masterListsLoad() {
-        #expect(Self.masterLists.certificates.count > 300)
-        #expect(Self.masterLists.sources.count == 2)
+    @Test(.needsSharedFixtures) func masterListsLoad() throws {
+        #expect(try Self.masterLists.certificates.count > 300)
+        #expect(try Self.masterLists.sources.count == 2)
     }
 
-    @Test("every real EF.SOD verifies: signature valid and chained to a CSCA", arguments: realSODs)
+    @Test("every real EF.SOD verifies: signature valid and chained to a CSCA", .needsSharedFixtures, arguments: realSODs)
     func realSOD(country: String) throws {
         let sod = try SecurityObject(bytes: try bytes(TestFixtures.sharedURL("real-sod/\(country).EF_SOD.bin")))
         #expect(!sod.dataGroupHashes.isEmpty)
-        let result = PassiveAuthentication.verify(sod: sod, dataGroups: [:], trustStore: Self.masterLists)
+        let result = PassiveAuthentication.verify(sod: sod, dataGroups: [:], trustStore: try Self.masterLists)
         #expect(result.signature == .valid, "\(country): \(result.signatureDetail)")
         #expect(result.chain == .trusted, "\(country): \(result.chainDetail)")
         #expect(result.status == .valid)
@@ -35,16 +38,16 @@ struct PassiveAuthenticationTests {
         #expect(result.dataGroups.values.allSatisfy { $0 == .notRead })
     }
 
-    @Test("the real EF.CardSecurity signatures verify too", arguments: ["DE", "FI"])
+    @Test("the real EF.CardSecurity signatures verify too", .needsSharedFixtures, arguments: ["DE", "FI"])
     func cardSecurity(country: String) throws {
         let signed = try CMSSignedData(bytes: try bytes(TestFixtures.sharedURL("real-sod/\(country).EF_CardSecurity.bin")))
         let signer = try signed.verifySignature()
-        let (chain, detail, csca) = PassiveAuthentication.chain(signer, trustStore: Self.masterLists, at: signer.notBefore!)
+        let (chain, detail, csca) = PassiveAuthentication.chain(signer, trustStore: try Self.masterLists, at: signer.notBefore!)
         #expect(chain == .trusted, "\(country): \(detail)")
         #expect(csca != nil)
     }
 
-    @Test func realSODWithoutTrustIsUntrusted() throws {
+    @Test(.needsSharedFixtures) func realSODWithoutTrustIsUntrusted() throws {
         let sod = try SecurityObject(bytes: try bytes(TestFixtures.sharedURL("real-sod/DE.EF_SOD.bin")))
         let result = PassiveAuthentication.verify(sod: sod, dataGroups: [:], trustStore: TrustStore())
         #expect(result.signature == .valid)
@@ -52,12 +55,12 @@ struct PassiveAuthenticationTests {
         #expect(result.status == .untrusted)
     }
 
-    @Test func bsi2008TestPassport() throws {
+    @Test(.needsSharedFixtures) func bsi2008TestPassport() throws {
         let dir = TestFixtures.sharedURL("lds/bsi2008")
         let sod = try SecurityObject(bytes: try bytes(dir.appendingPathComponent("EF_SOD.bin")))
         var groups: [Int: [UInt8]] = [:]
         for n in [1, 2, 3, 4, 14, 15] { groups[n] = try bytes(dir.appendingPathComponent("Datagroup\(n).bin")) }
-        let result = PassiveAuthentication.verify(sod: sod, dataGroups: groups, trustStore: Self.masterLists)
+        let result = PassiveAuthentication.verify(sod: sod, dataGroups: groups, trustStore: try Self.masterLists)
         #expect(result.signature == .valid)
         #expect(result.chain == .untrusted)
         #expect(result.status == .untrusted)
@@ -67,12 +70,12 @@ struct PassiveAuthenticationTests {
         #expect(result.documentSigner != nil)
     }
 
-    @Test func loes2006TestPassport() throws {
+    @Test(.needsSharedFixtures) func loes2006TestPassport() throws {
         let dir = TestFixtures.sharedURL("lds/loes2006")
         let sod = try SecurityObject(bytes: try bytes(dir.appendingPathComponent("ef011D.bin")))
         let groups = [1: try bytes(dir.appendingPathComponent("ef0101.bin")), 2: try bytes(dir.appendingPathComponent("ef0102.bin")),
                       15: try bytes(dir.appendingPathComponent("ef010F.bin"))]
-        let result = PassiveAuthentication.verify(sod: sod, dataGroups: groups, trustStore: Self.masterLists)
+        let result = PassiveAuthentication.verify(sod: sod, dataGroups: groups, trustStore: try Self.masterLists)
         #expect(result.signature == .valid)
         #expect(result.chain == .untrusted)
         #expect(result.dataGroups == ["DG1": .matched, "DG2": .matched, "DG15": .matched])
@@ -103,7 +106,7 @@ struct PassiveAuthenticationTests {
         #expect(directory.certificates.count >= 3)
     }
 
-    @Test func malformedSODsAreTypedErrors() throws {
+    @Test(.needsSharedFixtures) func malformedSODsAreTypedErrors() throws {
         #expect(throws: MRTDError.self) { _ = try SecurityObject(bytes: []) }
         #expect(throws: MRTDError.self) { _ = try SecurityObject(bytes: [0x77, 0x03, 0x30, 0x01, 0x00]) }
         var real = try bytes(TestFixtures.sharedURL("real-sod/FR.EF_SOD.bin"))
@@ -193,7 +196,7 @@ struct MasterListSignatureTests {
         #expect(store.certificates.count == 1)
     }
 
-    @Test func aListWhoseSignerNoCSCAVouchesForIsRefused() throws {
+    @Test(.needsSharedFixtures) func aListWhoseSignerNoCSCAVouchesForIsRefused() throws {
         // Signed by the test document signer, but the list holds only a real country's CSCA.
         var real = TrustStore()
         try real.add(path: TestFixtures.sharedURL("trust/NL_ROOT_CA.cer"))
@@ -204,7 +207,7 @@ struct MasterListSignatureTests {
         #expect(store.certificates.isEmpty)
     }
 
-    @Test func anAlteredListIsRefused() throws {
+    @Test(.needsSharedFixtures) func anAlteredListIsRefused() throws {
         // One byte changed inside a certificate of the signed content.
         var bytes = Array(try Data(contentsOf: TestFixtures.sharedURL("trust/NL_ML_2026-07-22.ml")))
         bytes[bytes.count / 2] ^= 0x01

@@ -134,7 +134,7 @@ struct PassportReaderTests {
         #expect(result.passiveOutcome.status == .valid)
     }
 
-    @Test func dumpOfTheBSITestPassportReadsAndIsUntrusted() async throws {
+    @Test(.needsSharedFixtures) func dumpOfTheBSITestPassportReadsAndIsUntrusted() async throws {
         let chip = VirtualPassportChip(passport: try EmulatedPassport(dumpDirectory: TestFixtures.sharedURL("lds/bsi2008")))
         let dg1 = try DataGroup1(bytes: Array(try Data(contentsOf: TestFixtures.sharedURL("lds/bsi2008/Datagroup1.bin"))))
         let result = try await read(chip, key: try AccessKey.mrz(dg1.mrz.text),
@@ -312,7 +312,7 @@ struct ActiveAuthenticationTests {
         #expect(result.passiveOutcome.status == .valid)  // the data is genuine, the chip is not
     }
 
-    @Test func aReplayedDumpCannotAnswer() async throws {
+    @Test(.needsSharedFixtures) func aReplayedDumpCannotAnswer() async throws {
         // The BSI test passport's DG15 with no private key behind it: INTERNAL AUTHENTICATE fails.
         let chip = VirtualPassportChip(passport: try EmulatedPassport(dumpDirectory: TestFixtures.sharedURL("lds/bsi2008")))
         let dg1 = try DataGroup1(bytes: Array(try Data(contentsOf: TestFixtures.sharedURL("lds/bsi2008/Datagroup1.bin"))))

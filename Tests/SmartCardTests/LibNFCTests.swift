@@ -273,7 +273,9 @@ struct LibNFCHardwareInTheLoopTests {
     @Test func combinedBackendListsAndRoutesLibNFCReaders() async throws {
         let chip = VirtualPassportChip(passport: try TestFixtures.passport("utopia-td1-idcard"))
         try await withPN532(chip) { terminal, libnfc in
-            // PC/SC may or may not run here; the libnfc reader is listed either way.
+            // PC/SC may or may not run here; the libnfc reader is listed either way. PC/SC goes to
+            // the test's private pcscd, never the machine's (see PCSCDHarness).
+            _ = await PCSCDHarness.shared.ensureRunning()
             let combined = CombinedReaderBackend([PCSCBackend(), libnfc])
             let readers = try await combined.readers()
             #expect(readers.contains { $0.name == "libnfc:" + terminal.connectionString && $0.cardPresent })
