@@ -20,6 +20,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.20.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.0"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.3.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
     ],
     targets: [
         // Protocol core: message model, routing, capability slots. No I/O.
@@ -63,13 +65,19 @@ let package = Package(
         .target(name: "CV4L2Shim"),
         // Stub cameras and the camera detector.
         .target(name: "GBGBridgeStubs", dependencies: ["GBGBridge", "ImageCodecs", "CV4L2Shim"]),
+        // glibc's malloc_trim, which the Glibc module does not export.
+        .target(name: "CGBGBridgeServerShim"),
         // BridgeServer: loopback HTTP + WebSocket for browsers.
         .target(name: "GBGBridgeServer", dependencies: [
-            "GBGBridge", "ChildProcesses",
+            "GBGBridge", "ChildProcesses", "CGBGBridgeServerShim",
             .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
             .product(name: "HTTPTypes", package: "swift-http-types"),
             .product(name: "Logging", package: "swift-log"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOWebSocket", package: "swift-nio"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
         // Shared by the test targets: fixtures and the pcscd harness.
         .target(name: "TestSupport", dependencies: ["MRTDEmulator", "MRTD", "SmartCard", "ChildProcesses"]),
@@ -93,6 +101,11 @@ let package = Package(
         ),
         // Reading benchmark (release build, prints figures; not a test).
         .executableTarget(name: "gbgbridge-bench", dependencies: ["MRTD", "MRTDEmulator", "SmartCard", "TestSupport", "ImageCodecs"]),
+        // Soak benchmark of the host (release build, prints figures; not a test).
+        .executableTarget(name: "gbgbridge-soak", dependencies: [
+            "GBGBridge", "GBGBridgeNFC", "GBGBridgeServer", "GBGBridgeStubs", "MRTD", "MRTDEmulator", "TestSupport", "CGBGBridgeCLI",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         .testTarget(
             name: "GBGBridgeTests",
             dependencies: ["GBGBridge", "GBGBridgeExamples", "TestSupport"]

@@ -28,7 +28,7 @@ public struct BridgeConfiguration: Sendable {
     /// How many received messages `BridgeHost.receivedMessages` keeps; the oldest are dropped.
     public var receivedMessagesLimit = 1_000
     /// How many bytes (of JSON text) `receivedMessages` keeps at most; the oldest are dropped.
-    public var receivedMessagesByteLimit = 4 << 20
+    public var receivedMessagesByteLimit = 2 << 20
     /// A received message larger than this is logged with its `data` elided (routing always sees
     /// the whole message).
     public var loggedMessageByteLimit = 64 << 10
@@ -37,7 +37,7 @@ public struct BridgeConfiguration: Sendable {
     public var maxRequestsInFlight = 256
     /// How many bytes of requests (as received) a host holds at once while serving them or
     /// waiting for the app; a request beyond that is answered `error` `TOO_MANY_REQUESTS`.
-    public var maxRequestBytesInFlight = 64 << 20
+    public var maxRequestBytesInFlight = 16 << 20
 
     public init(hostVersion: String, capabilities: [String: BridgeCapabilityInfo], bootstrapScript: String? = nil) {
         self.hostVersion = hostVersion

@@ -31,7 +31,8 @@ public final class NFCReadService {
     /// The correlation id of the read in progress.
     private var activeRead: String?
     private var monitor: Task<Void, Never>?
-    private let logger: Logger
+    /// Where reads and reader changes are logged (never an access key or chip data).
+    public var logger: Logger
 
     struct WeakHost { weak var host: BridgeHost? }
 
@@ -94,6 +95,9 @@ public final class NFCReadService {
         do {
             newReaders = try await backend.readers()
             newPermission = .granted
+        } catch where Task.isCancelled || error is CancellationError || (error as? SmartCardError)?.code == .cancelled {
+            // Our own task was cancelled (its page went away): that says nothing about the readers.
+            return false
         } catch let error as SmartCardError {
             newReaders = []
             newPermission = error.code == .permissionDenied ? .denied : .notApplicable
@@ -171,6 +175,12 @@ public final class NFCReadService {
 
     private func perform(_ request: NFCReadRequest, requestId: String, responder: BridgeResponder, host: BridgeHost) async {
         await refreshReaders()
+        guard !Task.isCancelled else {
+            logger.info("nfc.read \(LogText.clip(requestId)): CANCELLED (the request was cancelled before the read began)")
+            responder.respond(status: .cancelled, data: nil,
+                              error: BridgeErrorPayload(code: "CANCELLED", message: "the read was cancelled", recoverable: true))
+            return
+        }
         let matching = readers.filter { reader in request.reader.map { reader.name.localizedCaseInsensitiveContains($0) } ?? true }
         guard !matching.isEmpty else {
             let message = readers.isEmpty ? "no NFC reader is connected"

@@ -1,11 +1,18 @@
+import CGBGBridgeServerShim
 import Foundation
 import GBGBridge
 import HTTPTypes
 import Hummingbird
+import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
 import NIOCore
+import NIOWebSocket
+import ServiceLifecycle
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Settings of a `BridgeServer`. Everything defaults to the safe choice.
 public struct BridgeServerConfiguration: Sendable {
@@ -20,9 +27,30 @@ public struct BridgeServerConfiguration: Sendable {
     public var staticDirectory: String?
     /// The largest message a page may send (a 5 MB image, base64-encoded, fits).
     public var maxMessageBytes = 8 << 20
-    /// How many pages may be connected at once.
+    /// How many pages (WebSockets) may be connected at once.
     public var maxConnections = 16
-    /// The bridge configuration each page's host gets (version, bootstrap script).
+    /// How many TCP connections may be open at once, pages included; beyond that the server
+    /// stops accepting until one closes.
+    public var maxOpenConnections = 128
+    /// A new connection must send its request head within this time.
+    public var headerTimeout: Duration = .seconds(10)
+    /// A keep-alive HTTP connection idle this long is closed.
+    public var idleTimeout: Duration = .seconds(30)
+    /// A connection still plain HTTP after this long is closed (pages reconnect).
+    public var httpConnectionLifetime: Duration = .seconds(120)
+    /// Messages a page may send per second on average (bursts of twice that); a faster page is
+    /// read more slowly, so TCP pushes back on it.
+    public var maxMessagesPerSecond = 200
+    /// Bytes the host may hold queued for a page that does not read them; past that the page is
+    /// disconnected (close 1008) and its requests are cancelled.
+    public var maxOutboundBytes = 32 << 20
+    /// How long a WebSocket may take to answer our close before it is dropped.
+    public var closeTimeout: Duration = .seconds(2)
+    /// Requests for actions no capability handles are answered `unsupported` at once (a server
+    /// has no app code that could answer `pendingRequests` later). Set `false` to handle them in
+    /// `setUpHost` (a delegate and `respond(to:…)`).
+    public var answerUnhandledRequests = true
+    /// The bridge configuration each page's host gets (version, bootstrap script, bounds).
     public var bridge = BridgeConfiguration(hostVersion: "1.0", capabilities: [:])
 
     public init() {}
@@ -39,10 +67,14 @@ public struct BridgeServerError: Error, Sendable, CustomStringConvertible {
 ///
 /// Secure by default: loopback only; a WebSocket is accepted only from an allowed `Origin`, with
 /// a `Host` of this machine on this port (DNS-rebinding defence) and this process's random
-/// token; messages are size-limited and connections bounded. When a page goes away its host's
-/// requests are cancelled (an `nfc.read` stops and frees the reader).
+/// token. Hostile pages are bounded: connections (count, header and idle timeouts), pages,
+/// message size and rate, what is queued for a page that does not read, and every page's host
+/// (see `BridgeConfiguration`). When a page goes away its host's requests are cancelled (an
+/// `nfc.read` stops and frees the reader).
 public final class BridgeServer: Sendable {
     public typealias HostSetup = @MainActor @Sendable (BridgeHost) -> Void
+
+    static let webSocketPath = BridgeScript.webSocketPath
 
     public let configuration: BridgeServerConfiguration
     /// The per-process secret the served script carries and the WebSocket must present.
@@ -51,24 +83,31 @@ public final class BridgeServer: Sendable {
     private let tearDownHost: HostSetup
     private let logger: Logger
     private let state = Mutex(State())
+    private let connections = ConnectionCounter()
 
     private struct State {
         var port: Int?
-        var connections = 0
+        var pages = 0
         var hostsCreated = 0
+        var group: ServiceGroup?
+        var stopRequested = false
     }
 
     public init(configuration: BridgeServerConfiguration, logger: Logger = Logger(label: "gbgbridge.server"),
                 setUpHost: @escaping HostSetup, tearDownHost: @escaping HostSetup = { _ in }) throws {
         guard ["127.0.0.1", "::1", "localhost"].contains(configuration.host) || configuration.host.hasPrefix("127.") else {
-            throw BridgeServerError(description: "the bridge listens on loopback only (127.0.0.1, ::1, localhost), not '\(configuration.host)'")
+            throw BridgeServerError(description: "the bridge listens on loopback only (127.0.0.1, ::1, localhost), not '\(LogText.clip(configuration.host))'")
         }
         for origin in configuration.allowedOrigins {
             // ws:// and wss:// origins are what non-browser WebSocket clients (test rigs) send.
             guard let url = URL(string: origin), let scheme = url.scheme, ["http", "https", "ws", "wss"].contains(scheme), url.host != nil,
                   url.path.isEmpty || url.path == "/", url.query == nil else {
-                throw BridgeServerError(description: "'\(origin)' is not an origin (scheme://host[:port], nothing after)")
+                throw BridgeServerError(description: "'\(LogText.clip(origin))' is not an origin (scheme://host[:port], nothing after)")
             }
+        }
+        guard configuration.maxConnections > 0, configuration.maxOpenConnections >= configuration.maxConnections,
+              configuration.maxMessageBytes > 0, configuration.maxOutboundBytes > 0, configuration.maxMessagesPerSecond > 0 else {
+            throw BridgeServerError(description: "the server's limits must be positive, and maxOpenConnections at least maxConnections")
         }
         self.configuration = configuration
         self.token = Self.randomToken()
@@ -84,8 +123,12 @@ public final class BridgeServer: Sendable {
 
     /// The port actually bound, once running.
     public var port: Int? { state.withLock { $0.port } }
-    /// Pages connected now.
-    public var connectionCount: Int { state.withLock { $0.connections } }
+    /// Pages (WebSockets) connected now.
+    public var connectionCount: Int { state.withLock { $0.pages } }
+    /// TCP connections open now, pages included.
+    public var openConnectionCount: Int { connections.value }
+    /// Pages served since the start.
+    public var pagesServed: Int { state.withLock { $0.hostsCreated } }
 
     /// The origins pages may come from: the configured ones plus this server's own.
     var allowedOrigins: Set<String> {
@@ -101,9 +144,10 @@ public final class BridgeServer: Sendable {
         return ["127.0.0.1:\(port)", "localhost:\(port)", "[::1]:\(port)"].contains(host.lowercased())
     }
 
-    /// Runs until the task is cancelled; `onRunning` is called with the bound port.
+    /// Runs until `shutdown()` (or until the task is cancelled, which shuts down the same way);
+    /// `onRunning` is called with the bound port.
     public func run(onRunning: @escaping @Sendable (Int) -> Void = { _ in }) async throws {
-        let router = Router(context: BasicWebSocketRequestContext.self)
+        let router = Router(context: BasicRequestContext.self)
         router.add(middleware: HostCheckMiddleware(server: self))
         let script = BridgeScript.javaScript(token: token, configuration: configuration.bridge)
         router.get("gbg-bridge.js") { [self] request, _ -> Response in
@@ -124,19 +168,25 @@ public final class BridgeServer: Sendable {
             router.add(middleware: FileMiddleware(directory, searchForIndexHtml: true, logger: logger))
         }
 
-        let webSocketRouter = Router(context: BasicWebSocketRequestContext.self)
-        webSocketRouter.ws(RouterPath(stringLiteral: String(BridgeScript.webSocketPath.dropFirst()))) { [self] request, _ in
-            self.shouldUpgrade(request)
-        } onUpgrade: { [self] inbound, outbound, _ in
-            try await self.serve(inbound: inbound, outbound: outbound)
+        let limits = ConnectionLimits(headerTimeout: .init(configuration.headerTimeout),
+                                      httpLifetime: .init(configuration.httpConnectionLifetime))
+        let channelConfiguration = HTTP1WebSocketUpgradeChannel.Configuration(
+            http1: .init(idleTimeout: .init(configuration.idleTimeout)),
+            ws: .init(maxFrameSize: configuration.maxMessageBytes, autoPing: .enabled(timePeriod: .seconds(20)),
+                      closeTimeout: configuration.closeTimeout, validateUTF8: false))
+        let counter = connections
+        let server = HTTPServerBuilder { [self] responder in
+            GuardedChildChannel(
+                inner: HTTP1WebSocketUpgradeChannel(responder: responder, configuration: channelConfiguration) { head, channel, _ in
+                    self.shouldUpgrade(head, channel: channel)
+                },
+                limits: limits, counter: counter)
         }
-
         let app = Application(
             router: router,
-            server: .http1WebSocketUpgrade(
-                webSocketRouter: webSocketRouter,
-                configuration: .init(ws: .init(maxFrameSize: configuration.maxMessageBytes, autoPing: .enabled(timePeriod: .seconds(20))))),
-            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
+            server: server,
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil,
+                                 availableConnectionsDelegate: MaximumAvailableConnections(configuration.maxOpenConnections, logger: logger)),
             onServerRunning: { [self] channel in
                 let bound = channel.localAddress?.port ?? configuration.port
                 state.withLock { $0.port = bound }
@@ -144,7 +194,35 @@ public final class BridgeServer: Sendable {
             },
             logger: logger
         )
-        try await app.run()
+        var groupConfiguration = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [], cancellationSignals: [],
+                                                           logger: logger)
+        // A graceful stop that takes longer (a page that ignores our close) is escalated to a cancellation.
+        groupConfiguration.maximumGracefulShutdownDuration = .seconds(3)
+        let group = ServiceGroup(configuration: groupConfiguration)
+        let stopNow = state.withLock { state -> Bool in
+            state.group = group
+            return state.stopRequested
+        }
+        if stopNow { await group.triggerGracefulShutdown() }
+        // Cancelling `run` stops the server gracefully too: the group runs in a task of its own, so
+        // the cancellation reaches it only as a graceful shutdown (pages closed with a close frame,
+        // their requests cancelled), not as an abrupt cancellation of every connection.
+        let running = Task { try await group.run() }
+        try await withTaskCancellationHandler {
+            try await running.value
+        } onCancel: {
+            Task { await group.triggerGracefulShutdown() }
+        }
+    }
+
+    /// Stops the server gracefully: no new connections; every page is closed (its requests
+    /// cancelled, `nfc.read` included); `run` returns once the connections are gone.
+    public func shutdown() async {
+        let group = state.withLock { state -> ServiceGroup? in
+            state.stopRequested = true
+            return state.group
+        }
+        await group?.triggerGracefulShutdown()
     }
 
     static func origin(of url: URL) -> String? {
@@ -153,82 +231,162 @@ public final class BridgeServer: Sendable {
         return url.port.map { "\(scheme)://\(hostPart):\($0)" } ?? "\(scheme)://\(hostPart)"
     }
 
-    private func shouldUpgrade(_ request: Request) -> RouterShouldUpgrade {
-        guard isLocalHostHeader(request.head.authority) else {
-            logger.warning("WebSocket refused: Host is not this machine (DNS rebinding?)")
+    // MARK: Pages
+
+    private func shouldUpgrade(_ head: HTTPRequest, channel: any Channel)
+        -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>> {
+        let target = head.path ?? ""
+        let path = target.split(separator: "?", maxSplits: 1).first.map(String.init) ?? ""
+        guard path == Self.webSocketPath else { return .dontUpgrade }
+        guard isLocalHostHeader(head.authority) else {
+            logger.warning("WebSocket refused: Host \(LogText.clip(head.authority ?? "(none)")) is not this machine (DNS rebinding?)")
             return .dontUpgrade
         }
-        guard let origin = request.headers[.origin], allowedOrigins.contains(origin) else {
-            logger.warning("WebSocket refused: origin \(request.headers[.origin] ?? "(none)") is not allowed")
+        let origins = head.headerFields[values: .origin]
+        guard origins.count == 1, let origin = origins.first, allowedOrigins.contains(origin) else {
+            logger.warning("WebSocket refused: origin \(LogText.clip(origins.joined(separator: ", ").isEmpty ? "(none)" : origins.joined(separator: ", "))) is not allowed")
             return .dontUpgrade
         }
-        guard let presented = request.uri.queryParameters.get("token"), presented == token else {
-            logger.warning("WebSocket refused from \(origin): missing or wrong token")
+        let query = target.split(separator: "?", maxSplits: 1).dropFirst().first.map(String.init) ?? ""
+        let presented = URLComponents(string: "?" + query)?.queryItems?.first { $0.name == "token" }?.value
+        guard let presented, Self.constantTimeEqual(presented, token) else {
+            logger.warning("WebSocket refused from \(LogText.clip(origin)): missing or wrong token")
             return .dontUpgrade
         }
-        let admitted = state.withLock { state -> Bool in
-            guard state.connections < configuration.maxConnections else { return false }
-            state.connections += 1
-            return true
-        }
-        guard admitted else {
-            logger.warning("WebSocket refused from \(origin): \(configuration.maxConnections) pages are connected already")
+        guard connectionCount < configuration.maxConnections else {
+            logger.warning("WebSocket refused from \(LogText.clip(origin)): \(configuration.maxConnections) pages are connected already")
             return .dontUpgrade
         }
-        return .upgrade([:])
+        return .upgrade([:]) { [self] inbound, outbound, _ in
+            await self.servePage(inbound: inbound, outbound: outbound, channel: channel, origin: origin)
+        }
     }
 
-    /// One page: a host of its own, messages both ways, clean-up when it goes.
-    private func serve(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter) async throws {
-        let (outgoing, sink) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .unbounded)
-        let transport = await MainActor.run { WebSocketTransport(sink: sink) }
-        let host = await MainActor.run { () -> BridgeHost in
-            let host = BridgeHost(configuration: configuration.bridge, queryProvider: .rich)
-            host.attach(transport: transport)
-            setUpHost(host)
-            return host
-        }
-        let number = state.withLock { state -> Int in
+    static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
+        let x = Array(a.utf8), y = Array(b.utf8)
+        guard x.count == y.count else { return false }
+        return zip(x, y).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
+    }
+
+    /// One page: a host of its own, messages both ways, clean-up on every way it can end.
+    private func servePage(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, channel: any Channel,
+                           origin: String) async {
+        // Counted here, where the page begins, and released by the defer below on every way it
+        // ends: an upgrade the client aborted never gets here, so it can never leak a slot.
+        let number = state.withLock { state -> Int? in
+            guard state.pages < configuration.maxConnections else { return nil }
+            state.pages += 1
             state.hostsCreated += 1
             return state.hostsCreated
         }
-        logger.info("page \(number) connected (\(connectionCount) open)")
+        guard let number else {
+            try? await outbound.close(.tryAgainLater, reason: "\(configuration.maxConnections) pages are connected already")
+            return
+        }
         defer {
-            state.withLock { $0.connections -= 1 }
+            state.withLock { $0.pages -= 1 }
         }
-        let writer = Task {
-            for await text in outgoing {
-                try await outbound.write(.text(text))
+        let outbox = PageOutbox(limit: configuration.maxOutboundBytes)
+        let closer = PageCloser(channel: channel)
+        let (host, transport) = await MainActor.run { () -> (BridgeHost, WebSocketTransport) in
+            let transport = WebSocketTransport(outbox: outbox) { [logger] in
+                logger.warning("page \(number) does not read its messages (\(outbox.limit) bytes queued); disconnecting it")
+                closer.close(code: .policyViolation, reason: "the page does not read its messages")
             }
+            let host = BridgeHost(configuration: configuration.bridge, queryProvider: .rich)
+            host.attach(transport: transport)
+            if configuration.answerUnhandledRequests { host.delegate = UnsupportedActionResponder.shared }
+            setUpHost(host)
+            return (host, transport)
         }
-        do {
-            for try await message in inbound.messages(maxSize: configuration.maxMessageBytes) {
-                guard case .text(let text) = message else {
-                    try await outbound.close(.unacceptableData, reason: "bridge messages are JSON text")
+        logger.info("page \(number) connected from \(LogText.clip(origin)) (\(connectionCount) open)")
+        let writer = Task {
+            for await text in outbox.messages {
+                do {
+                    try await outbound.write(.text(text))
+                } catch {
                     break
                 }
-                await MainActor.run { host.receive(text) }
+                outbox.written(text)
+            }
+        }
+        var assembler = MessageAssembler(maxBytes: configuration.maxMessageBytes)
+        var bucket = TokenBucket(rate: configuration.maxMessagesPerSecond, burst: configuration.maxMessagesPerSecond * 2)
+        var ending = "the page went away"
+        do {
+            frames: for try await frame in inbound {
+                switch assembler.add(opcode: frame.opcode, data: frame.data, fin: frame.fin) {
+                case .needMore:
+                    continue
+                case .close(let code, let reason):
+                    ending = reason
+                    logger.info("page \(number): closing (\(code)): \(reason)")
+                    try? await outbound.close(code, reason: reason)
+                    break frames
+                case .message(let text):
+                    if let wait = bucket.take() { try? await Task.sleep(for: wait) }
+                    await MainActor.run { host.receive(text) }
+                }
             }
         } catch {
-            logger.info("page \(number): \(error)")
+            logger.debug("page \(number): \(LogText.clip(String(describing: error), to: 300))")
         }
+        if outbox.overflowed { ending = "the page did not read its messages" }
         await MainActor.run {
-            host.detachTransport(reason: "the page went away")
+            host.detachTransport(reason: ending)
             tearDownHost(host)
-            _ = transport
+            withExtendedLifetime(transport) {}  // the host holds its transport weakly
         }
-        sink.finish()
+        outbox.finish()
         writer.cancel()
+        _ = await writer.value
         logger.info("page \(number) disconnected")
+        // Give the memory of a page that sent large messages back to the system.
+        CGBGBridgeServerShim_release_free_heap()
     }
 }
 
-/// Delivers host messages to the page's WebSocket.
+/// Closes a page's connection from outside its read loop: a close frame written straight to the
+/// channel (it may never leave a socket the page does not read), then, a second later, a reset.
+final class PageCloser: Sendable {
+    let channel: any Channel
+    private let closing = Mutex(false)
+    init(channel: any Channel) { self.channel = channel }
+
+    func close(code: WebSocketErrorCode, reason: String) {
+        let first = closing.withLock { closing -> Bool in
+            defer { closing = true }
+            return !closing
+        }
+        guard first else { return }
+        var buffer = channel.allocator.buffer(capacity: 2 + reason.utf8.count)
+        buffer.write(webSocketErrorCode: code)
+        buffer.writeString(reason)
+        let frame = WebSocketFrame(fin: true, opcode: .connectionClose, data: buffer)
+        let channel = self.channel
+        channel.writeAndFlush(frame, promise: nil)
+        // A page that drains what was queued within a second finds the close frame; then the
+        // connection is reset, which also frees what the kernel still holds for a page that never reads.
+        channel.eventLoop.scheduleTask(in: .seconds(1)) {
+            let reset = (channel as? any SocketOptionProvider)?.setSoLinger(linger(l_onoff: 1, l_linger: 0))
+                ?? channel.eventLoop.makeSucceededVoidFuture()
+            reset.whenComplete { _ in channel.close(promise: nil) }
+        }
+    }
+}
+
+/// Answers requests no capability handles with `unsupported` (code `UNSUPPORTED`), as a host with
+/// no app code behind it must.
 @MainActor
-final class WebSocketTransport: BridgeTransport {
-    let sink: AsyncStream<String>.Continuation
-    init(sink: AsyncStream<String>.Continuation) { self.sink = sink }
-    func deliver(_ json: String) { sink.yield(json) }
+final class UnsupportedActionResponder: BridgeHostDelegate {
+    static let shared = UnsupportedActionResponder()
+
+    func bridgeHost(_ host: BridgeHost, unhandledRequest message: BridgeMessage) {
+        host.respond(to: message.correlationId, status: .unsupported, data: nil,
+                     error: BridgeErrorPayload(code: "UNSUPPORTED",
+                                               message: "no capability of this host handles '\(LogText.clip(message.payload.action))'",
+                                               recoverable: false))
+    }
 }
 
 /// Refuses every HTTP request whose Host header is not this machine on this port.
@@ -247,4 +405,11 @@ extension HTTPField.Name {
     static let secFetchSite = HTTPField.Name("Sec-Fetch-Site")!
     static let origin = HTTPField.Name("Origin")!
     static let xContentTypeOptions = HTTPField.Name("X-Content-Type-Options")!
+}
+
+extension TimeAmount {
+    init(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        self = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
 }

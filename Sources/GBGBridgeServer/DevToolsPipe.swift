@@ -21,7 +21,8 @@ public final class ChromiumProcess: Sendable {
     }
 
     /// Starts Chromium with `arguments` (plus the pipe and profile flags) and connects DevTools.
-    public init(executable: String? = nil, arguments: [String], userDataDirectory: URL? = nil) throws {
+    public init(executable: String? = nil, arguments: [String], userDataDirectory: URL? = nil,
+                maxQueuedPageMessageBytes: Int = 64 << 20, eventMethods: Set<String>? = nil) throws {
         guard let path = executable ?? Self.executable() else {
             throw DevToolsError("Chromium is not installed (apt-get install chromium)")
         }
@@ -59,7 +60,8 @@ public final class ChromiumProcess: Sendable {
             close(fromBrowser.read)
             throw DevToolsError(error.description)
         }
-        devTools = DevToolsConnection(writeFD: toBrowser.write, readFD: fromBrowser.read)
+        devTools = DevToolsConnection(writeFD: toBrowser.write, readFD: fromBrowser.read,
+                                      maxQueuedBindingBytes: maxQueuedPageMessageBytes, eventMethods: eventMethods)
     }
 
     /// The browser's process id.
@@ -95,7 +97,26 @@ public final class DevToolsConnection: Sendable {
         public let method: String
         public let params: [String: Any]
         public let sessionId: String?
+        /// The size of the message on the pipe (counted against the page-message queue limit).
+        let bytes: Int
     }
+
+    /// The largest single DevTools message read; a longer one is skipped (never buffered whole).
+    public static let maxMessageBytes = 64 << 20
+
+    /// What a page posted through its binding and what is waiting to be handled, in bytes.
+    private struct Queue {
+        var bindingBytes = 0
+        var bindingCount = 0
+        var dropped = 0
+    }
+    private let queue = Mutex(Queue())
+    private let maxQueuedBindingBytes: Int
+    /// At most this many page messages wait (the event stream keeps 10,000 events of all kinds).
+    static let maxQueuedBindingEvents = 5_000
+    /// The events passed on (`nil`: all). Others — console output, exceptions, network chatter a
+    /// page can produce without bound — are dropped as they are read.
+    private let eventMethods: Set<String>?
 
     private struct State {
         var nextId = 1
@@ -110,9 +131,11 @@ public final class DevToolsConnection: Sendable {
     public let events: AsyncStream<Event>
     private let eventSink: AsyncStream<Event>.Continuation
 
-    init(writeFD: Int32, readFD: Int32) {
+    init(writeFD: Int32, readFD: Int32, maxQueuedBindingBytes: Int = 64 << 20, eventMethods: Set<String>? = nil) {
         self.writeFD = writeFD
         self.readFD = readFD
+        self.maxQueuedBindingBytes = maxQueuedBindingBytes
+        self.eventMethods = eventMethods
         (events, eventSink) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(10_000))
         let thread = Thread { [self] in self.readLoop() }
         thread.name = "devtools-pipe"
@@ -177,6 +200,7 @@ public final class DevToolsConnection: Sendable {
 
     private func readLoop() {
         var buffer: [UInt8] = []
+        var skipping = false  // inside a message over the size limit: dropped up to its NUL
         var chunk = [UInt8](repeating: 0, count: 65_536)
         while true {
             let n = chunk.withUnsafeMutableBytes { read(readFD, $0.baseAddress!, $0.count) }
@@ -185,14 +209,40 @@ public final class DevToolsConnection: Sendable {
                 _ = Glibc.close(readFD)
                 break
             }
-            buffer.append(contentsOf: chunk[0..<n])
-            while let end = buffer.firstIndex(of: 0) {
-                let message = Array(buffer[..<end])
-                buffer.removeSubrange(...end)
-                dispatch(message)
+            var start = 0
+            while start < n {
+                guard let nul = chunk[start..<n].firstIndex(of: 0) else {
+                    if !skipping { buffer.append(contentsOf: chunk[start..<n]) }
+                    break
+                }
+                if !skipping { buffer.append(contentsOf: chunk[start..<nul]) }
+                if skipping {
+                    skipping = false
+                } else {
+                    dispatch(buffer)
+                }
+                buffer.removeAll(keepingCapacity: buffer.count <= 1 << 20)
+                start = nul + 1
+            }
+            if buffer.count > Self.maxMessageBytes {
+                buffer = []
+                skipping = true
+                queue.withLock { $0.dropped += 1 }
             }
         }
         close()
+    }
+
+    /// Page messages dropped because they were too large or the queue was full.
+    public var droppedPageMessages: Int { queue.withLock { $0.dropped } }
+
+    /// Called by the consumer of `events` for each event it took (frees its queue space).
+    public func consumed(_ event: Event) {
+        guard event.method == "Runtime.bindingCalled" else { return }
+        queue.withLock {
+            $0.bindingBytes -= event.bytes
+            $0.bindingCount -= 1
+        }
     }
 
     private func dispatch(_ bytes: [UInt8]) {
@@ -205,8 +255,23 @@ public final class DevToolsConnection: Sendable {
                 continuation?.resume(returning: object["result"] as? [String: Any] ?? [:])
             }
         } else if let method = object["method"] as? String {
+            if let eventMethods, !eventMethods.contains(method) { return }
+            if method == "Runtime.bindingCalled" {
+                // What a page posts is bounded: a flood of large messages waits no deeper than this.
+                let admitted = queue.withLock { queue -> Bool in
+                    guard queue.bindingBytes + bytes.count <= maxQueuedBindingBytes,
+                          queue.bindingCount < Self.maxQueuedBindingEvents else {
+                        queue.dropped += 1
+                        return false
+                    }
+                    queue.bindingBytes += bytes.count
+                    queue.bindingCount += 1
+                    return true
+                }
+                guard admitted else { return }
+            }
             eventSink.yield(Event(method: method, params: object["params"] as? [String: Any] ?? [:],
-                                  sessionId: object["sessionId"] as? String))
+                                  sessionId: object["sessionId"] as? String, bytes: bytes.count))
         }
     }
 

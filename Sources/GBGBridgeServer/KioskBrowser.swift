@@ -19,12 +19,19 @@ public struct KioskConfiguration: Sendable {
     public var windowSize = (width: 1280, height: 1024)
     /// Extra Chromium flags.
     public var extraArguments: [String] = []
-    /// Messages a page may post per second before the excess is dropped.
+    /// Messages a page may post per second on average (bursts of twice that); the excess is
+    /// dropped and counted (a DevTools event stream cannot be slowed down like a socket).
     public var maxMessagesPerSecond = 200
     /// The largest message a page may post.
     public var maxMessageBytes = 8 << 20
     /// How often a crashed browser is restarted before the kiosk gives up.
     public var maxRestarts = 5
+    /// Requests for actions no capability handles are answered `unsupported` at once (as
+    /// `BridgeServerConfiguration.answerUnhandledRequests`).
+    public var answerUnhandledRequests = true
+    /// Bytes of page messages waiting to be handled that the kiosk holds at most; beyond that new
+    /// ones are dropped and counted (a page flooding with large messages).
+    public var maxQueuedMessageBytes = 64 << 20
 
     public init(journeyURL: URL) { self.journeyURL = journeyURL }
 }
@@ -74,10 +81,11 @@ public final class KioskBrowser {
         let origin: String
         let host: BridgeHost
         let transport: KioskTransport
-        var windowStart = ContinuousClock.now
-        var messagesInWindow = 0
+        var bucket: TokenBucket
+        var droppedInARow = 0
 
-        init(contextId: Int, uniqueId: String, origin: String, host: BridgeHost, transport: KioskTransport) {
+        init(contextId: Int, uniqueId: String, origin: String, host: BridgeHost, transport: KioskTransport, rate: Int) {
+            self.bucket = TokenBucket(rate: rate, burst: rate * 2)
             self.contextId = contextId
             self.uniqueId = uniqueId
             self.origin = origin
@@ -129,11 +137,14 @@ public final class KioskBrowser {
         arguments += ["--disable-gpu", "--disable-features=Translate,MediaRouter", "--autoplay-policy=no-user-gesture-required"]
         arguments += configuration.extraArguments
         arguments.append("about:blank")
-        let browser = try ChromiumProcess(arguments: arguments, userDataDirectory: configuration.userDataDirectory)
+        let browser = try ChromiumProcess(arguments: arguments, userDataDirectory: configuration.userDataDirectory,
+                                          maxQueuedPageMessageBytes: configuration.maxQueuedMessageBytes,
+                                          eventMethods: Self.handledEvents)
         self.browser = browser
         let devTools = browser.devTools
         eventTask = Task { [weak self] in
             for await event in devTools.events {
+                devTools.consumed(event)
                 guard let self else { return }
                 await self.handle(event)
             }
@@ -201,6 +212,13 @@ public final class KioskBrowser {
 
     // MARK: Events
 
+    /// The DevTools events `handle(_:)` acts on; the pipe drops every other one as it is read.
+    static let handledEvents: Set<String> = [
+        "Runtime.executionContextCreated", "Runtime.executionContextDestroyed", "Runtime.executionContextsCleared",
+        "Runtime.bindingCalled", "Fetch.requestPaused", "Target.attachedToTarget", "Target.targetCreated",
+        "Inspector.targetCrashed", "Target.targetCrashed", "Target.targetDestroyed",
+    ]
+
     private func handle(_ event: DevToolsConnection.Event) async {
         switch event.method {
         case "Runtime.executionContextCreated" where event.sessionId == sessionId:
@@ -245,15 +263,16 @@ public final class KioskBrowser {
               aux["isDefault"] as? Bool == true, let frame = aux["frameId"] as? String, frame == mainFrameId else { return }
         let origin = context["origin"] as? String ?? ""
         guard allowedOrigins.contains(origin) else {
-            logger.warning("not bridging a document from \(origin.isEmpty ? "(no origin)" : origin)")
+            logger.warning("not bridging a document from \(origin.isEmpty ? "(no origin)" : LogText.clip(origin))")
             return
         }
         dropPage(reason: "the page went away")
         let transport = KioskTransport()
         let host = BridgeHost(configuration: configuration.bridge, queryProvider: .rich)
         host.attach(transport: transport)
+        if configuration.answerUnhandledRequests { host.delegate = UnsupportedActionResponder.shared }
         let binding = PageBinding(contextId: id, uniqueId: context["uniqueId"] as? String ?? "", origin: origin, host: host,
-                                  transport: transport)
+                                  transport: transport, rate: configuration.maxMessagesPerSecond)
         transport.deliverToPage = { [weak self, weak binding] json in
             guard let self, let binding else { return }
             self.deliver(json, to: binding)
@@ -261,7 +280,7 @@ public final class KioskBrowser {
         page = binding
         pagesBridged += 1
         setUpHost(host)
-        logger.info("bridging \(origin) (context \(id))")
+        logger.info("bridging \(LogText.clip(origin)) (context \(id))")
     }
 
     private func dropPage(reason: String) {
@@ -284,18 +303,17 @@ public final class KioskBrowser {
             logger.warning("dropped an oversized bridge message")
             return
         }
-        let now = ContinuousClock.now
-        if now - binding.windowStart > .seconds(1) {
-            binding.windowStart = now
-            binding.messagesInWindow = 0
-        }
-        binding.messagesInWindow += 1
-        guard binding.messagesInWindow <= configuration.maxMessagesPerSecond else {
+        guard binding.bucket.tryTake() else {
             droppedMessages += 1
-            if binding.messagesInWindow == configuration.maxMessagesPerSecond + 1 {
+            binding.droppedInARow += 1
+            if binding.droppedInARow == 1 {
                 logger.warning("the page posts more than \(configuration.maxMessagesPerSecond) messages a second; dropping the excess")
             }
             return
+        }
+        if binding.droppedInARow > 0 {
+            logger.warning("dropped \(binding.droppedInARow) messages of a flooding page")
+            binding.droppedInARow = 0
         }
         binding.host.receive(payload)
     }

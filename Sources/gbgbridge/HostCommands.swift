@@ -50,22 +50,30 @@ func runServer(_ configuration: BridgeServerConfiguration, services: HostService
         throw ExitCode(2)
     }
     let serving = Task { try await server.run(onRunning: onRunning) }
-    var browser: KioskBrowser?
-    if let kiosk {
-        let kioskBrowser = KioskBrowser(configuration: kiosk, logger: logger,
-                                        setUpHost: { services.setUp($0) }, tearDownHost: { services.tearDown($0) })
-        do {
-            try await kioskBrowser.start()
-        } catch {
-            printError("gbgbridge: the kiosk browser did not start: \(error)")
-            serving.cancel()
-            throw ExitCode(1)
-        }
-        browser = kioskBrowser
-    }
-    let stopper = Task {
-        await waitForTermination()
+    let browser = kiosk.map { KioskBrowser(configuration: $0, logger: logger,
+                                           setUpHost: { services.setUp($0) }, tearDownHost: { services.tearDown($0) }) }
+    do {
+        try await browser?.start()
+    } catch {
+        printError("gbgbridge: the kiosk browser did not start: \(error)")
+        await server.shutdown()
         serving.cancel()
+        throw ExitCode(1)
+    }
+    // SIGINT/SIGTERM: a graceful stop (pages closed, reads cancelled, Chromium closed) that is
+    // forced if it takes more than 4 s, so the whole stop stays within 5 s.
+    let stopper = Task { @MainActor in
+        await waitForTermination()
+        logger.info("stopping")
+        let forced = Task {
+            try await Task.sleep(for: .seconds(4))
+            serving.cancel()
+        }
+        let browserStopped = Task { @MainActor in await browser?.stop() }
+        await server.shutdown()
+        await browserStopped.value
+        _ = try? await serving.value
+        forced.cancel()
     }
     var failure: (any Error)?
     do {

@@ -72,22 +72,22 @@ struct BridgeServerTests {
     @Test func refusesForeignOriginsWrongHostsAndMissingTokens() async throws {
         let rig = try await ServerRig.start(allowedOrigins: ["https://journey.example.com"])
         let path = "/gbg-bridge/ws?token=\(rig.server.token)"
-        #expect(try rig.rawStatus(path: path, headers: rig.upgradeHeaders(origin: rig.origin)) == 101)
-        #expect(try rig.rawStatus(path: path, headers: rig.upgradeHeaders(origin: "https://journey.example.com")) == 101)
-        #expect(try rig.rawStatus(path: path, headers: rig.upgradeHeaders(origin: "https://evil.example.com")) != 101)
-        #expect(try rig.rawStatus(path: path, headers: rig.upgradeHeaders(origin: "https://journey.example.com.evil.com")) != 101)
-        #expect(try rig.rawStatus(path: path, headers: rig.upgradeHeaders(origin: nil)) != 101)
+        #expect(try await rig.rawStatus(path: path, headers: rig.upgradeHeaders(origin: rig.origin)) == 101)
+        #expect(try await rig.rawStatus(path: path, headers: rig.upgradeHeaders(origin: "https://journey.example.com")) == 101)
+        #expect(try await rig.rawStatus(path: path, headers: rig.upgradeHeaders(origin: "https://evil.example.com")) != 101)
+        #expect(try await rig.rawStatus(path: path, headers: rig.upgradeHeaders(origin: "https://journey.example.com.evil.com")) != 101)
+        #expect(try await rig.rawStatus(path: path, headers: rig.upgradeHeaders(origin: nil)) != 101)
         // DNS rebinding: a foreign name resolving to 127.0.0.1 is refused, for pages and the socket.
-        #expect(try rig.rawStatus(path: path, headers: rig.upgradeHeaders(host: "attacker.example:\(rig.port)", origin: rig.origin)) != 101)
-        #expect(try rig.rawStatus(path: "/gbg-bridge.js", headers: [("Host", "attacker.example:\(rig.port)")]) == 421)
-        #expect(try rig.rawStatus(path: "/gbg-bridge.js", headers: [("Host", "127.0.0.1:1")]) == 421)
+        #expect(try await rig.rawStatus(path: path, headers: rig.upgradeHeaders(host: "attacker.example:\(rig.port)", origin: rig.origin)) != 101)
+        #expect(try await rig.rawStatus(path: "/gbg-bridge.js", headers: [("Host", "attacker.example:\(rig.port)")]) == 421)
+        #expect(try await rig.rawStatus(path: "/gbg-bridge.js", headers: [("Host", "127.0.0.1:1")]) == 421)
         // Token: missing or wrong.
-        #expect(try rig.rawStatus(path: "/gbg-bridge/ws", headers: rig.upgradeHeaders(origin: rig.origin)) != 101)
-        #expect(try rig.rawStatus(path: "/gbg-bridge/ws?token=00", headers: rig.upgradeHeaders(origin: rig.origin)) != 101)
+        #expect(try await rig.rawStatus(path: "/gbg-bridge/ws", headers: rig.upgradeHeaders(origin: rig.origin)) != 101)
+        #expect(try await rig.rawStatus(path: "/gbg-bridge/ws?token=00", headers: rig.upgradeHeaders(origin: rig.origin)) != 101)
         // The script is refused to a cross-site page that is not allowed.
-        #expect(try rig.rawStatus(path: "/gbg-bridge.js", headers: [("Host", "127.0.0.1:\(rig.port)"), ("Sec-Fetch-Site", "cross-site"),
+        #expect(try await rig.rawStatus(path: "/gbg-bridge.js", headers: [("Host", "127.0.0.1:\(rig.port)"), ("Sec-Fetch-Site", "cross-site"),
                                                                     ("Referer", "https://evil.example.com/page")]) == 403)
-        #expect(try rig.rawStatus(path: "/gbg-bridge.js", headers: [("Host", "127.0.0.1:\(rig.port)"), ("Sec-Fetch-Site", "cross-site"),
+        #expect(try await rig.rawStatus(path: "/gbg-bridge.js", headers: [("Host", "127.0.0.1:\(rig.port)"), ("Sec-Fetch-Site", "cross-site"),
                                                                     ("Referer", "https://journey.example.com/start")]) == 200)
         await rig.stop()
     }
@@ -138,7 +138,7 @@ struct BridgeServerTests {
         }
         for _ in 0..<500 where holders.value < 12 { try await Task.sleep(for: .milliseconds(10)) }
         #expect(rig.server.connectionCount == 12)
-        #expect(try rig.rawStatus(path: "/gbg-bridge/ws?token=\(rig.server.token)", headers: rig.upgradeHeaders(origin: rig.origin)) != 101)
+        #expect(try await rig.rawStatus(path: "/gbg-bridge/ws?token=\(rig.server.token)", headers: rig.upgradeHeaders(origin: rig.origin)) != 101)
         hold.cancel()
         await rig.stop()
     }

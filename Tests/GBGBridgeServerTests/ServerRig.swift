@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import GBGBridge
 import GBGBridgeNFC
 import GBGBridgeServer
@@ -20,11 +21,17 @@ final class ServerRig: Sendable {
     let port: Int
     let chip: VirtualPassportChip
     let nfc: NFCReadService
+    /// Every line the server logged (at `logLevel` and above).
+    let log: LogCapture
+    /// The hosts of the pages connected now.
+    let hosts: HostList
 
     /// `backend` defaults to an in-process reader holding the chip.
     static func start(maxConnections: Int = 16, allowedOrigins: [String] = [], staticDirectory: String? = nil,
                       passport: String = "utopia-td3-jpeg", chip: VirtualPassportChip? = nil,
-                      backend: (any CardReaderBackend)? = nil) async throws -> ServerRig {
+                      backend: (any CardReaderBackend)? = nil, logLevel: Logger.Level = .error,
+                      configure: (inout BridgeServerConfiguration) -> Void = { _ in },
+                      setUpHost extraSetUp: @escaping @MainActor @Sendable (BridgeHost) -> Void = { _ in }) async throws -> ServerRig {
         let chip = try chip ?? VirtualPassportChip(passport: try TestFixtures.passport(passport))
         var trust = TrustStore()
         try trust.add(path: TestFixtures.url("pki/csca.cert.pem"))
@@ -37,30 +44,51 @@ final class ServerRig: Sendable {
         configuration.allowedOrigins = allowedOrigins + ["ws://127.0.0.1"]
         configuration.staticDirectory = staticDirectory
         configuration.bridge = BridgeConfiguration(hostVersion: "test", capabilities: [:])
-        var logger = Logger(label: "test.server")
-        logger.logLevel = ProcessInfo.processInfo.environment["GBGBRIDGE_TEST_LOG"] != nil ? .debug : .error
+        configure(&configuration)
+        let log = LogCapture()
+        let level = ProcessInfo.processInfo.environment["GBGBRIDGE_TEST_LOG"] != nil ? .debug : logLevel
+        let logger = Logger(label: "test.server") { label in
+            var handler = CapturingLogHandler(label: label, capture: log)
+            handler.logLevel = level
+            return handler
+        }
+        await MainActor.run { nfc.logger = logger }
+        let hosts = HostList()
         let server = try BridgeServer(configuration: configuration, logger: logger, setUpHost: { host in
             StubDocumentCamera().install(on: host)
             StubSelfieCamera().install(on: host)
             nfc.attach(to: host)
-        }, tearDownHost: { host in nfc.detach(from: host) })
+            extraSetUp(host)
+            hosts.add(host)
+        }, tearDownHost: { host in
+            nfc.detach(from: host)
+            hosts.remove(host)
+        })
         let task = Task { try await server.run() }
         for _ in 0..<500 where server.port == nil { try await Task.sleep(for: .milliseconds(10)) }
         guard let port = server.port else { throw RigUnavailable(description: "the server did not start") }
-        return ServerRig(server: server, task: task, port: port, chip: chip, nfc: nfc)
+        return ServerRig(server: server, task: task, port: port, chip: chip, nfc: nfc, log: log, hosts: hosts)
     }
 
-    private init(server: BridgeServer, task: Task<Void, any Error>, port: Int, chip: VirtualPassportChip, nfc: NFCReadService) {
+    private init(server: BridgeServer, task: Task<Void, any Error>, port: Int, chip: VirtualPassportChip, nfc: NFCReadService,
+                 log: LogCapture, hosts: HostList) {
         self.server = server
         self.task = task
         self.port = port
         self.chip = chip
         self.nfc = nfc
+        self.log = log
+        self.hosts = hosts
     }
 
     func stop() async {
-        task.cancel()
+        await server.shutdown()
         _ = try? await task.value
+    }
+
+    /// A WebSocket page from an allowed origin.
+    func page(timeout: Int = 30) async throws -> RawWebSocket {
+        try await RawWebSocket.connect(port: port, path: "/gbg-bridge/ws?token=\(server.token)", origin: "ws://127.0.0.1", timeout: timeout)
     }
 
     var origin: String { "http://127.0.0.1:\(port)" }
@@ -68,7 +96,17 @@ final class ServerRig: Sendable {
 
     /// Sends a raw HTTP/1.1 request and returns the status code (for checks a browser's own
     /// client would not let us make, such as a foreign Host header).
-    func rawStatus(path: String, headers: [(String, String)]) throws -> Int {
+    func rawStatus(path: String, headers: [(String, String)]) async throws -> Int {
+        let port = self.port
+        return try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { try ServerRig.rawStatus(port: port, path: path, headers: headers) })
+            }
+        }
+    }
+
+    /// The blocking part of `rawStatus`, run off the cooperative pool.
+    static func rawStatus(port: Int, path: String, headers: [(String, String)]) throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw RigUnavailable(description: "socket failed") }
         defer { close(fd) }
@@ -80,7 +118,7 @@ final class ServerRig: Sendable {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard connected == 0 else { throw RigUnavailable(description: "connect failed") }
-        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        var timeout = timeval(tv_sec: 30, tv_usec: 0)  // generous: a loaded test run may stall the main actor
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var text = "GET \(path) HTTP/1.1\r\n"
         for (name, value) in headers { text += "\(name): \(value)\r\n" }
@@ -105,4 +143,39 @@ final class ServerRig: Sendable {
 func requestJSON(_ action: String, id: String, data: String? = nil) -> String {
     let dataPart = data.map { #","data":\#($0)"# } ?? ""
     return #"{"version":"1.0","correlationId":"\#(id)","type":"request","timestamp":1700000000000,"payload":{"action":"\#(action)"\#(dataPart)}}"#
+}
+
+/// Log lines kept in memory, for tests that check what the server writes.
+final class LogCapture: Sendable {
+    private let lines = Mutex<[String]>([])
+    func append(_ line: String) { lines.withLock { $0.append(line) } }
+    var all: [String] { lines.withLock { $0 } }
+}
+
+/// A swift-log handler that renders lines like `StreamLogHandler` and keeps them.
+struct CapturingLogHandler: LogHandler {
+    let label: String
+    let capture: LogCapture
+    var logLevel: Logger.Level = .info
+    var metadata: Logger.Metadata = [:]
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String,
+             file: String, function: String, line: UInt) {
+        capture.append("\(level) \(label): \(message)")
+    }
+}
+
+/// The hosts of the connected pages, in connection order.
+final class HostList: Sendable {
+    private let list = Mutex<[WeakHost]>([])
+    struct WeakHost: @unchecked Sendable { weak var host: BridgeHost? }
+
+    func add(_ host: BridgeHost) { list.withLock { $0.append(WeakHost(host: host)) } }
+    func remove(_ host: BridgeHost) { list.withLock { $0.removeAll { $0.host === host || $0.host == nil } } }
+    @MainActor var current: [BridgeHost] { list.withLock { $0.compactMap(\.host) } }
 }

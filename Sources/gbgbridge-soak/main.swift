@@ -1,0 +1,211 @@
+// Soak benchmark (not a test):
+//   swift run -c release gbgbridge-soak [--pages N] [--seconds S] [--queries-per-read K] [--rate R]
+// Runs a real BridgeServer on loopback with nfc.read on the in-process emulator and stub cameras;
+// N pages (real WebSockets, one thread each) loop: K capability.query, then one nfc.read, each page
+// at most R requests a second (default 50, below the server's per-page limit of 200, which would
+// otherwise pace the pages and be measured instead of the host). Prints,
+// every 10 s and at the end: requests served, p50/p99 latency per action, errors, open file
+// descriptors and resident memory. Goals: RSS flat (< 10 % growth over 10 minutes), zero errors,
+// p99 capability.query < 5 ms.
+
+import CGBGBridgeCLI
+import Foundation
+import GBGBridge
+import GBGBridgeNFC
+import GBGBridgeServer
+import GBGBridgeStubs
+import Logging
+import MRTD
+import MRTDEmulator
+import Synchronization
+import TestSupport
+
+struct Options {
+    var pages = 8
+    var seconds = 60
+    var queriesPerRead = 20
+    var rate = 50
+
+    init(_ arguments: [String]) {
+        func value(_ name: String) -> Int? { arguments.firstIndex(of: name).flatMap { Int(arguments[$0 + 1]) } }
+        pages = max(1, value("--pages") ?? pages)
+        seconds = max(1, value("--seconds") ?? seconds)
+        queriesPerRead = max(1, value("--queries-per-read") ?? queriesPerRead)
+        rate = max(1, value("--rate") ?? rate)
+    }
+}
+
+/// What the pages saw, per action.
+final class Tally: Sendable {
+    struct Counts {
+        var latencies: [String: [Double]] = [:]   // milliseconds
+        var served: [String: Int] = [:]
+        var busy = 0                                // nfc.read answered BUSY while another page read: expected
+        var errors: [String] = []
+    }
+    private let counts = Mutex(Counts())
+
+    func record(_ action: String, milliseconds: Double) {
+        counts.withLock {
+            $0.latencies[action, default: []].append(milliseconds)
+            $0.served[action, default: 0] += 1
+        }
+    }
+    func busy() { counts.withLock { $0.busy += 1 } }
+    func error(_ text: String) { counts.withLock { $0.errors.append(text) } }
+
+    /// Takes the latencies gathered since the last call (the totals keep counting).
+    func drain() -> Counts {
+        counts.withLock { counts in
+            defer { counts.latencies = [:] }
+            return counts
+        }
+    }
+}
+
+func percentile(_ values: [Double], _ p: Double) -> Double {
+    guard !values.isEmpty else { return 0 }
+    let sorted = values.sorted()
+    return sorted[min(sorted.count - 1, Int((Double(sorted.count) * p).rounded(.up)) - 1)]
+}
+
+func residentMegabytes() -> Double {
+    let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+    let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+    return (Double(line.split(separator: " ").dropFirst().first ?? "0") ?? 0) / 1024
+}
+
+func openDescriptors() -> Int {
+    ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []).count
+}
+
+/// One page: queries and reads in a loop until `deadline`.
+func runPage(_ index: Int, port: Int, token: String, options: Options, deadline: Date, tally: Tally) {
+    let key = #"{"documentNumber":"L898902C3","dateOfBirth":"740812","dateOfExpiry":"120415"}"#
+    let page: RawWebSocket
+    do {
+        page = try RawWebSocket(port: port, path: "/gbg-bridge/ws?token=\(token)", origin: "ws://127.0.0.1", timeout: 15)
+    } catch {
+        tally.error("page \(index) could not connect: \(error)")
+        return
+    }
+    var sequence = 0
+    let interval = Duration.nanoseconds(1_000_000_000 / Int64(options.rate))
+    var next = ContinuousClock.now
+    while Date() < deadline {
+        for step in 0...options.queriesPerRead {
+            sequence += 1
+            next += interval
+            let wait = next - ContinuousClock.now
+            if wait > .zero { Thread.sleep(forTimeInterval: Double(wait.components.attoseconds) / 1e18 + Double(wait.components.seconds)) }
+            let read = step == options.queriesPerRead
+            let action = read ? "nfc.read" : "capability.query"
+            let id = "p\(index)-\(sequence)"
+            let data = read ? #"{"accessKey":\#(key),"dataGroups":["DG1","DG2"],"timeoutSeconds":5}"# : nil
+            let dataPart = data.map { #","data":\#($0)"# } ?? ""
+            let started = ContinuousClock.now
+            guard page.sendText(#"{"version":"1.0","correlationId":"\#(id)","type":"request","timestamp":0,"payload":{"action":"\#(action)"\#(dataPart)}}"#),
+                  let response = page.response(to: id), let payload = response["payload"] as? [String: Any] else {
+                tally.error("page \(index): no answer to \(action)")
+                return
+            }
+            let elapsed = ContinuousClock.now - started
+            let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+            let status = payload["status"] as? String
+            let code = (payload["error"] as? [String: Any])?["code"] as? String
+            if status == "success" {
+                tally.record(action, milliseconds: milliseconds)
+            } else if read, code == "BUSY" {
+                tally.busy()
+            } else {
+                tally.error("page \(index): \(action) answered \(status ?? "?") \(code ?? "")")
+            }
+        }
+    }
+}
+
+func report(_ label: String, _ counts: Tally.Counts, elapsed: Double) {
+    var line = String(format: "%@ %6.0f s", label, elapsed)
+    for action in ["capability.query", "nfc.read"] {
+        let values = counts.latencies[action] ?? []
+        line += String(format: "  %@ %d served, p50 %.2f ms, p99 %.2f ms", action, counts.served[action] ?? 0,
+                       percentile(values, 0.5), percentile(values, 0.99))
+    }
+    line += String(format: "  busy %d  errors %d  fds %d  RSS %.1f MB", counts.busy, counts.errors.count, openDescriptors(),
+                   residentMegabytes())
+    print(line)
+}
+
+let options = Options(CommandLine.arguments)
+CGBGBridgeCLI_line_buffer_stdout()
+LoggingSystem.bootstrap { label in
+    var handler = StreamLogHandler.standardError(label: label)
+    handler.logLevel = .warning
+    return handler
+}
+
+let chip = VirtualPassportChip(passport: try TestFixtures.passport("utopia-td3-jpeg"))
+let nfc = await MainActor.run { NFCReadService(backend: EmulatedReaderBackend(chip: chip), trustStore: TestFixtures.testTrustStore) }
+await nfc.refreshReaders()
+var configuration = BridgeServerConfiguration()
+configuration.port = 0
+configuration.maxConnections = max(16, options.pages)
+configuration.maxOpenConnections = max(128, options.pages * 2)
+configuration.allowedOrigins = ["ws://127.0.0.1"]
+configuration.bridge = BridgeConfiguration(hostVersion: "soak", capabilities: [:])
+let server = try BridgeServer(configuration: configuration, logger: Logger(label: "soak.server"), setUpHost: { host in
+    StubDocumentCamera().install(on: host)
+    StubSelfieCamera().install(on: host)
+    nfc.attach(to: host)
+}, tearDownHost: { host in nfc.detach(from: host) })
+let serving = Task { try await server.run() }
+while server.port == nil { try await Task.sleep(for: .milliseconds(10)) }
+let port = server.port!
+
+print("soak: \(options.pages) pages for \(options.seconds) s, \(options.queriesPerRead) capability.query per nfc.read, \(options.rate) requests/s per page, port \(port)")
+let startRSS = residentMegabytes()
+let startFDs = openDescriptors()
+print(String(format: "start: fds %d  RSS %.1f MB", startFDs, startRSS))
+let tally = Tally()
+let started = Date()
+let deadline = started.addingTimeInterval(TimeInterval(options.seconds))
+let running = Mutex(options.pages)
+for index in 0..<options.pages {
+    let token = server.token
+    Thread.detachNewThread {
+        runPage(index, port: port, token: token, options: options, deadline: deadline, tally: tally)
+        running.withLock { $0 -= 1 }
+    }
+}
+var all = Tally.Counts()
+var earlyRSS: Double?
+// The pages run on threads of their own; the hosts need the main actor, so wait without blocking it.
+func waitForPages(upTo seconds: Int) async -> Bool {
+    for _ in 0..<(seconds * 10) {
+        if running.withLock({ $0 }) == 0 { return true }
+        try? await Task.sleep(for: .milliseconds(100))
+    }
+    return running.withLock { $0 } == 0
+}
+while !(await waitForPages(upTo: 10)) {
+    let window = tally.drain()
+    for (action, values) in window.latencies { all.latencies[action, default: []] += values }
+    report("      ", window, elapsed: Date().timeIntervalSince(started))
+    if earlyRSS == nil { earlyRSS = residentMegabytes() }  // after warm-up (first 10 s)
+}
+let last = tally.drain()
+for (action, values) in last.latencies { all.latencies[action, default: []] += values }
+all.served = last.served
+all.busy = last.busy
+all.errors = last.errors
+print("")
+report("total ", all, elapsed: Date().timeIntervalSince(started))
+let endRSS = residentMegabytes()
+let warm = earlyRSS ?? startRSS
+print(String(format: "RSS: start %.1f MB, after warm-up %.1f MB, end %.1f MB (%+.1f %% since warm-up); fds: start %d, end %d",
+             startRSS, warm, endRSS, (endRSS - warm) / warm * 100, startFDs, openDescriptors()))
+for error in all.errors.prefix(10) { print("error: \(error)") }
+let p99 = percentile(all.latencies["capability.query"] ?? [], 0.99)
+print("goals: errors \(all.errors.isEmpty ? "0 ✓" : "\(all.errors.count) ✗"), p99 capability.query \(String(format: "%.2f", p99)) ms \(p99 < 5 ? "✓" : "✗"), RSS growth \((endRSS - warm) / warm < 0.10 ? "< 10 % ✓" : "≥ 10 % ✗")")
+await server.shutdown()
+_ = try? await serving.value
