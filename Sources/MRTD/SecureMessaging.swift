@@ -28,6 +28,22 @@ public struct SecureMessaging: Sendable {
 
     var blockSize: Int { cipher.blockSize }
 
+    /// Counts an answer that went out (or came in) without secure messaging as a response, as
+    /// chips that keep the send sequence counter in step with every APDU exchanged do.
+    public mutating func countUnprotectedAnswer() {
+        incrementSSC()
+    }
+
+    /// Takes back the count of an unprotected answer, for chips whose counter does not count it.
+    public mutating func uncountUnprotectedAnswer() {
+        var index = ssc.count - 1
+        while index >= 0 {
+            ssc[index] &-= 1
+            if ssc[index] != 0xFF { break }
+            index -= 1
+        }
+    }
+
     mutating func incrementSSC() {
         var index = ssc.count - 1
         while index >= 0 {

@@ -29,6 +29,11 @@ extension VirtualPassportChip {
         guard let oidBytes = fields[0x80], DER.oidString(oidBytes) == offered.protocolID.oid else {
             return ResponseAPDU(statusWord: .referencedDataNotFound)
         }
+        switch quirks.paceParameterId {
+        case .required? where fields[0x84] == nil: return ResponseAPDU(statusWord: .lcInconsistentWithP1P2)  // 6A87, as such chips answer
+        case .refused? where fields[0x84] != nil: return ResponseAPDU(statusWord: .wrongData)
+        default: break
+        }
         if let parameter = fields[0x84], parameter.reduce(0, { $0 << 8 | Int($1) }) != offered.parameterId {
             return ResponseAPDU(statusWord: .referencedDataNotFound)
         }

@@ -17,6 +17,8 @@ public struct EmulatedPassport: Sendable {
     public var extendedLength: Bool
     /// The most bytes one READ BINARY returns.
     public var maxReadLength: Int
+    /// Field behaviours the chip reproduces (`ChipQuirks`); checked when the chip is made.
+    public var quirks = ChipQuirks()
     /// PACE as the chip offers it (`nil`: BAC only).
     public var pace: PACEInfo?
     /// Whether BAC opens the chip (false for PACE-only chips such as ID cards).
@@ -163,6 +165,10 @@ public struct EmulatedPassport: Sendable {
         }
         self.init(masterFiles: [:], applicationFiles: files, mrzKeyInformation: mrz.keyInformation,
                   extendedLength: extended, maxReadLength: description.chip?.maxReadLength)
+        if let quirks = description.quirks {
+            _ = try quirks.resolved()
+            self.quirks = quirks
+        }
         activeAuthenticationKey = activeKey
         chipAuthenticationKey = caKey
         chipAuthenticationProtocol = caProtocol

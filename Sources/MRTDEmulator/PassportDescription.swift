@@ -55,6 +55,8 @@ public struct PassportDescription: Codable, Sendable, Hashable {
     /// A "cloned chip": DG15 holds a public key that does not match the chip's own, so Active
     /// Authentication fails.
     public var clone: Bool?
+    /// How the chip departs from the textbook (field behaviours, all off by default): see `ChipQuirks`.
+    public var quirks: ChipQuirks?
 
     public struct MRZLines: Codable, Sendable, Hashable {
         public var lines: [String]

@@ -98,7 +98,12 @@ public final class VPCDClient: Sendable {
         var backoff = 0.05
         while !state.withLock({ $0.stopping }) {
             guard state.withLock({ $0.inserted }) else {
-                Thread.sleep(forTimeInterval: 0.05)
+                // A card that left by the tag-loss quirk comes back by itself.
+                if chip.returnsByItself, !chip.isRemoved {
+                    state.withLock { $0.inserted = true }
+                } else {
+                    Thread.sleep(forTimeInterval: 0.05)
+                }
                 continue
             }
             guard let socket = connectSocket() else {

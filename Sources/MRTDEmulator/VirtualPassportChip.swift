@@ -46,7 +46,13 @@ public final class VirtualPassportChip: Sendable {
         var authenticated = false
         var faults = ChipFaults()
         var apdusSinceFaults = 0
+        /// APDUs since power-on (for the tag-loss quirk).
+        var apdusSincePowerOn = 0
         var removed = false
+        /// When a card that left by the tag-loss quirk is back in the field.
+        var returnsAt: ContinuousClock.Instant?
+        /// The tag-loss quirk strikes once per chip.
+        var tagLossDone = false
         var statistics = Statistics()
     }
 
@@ -54,9 +60,12 @@ public final class VirtualPassportChip: Sendable {
     public let atr: [UInt8]
     private let bacKeys: BAC.Keys
     private let state = Mutex(State())
+    /// The field behaviours this chip reproduces (`passport.quirks`, checked when it was loaded).
+    let quirks: ChipQuirks.Resolved
 
     public init(passport: EmulatedPassport) {
         self.passport = passport
+        self.quirks = (try? passport.quirks.resolved()) ?? ChipQuirks.Resolved()
         self.bacKeys = BAC.Keys(keySeed: KeyDerivation.bacKeySeed(mrzInformation: passport.mrzKeyInformation))
         self.atr = Self.contactlessATR(historicalBytes: Array("GBGeMRTD".utf8))
     }
@@ -77,20 +86,35 @@ public final class VirtualPassportChip: Sendable {
 
     public var faults: ChipFaults { state.withLock { $0.faults } }
     public var statistics: Statistics { state.withLock { $0.statistics } }
-    /// Whether the card was taken away by `removeAfterAPDUs`.
-    public var isRemoved: Bool { state.withLock { $0.removed } }
+    /// Whether the card is out of the field (`removeAfterAPDUs`, or the tag-loss quirk until it
+    /// comes back by itself).
+    public var isRemoved: Bool {
+        state.withLock { state in
+            if state.removed, let back = state.returnsAt, ContinuousClock.now >= back {
+                Self.powerOn(&state)
+            }
+            return state.removed
+        }
+    }
+
+    /// Whether the card, once out of the field, comes back by itself (the tag-loss quirk).
+    public var returnsByItself: Bool { state.withLock { $0.returnsAt != nil } }
     /// Whether BAC has been completed in this session.
     public var isAuthenticated: Bool { state.withLock { $0.authenticated } }
 
     /// Power-on or warm reset: back to the MF, no session. A removed card is put back.
     public func reset() {
-        state.withLock {
-            let faults = $0.faults
-            let statistics = $0.statistics
-            $0 = State()
-            $0.faults = faults
-            $0.statistics = statistics
-        }
+        state.withLock { Self.powerOn(&$0) }
+    }
+
+    private static func powerOn(_ state: inout State) {
+        let faults = state.faults
+        let statistics = state.statistics
+        let tagLossDone = state.tagLossDone
+        state = State()
+        state.faults = faults
+        state.statistics = statistics
+        state.tagLossDone = tagLossDone
     }
 
     /// Puts a removed card back into the field (it starts unauthenticated).
@@ -110,7 +134,15 @@ public final class VirtualPassportChip: Sendable {
                 state.authenticated = false
                 return .removed
             }
+            if let loss = quirks.tagLoss, !state.tagLossDone, state.apdusSincePowerOn >= loss.afterAPDUs {
+                // The document moved on the reader: gone, and back in a moment.
+                state.tagLossDone = true
+                state.removed = true
+                state.returnsAt = ContinuousClock.now + .milliseconds(loss.returnAfterMilliseconds)
+                return .removed
+            }
             state.apdusSinceFaults += 1
+            state.apdusSincePowerOn += 1
             state.statistics.apdus += 1
             return .response(handle(command, &state))
         }
@@ -120,6 +152,9 @@ public final class VirtualPassportChip: Sendable {
 
     private func handle(_ raw: [UInt8], _ state: inout State) -> [UInt8] {
         guard let outer = try? CommandAPDU(bytes: raw) else { return StatusWord.wrongLength.bytes }
+        // Proprietary and reader-level classes (b8 set, e.g. PC/SC's FF CA) are not this chip's:
+        // refused in plain as real chips do, the secure-messaging session untouched.
+        if outer.cla & 0x80 != 0 { return StatusWord.claNotSupported.bytes }
         if outer.isExtended && !passport.extendedLength {
             dropSession(&state)
             return StatusWord.wrongLength.bytes
@@ -159,6 +194,12 @@ public final class VirtualPassportChip: Sendable {
         guard protected, state.sm != nil else {
             if !command.isExtended, response.data.count > 256 { return StatusWord.wrongLength.bytes }
             return response.bytes
+        }
+        if quirks.plainErrors, response.data.isEmpty, response.statusWord != .success {
+            // An error answered without secure messaging, as some chips do.
+            if quirks.plainErrorsCountInSSC { state.sm?.countUnprotectedAnswer() }
+            if quirks.plainErrorsEndSession { dropSession(&state) }
+            return response.statusWord.bytes
         }
         let wrapped = wrap(response, for: command, &state)
         if let next = state.pendingSession {
@@ -249,6 +290,11 @@ public final class VirtualPassportChip: Sendable {
     }
 
     private func select(_ command: CommandAPDU, _ state: inout State) -> ResponseAPDU {
+        switch quirks.selectLe {
+        case .refused? where command.ne != nil: return ResponseAPDU(statusWord: .wrongLength)
+        case .required? where command.ne == nil: return ResponseAPDU(statusWord: .wrongLength)
+        default: break
+        }
         switch command.p1 {
         case 0x04:
             guard command.data == EmulatedPassport.eMRTDApplicationID else { return ResponseAPDU(statusWord: .fileNotFound) }
@@ -256,6 +302,7 @@ public final class VirtualPassportChip: Sendable {
             state.selectedFile = nil
             return ResponseAPDU(statusWord: .success)
         case 0x00 where command.data.isEmpty || command.data == [0x3F, 0x00]:
+            if let answer = quirks.selectMasterFile { return ResponseAPDU(statusWord: answer) }
             state.df = .master
             state.selectedFile = nil
             return ResponseAPDU(statusWord: .success)
@@ -290,6 +337,7 @@ public final class VirtualPassportChip: Sendable {
                 state.selectedFile = fid
             }
         } else if command.p1 & 0x80 != 0 {
+            if let answer = quirks.noShortFileIdentifier { return ResponseAPDU(statusWord: answer) }
             guard command.p1 & 0x60 == 0, let fid = sfiToFID(command.p1 & 0x1F, in: state.df) else {
                 return ResponseAPDU(statusWord: .incorrectP1P2)
             }
@@ -303,9 +351,16 @@ public final class VirtualPassportChip: Sendable {
         guard let fid = state.selectedFile else { return ResponseAPDU(statusWord: .commandNotAllowedNoEF) }
         guard mayAccess(state.df, state, fid: fid) else { return ResponseAPDU(statusWord: .securityStatusNotSatisfied) }
         guard let content = file(fid, in: state.df) else { return ResponseAPDU(statusWord: .fileNotFound) }
+        if quirks.cardAccessUnreadable, state.df == .master, fid == EmulatedPassport.efCardAccess {
+            return ResponseAPDU(statusWord: .securityStatusNotSatisfied)
+        }
         let ne = command.ne ?? 256
+        if quirks.refuseLe00, ne == 256, !command.isExtended { return ResponseAPDU(statusWord: .wrongLength) }
         let cap = min(passport.maxReadLength, state.faults.readLengthCap ?? Int.max)
-        guard ne <= cap else { return ResponseAPDU(statusWord: .wrongLength) }
+        guard ne <= cap else {
+            if quirks.exactLengthHint, cap < 256 { return ResponseAPDU(statusWord: StatusWord(sw1: 0x6C, sw2: UInt8(cap))) }
+            return ResponseAPDU(statusWord: .wrongLength)
+        }
         guard offset <= content.count else { return ResponseAPDU(statusWord: .wrongP1P2) }
         state.statistics.readBinaryCommands += 1
         if command.ins == 0xB1 {

@@ -63,6 +63,32 @@ final class Tally: Sendable {
     }
 }
 
+/// Latencies counted in fixed 10 µs buckets up to 10 s (allocated once, so the soak's own memory
+/// does not grow with the number of requests it measures).
+struct Histogram {
+    static let bucketWidth = 0.01  // ms
+    private(set) var counts = [Int](repeating: 0, count: 1_000_000)
+    private(set) var total = 0
+
+    mutating func add(_ milliseconds: Double) {
+        counts[min(counts.count - 1, max(0, Int(milliseconds / Self.bucketWidth)))] += 1
+        total += 1
+    }
+
+    mutating func add(_ values: [Double]) { values.forEach { add($0) } }
+
+    func percentile(_ p: Double) -> Double {
+        guard total > 0 else { return 0 }
+        let rank = max(1, Int((Double(total) * p).rounded(.up)))
+        var seen = 0
+        for (index, count) in counts.enumerated() where count > 0 {
+            seen += count
+            if seen >= rank { return Double(index + 1) * Self.bucketWidth }
+        }
+        return Double(counts.count) * Self.bucketWidth
+    }
+}
+
 func percentile(_ values: [Double], _ p: Double) -> Double {
     guard !values.isEmpty else { return 0 }
     let sorted = values.sorted()
@@ -178,6 +204,7 @@ for index in 0..<options.pages {
     }
 }
 var all = Tally.Counts()
+var histograms = ["capability.query": Histogram(), "nfc.read": Histogram()]
 var earlyRSS: Double?
 // The pages run on threads of their own; the hosts need the main actor, so wait without blocking it.
 func waitForPages(upTo seconds: Int) async -> Bool {
@@ -189,23 +216,31 @@ func waitForPages(upTo seconds: Int) async -> Bool {
 }
 while !(await waitForPages(upTo: 10)) {
     let window = tally.drain()
-    for (action, values) in window.latencies { all.latencies[action, default: []] += values }
+    for (action, values) in window.latencies { histograms[action]?.add(values) }
     report("      ", window, elapsed: Date().timeIntervalSince(started))
-    if earlyRSS == nil { earlyRSS = residentMegabytes() }  // after warm-up (first 10 s)
+    // Warm-up: the first tenth of the run (at least 10 s), while every page's message log fills up.
+    if earlyRSS == nil, Date().timeIntervalSince(started) >= max(10, Double(options.seconds) / 10) { earlyRSS = residentMegabytes() }
 }
 let last = tally.drain()
-for (action, values) in last.latencies { all.latencies[action, default: []] += values }
+for (action, values) in last.latencies { histograms[action]?.add(values) }
 all.served = last.served
 all.busy = last.busy
 all.errors = last.errors
 print("")
-report("total ", all, elapsed: Date().timeIntervalSince(started))
+var summary = String(format: "total  %6.0f s", Date().timeIntervalSince(started))
+for action in ["capability.query", "nfc.read"] {
+    let histogram = histograms[action] ?? Histogram()
+    summary += String(format: "  %@ %d served, p50 %.2f ms, p99 %.2f ms", action, all.served[action] ?? 0,
+                      histogram.percentile(0.5), histogram.percentile(0.99))
+}
+summary += String(format: "  busy %d  errors %d", all.busy, all.errors.count)
+print(summary)
 let endRSS = residentMegabytes()
 let warm = earlyRSS ?? startRSS
 print(String(format: "RSS: start %.1f MB, after warm-up %.1f MB, end %.1f MB (%+.1f %% since warm-up); fds: start %d, end %d",
              startRSS, warm, endRSS, (endRSS - warm) / warm * 100, startFDs, openDescriptors()))
 for error in all.errors.prefix(10) { print("error: \(error)") }
-let p99 = percentile(all.latencies["capability.query"] ?? [], 0.99)
+let p99 = histograms["capability.query"]?.percentile(0.99) ?? 0
 print("goals: errors \(all.errors.isEmpty ? "0 ✓" : "\(all.errors.count) ✗"), p99 capability.query \(String(format: "%.2f", p99)) ms \(p99 < 5 ? "✓" : "✗"), RSS growth \((endRSS - warm) / warm < 0.10 ? "< 10 % ✓" : "≥ 10 % ✗")")
 await server.shutdown()
 _ = try? await serving.value

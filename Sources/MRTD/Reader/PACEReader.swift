@@ -11,16 +11,63 @@ extension PassportReader {
     }
 
     /// Reads EF.CardAccess (plain, on the MF) and returns its PACE offers; empty when there is none.
-    /// The read doubles as the extended-length probe.
+    /// The read doubles as the extended-length probe. On chips without short-EF-identifier support
+    /// (6986, 6A86, 6D00, 6E00 …) the file is selected by its identifier instead; 6A82, the normal
+    /// answer of a BAC-only chip, costs nothing more (`cardAccessNotFound` lets a chip that then
+    /// refuses BAC be looked at again by file identifier).
     func readCardAccess() async throws(MRTDError) -> [PACEInfo] {
         var response = try await readCardAccessFirstChunk()
-        // (6A82 is the normal answer of a BAC-only chip and costs nothing more.)
         if [.incorrectP1P2, .commandNotAllowedNoEF, .securityStatusNotSatisfied].contains(response.statusWord) {
             // The chip may still be inside an application from an earlier session: back to the MF.
-            let mf = try await channel.plain(CommandAPDU(ins: 0xA4, p1: 0x00, p2: 0x0C, data: [0x3F, 0x00]))
+            // (Some chips answer SELECT of the MF with 6A82, 6A86 or 6D00: then the read decides.)
+            let mf = try await select(CommandAPDU(ins: 0xA4, p1: 0x00, p2: 0x0C, data: [0x3F, 0x00]), secure: false)
             if mf.statusWord == .success { response = try await readCardAccessFirstChunk() }
         }
-        guard response.statusWord == .success || response.statusWord == .endOfFileReached, !response.data.isEmpty else { return [] }
+        if Self.noShortFileIdentifierAnswers.contains(response.statusWord) {
+            return try await readCardAccessBySelect()
+        }
+        return try await cardAccessOffers(response)
+    }
+
+    /// Answers to a READ BINARY by short EF identifier that mean the chip does not support it.
+    static let noShortFileIdentifierAnswers: Set<StatusWord> = [
+        .commandNotAllowedNoEF, .incorrectP1P2, .insNotSupported, .claNotSupported, .functionNotSupported, .wrongP1P2,
+    ]
+
+    /// EF.CardAccess selected by its identifier (011C) and read with plain READ BINARY.
+    func readCardAccessBySelect() async throws(MRTDError) -> [PACEInfo] {
+        cardAccessNotFound = false
+        // EF.CardAccess lives under the MF; the chip may be inside the application by now.
+        _ = try await select(CommandAPDU(ins: 0xA4, p1: 0x00, p2: 0x0C, data: [0x3F, 0x00]), secure: false)
+        let selected = try await select(.selectFile(LDSFile.cardAccess.fid), secure: false)
+        guard selected.statusWord == .success else { return try await cardAccessOffers(selected) }
+        var response = ResponseAPDU(data: [], statusWord: .wrongLength)
+        for length in [0xDF, 0x80, 0x40, 0x20] {
+            response = try await channel.plain(.readBinary(offset: 0, length: length))
+            if response.statusWord.sw1 == 0x6C, response.statusWord.sw2 > 0 {
+                response = try await channel.plain(.readBinary(offset: 0, length: Int(response.statusWord.sw2)))
+            }
+            if response.statusWord != .wrongLength { break }
+        }
+        return try await cardAccessOffers(response)
+    }
+
+    /// The PACE offers of EF.CardAccess, given the answer to its first READ BINARY (or SELECT).
+    func cardAccessOffers(_ response: ResponseAPDU) async throws(MRTDError) -> [PACEInfo] {
+        switch response.statusWord {
+        case .success, .endOfFileReached:
+            break
+        case .fileNotFound:
+            cardAccessNotFound = true
+            return []
+        case .securityStatusNotSatisfied, .conditionsOfUseNotSatisfied:
+            cardAccessNote = "EF.CardAccess is on the chip but could not be read (\(response.statusWord.meaning))"
+            return []
+        default:
+            cardAccessNote = "EF.CardAccess could not be read (\(response.statusWord.meaning))"
+            return []
+        }
+        guard !response.data.isEmpty else { return [] }
         var content = response.data
         // A long EF.CardAccess under short APDUs: read the rest.
         if let total = try? BERTLV.header(content).totalLength {
@@ -31,7 +78,10 @@ extension PassportReader {
             }
         }
         cardAccess = content
-        guard let infos = try? SecurityInfos(bytes: content) else { return [] }
+        guard let infos = try? SecurityInfos(bytes: content) else {
+            cardAccessNote = "EF.CardAccess could not be parsed"
+            return []
+        }
         return PACEInfo.all(in: infos)
     }
 
@@ -71,8 +121,24 @@ extension PassportReader {
         let reference: UInt8
         if case .can = accessKey { reference = 0x02 } else { reference = 0x01 }
         setAT += [0x83, 0x01, reference]
-        if let parameter = info.parameterId { setAT += [0x84, 0x01, UInt8(parameter)] }
-        let mse = try await channel.plain(CommandAPDU(ins: 0x22, p1: 0xC1, p2: 0xA4, data: setAT))
+        // The parameter id (tag 84): most chips take it, some require it (6A87 without), some refuse
+        // it (6A80): the other form is tried once, and what worked is kept for the read.
+        let parameterObject: [UInt8] = info.parameterId.map { [0x84, 0x01, UInt8($0)] } ?? []
+        func setATCommand(withParameter: Bool) -> CommandAPDU {
+            CommandAPDU(ins: 0x22, p1: 0xC1, p2: 0xA4, data: setAT + (withParameter ? parameterObject : []))
+        }
+        let withParameter = mseWithParameterId ?? !parameterObject.isEmpty
+        var mse = try await channel.plain(setATCommand(withParameter: withParameter))
+        if mseWithParameterId == nil, !parameterObject.isEmpty,
+           [.wrongData, .lcInconsistentWithP1P2, .referencedDataNotFound, .wrongP1P2, .incorrectP1P2].contains(mse.statusWord) {
+            let other = try await channel.plain(setATCommand(withParameter: !withParameter))
+            if other.statusWord == .success || other.statusWord.sw1 == 0x63 {
+                mseWithParameterId = !withParameter
+                mse = other
+            }
+        } else if mse.statusWord == .success || mse.statusWord.sw1 == 0x63 {
+            mseWithParameterId = withParameter
+        }
         guard mse.statusWord == .success || mse.statusWord.sw1 == 0x63 else {
             throw MRTDError(.notSupported, "the chip refused \(id) (MSE:Set AT: \(mse.statusWord.meaning))", statusWord: mse.statusWord)
         }

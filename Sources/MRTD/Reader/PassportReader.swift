@@ -119,6 +119,16 @@ public final class PassportReader {
     /// Whether the Chip Authentication key came from EF.CardSecurity rather than DG14.
     var chipKeyFromCardSecurity = false
     var chipOutcome: VerificationOutcome?
+    /// Whether the chip supports READ BINARY with a short EF identifier (`nil`: not learnt yet).
+    var shortFileIdentifiers: Bool?
+    /// Whether the chip wants an Le on SELECT (`nil`: not learnt yet; none is sent first).
+    var selectWithLe: Bool?
+    /// Whether MSE:Set AT for PACE carries the parameter id (`nil`: not learnt yet; sent first).
+    var mseWithParameterId: Bool?
+    /// EF.CardAccess answered 6A82 to a read by short EF identifier (absent, or no SFI support).
+    var cardAccessNotFound = false
+    /// Why EF.CardAccess gave no PACE offers although it seems to be there.
+    var cardAccessNote: String?
     var lastPercent = 0
     var bytesOfFiles = 0
 
@@ -286,50 +296,76 @@ public final class PassportReader {
     // MARK: Access control
 
     func authenticate() async throws(MRTDError) {
-        let offers = options.accessControl == .bacOnly ? [] : try await readCardAccess()
-        let usable = offers.filter(Self.canPerform).sorted { $0.preference > $1.preference }
-        if let best = usable.first {
-            do {
-                try await performPACE(best)
-                // A card whose EF.CardAccess announces Chip Authentication keeps the key in
-                // EF.CardSecurity (on the MF, readable now): authenticate the chip before the
-                // application is selected and any data group is read.
-                if options.verifyChip, chipOutcome == nil, cardAccessOffersChipAuthentication {
-                    chipOutcome = try await chipAuthenticationFromCardSecurity()
-                    // A failed CA leaves no usable session on the chip: open it again.
-                    if chipOutcome?.status == .invalid { try await performPACE(best) }
-                }
-                try await selectApplicationSecurely()
-                pace = best
-                accessControl = "PACE"
-                adoptExtendedLength()
-                return
-            } catch {
-                // A wrong key, a departed card or a cancellation ends here; PACE broken for another
-                // reason (an unsupported step, a chip quirk) falls back to BAC, and the result says so.
-                let fatal: Set<MRTDError.Code> = [.accessDenied, .cardRemoved, .cancelled, .communicationFailure]
-                if fatal.contains(error.code) || options.accessControl == .paceOnly { throw error }
-                accessControlNote = "PACE (\(best.protocolID)) failed: \(error.reason); used BAC"
-            }
-        } else if !offers.isEmpty {
-            accessControlNote = "the chip offers \(offers.map(\.description).joined(separator: ", ")), which this reader does not perform; used BAC"
+        var offers = options.accessControl == .bacOnly ? [] : try await readCardAccess()
+        let bacImpossible: Bool
+        if case .can = accessKey { bacImpossible = true } else { bacImpossible = options.accessControl == .paceOnly }
+        if offers.isEmpty, cardAccessNotFound, bacImpossible {
+            // Only PACE can open this chip: a 6A82 to the read by short EF identifier may mean
+            // the chip does not support them. Look for EF.CardAccess by file identifier.
+            offers = try await readCardAccessBySelect()
         }
+        if try await openWithPACE(offers) { return }
         switch (options.accessControl, accessKey) {
         case (.paceOnly, _):
-            throw MRTDError(.notSupported, offers.isEmpty ? "the chip does not offer PACE" : (accessControlNote ?? "PACE is not possible"))
+            throw MRTDError(.notSupported, offers.isEmpty ? "the chip does not offer PACE" + (cardAccessNote.map { " (\($0))" } ?? "")
+                                                          : (accessControlNote ?? "PACE is not possible"))
         case (_, .can):
             throw MRTDError(.notSupported, "a CAN needs PACE, and \(offers.isEmpty ? "the chip does not offer PACE" : (accessControlNote ?? "PACE was not possible"))")
         default:
             break
         }
-        try await selectApplication()
-        try await basicAccessControl()
+        do {
+            try await selectApplication()
+            try await basicAccessControl()
+        } catch where error.code == .notSupported && cardAccessNotFound && options.accessControl != .bacOnly {
+            // A chip that opens with PACE only, whose EF.CardAccess was not found by short EF
+            // identifier: it may not support them. Look for it by file identifier.
+            let again = try await readCardAccessBySelect()
+            guard try await openWithPACE(again) else { throw error }
+            return
+        }
+        if accessControlNote == nil, let cardAccessNote { accessControlNote = cardAccessNote + "; used BAC" }
         accessControl = "BAC"
+    }
+
+    /// Opens the chip with the best PACE offer this reader performs. Returns false (with a note
+    /// why) when there is none or PACE failed for a reason that BAC may get around.
+    func openWithPACE(_ offers: [PACEInfo]) async throws(MRTDError) -> Bool {
+        let usable = offers.filter(Self.canPerform).sorted { $0.preference > $1.preference }
+        guard let best = usable.first else {
+            if !offers.isEmpty {
+                accessControlNote = "the chip offers \(offers.map(\.description).joined(separator: ", ")), which this reader does not perform; used BAC"
+            }
+            return false
+        }
+        do {
+            try await performPACE(best)
+            // A card whose EF.CardAccess announces Chip Authentication keeps the key in
+            // EF.CardSecurity (on the MF, readable now): authenticate the chip before the
+            // application is selected and any data group is read.
+            if options.verifyChip, chipOutcome == nil, cardAccessOffersChipAuthentication {
+                chipOutcome = try await chipAuthenticationFromCardSecurity()
+                // A failed CA leaves no usable session on the chip: open it again.
+                if chipOutcome?.status == .invalid { try await performPACE(best) }
+            }
+            try await selectApplicationSecurely()
+            pace = best
+            accessControl = "PACE"
+            adoptExtendedLength()
+            return true
+        } catch {
+            // A wrong key, a departed card or a cancellation ends here; PACE broken for another
+            // reason (an unsupported step, a chip quirk) falls back to BAC, and the result says so.
+            let fatal: Set<MRTDError.Code> = [.accessDenied, .cardRemoved, .cancelled, .communicationFailure]
+            if fatal.contains(error.code) || options.accessControl == .paceOnly { throw error }
+            accessControlNote = "PACE (\(best.protocolID)) failed: \(error.reason); used BAC"
+            return false
+        }
     }
 
     /// After PACE: SELECT the eMRTD application under secure messaging.
     func selectApplicationSecurely() async throws(MRTDError) {
-        let response = try await channel.secure(.selectApplication(Self.eMRTDApplication))
+        let response = try await selectSecurely(.selectApplication(Self.eMRTDApplication))
         guard response.statusWord == .success else {
             throw MRTDError(.notSupported, "the card has no eMRTD application: \(response.statusWord.meaning)", statusWord: response.statusWord)
         }
@@ -346,7 +382,7 @@ public final class PassportReader {
     }
 
     func selectApplication() async throws(MRTDError) {
-        let response = try await channel.plain(.selectApplication(Self.eMRTDApplication))
+        let response = try await select(.selectApplication(Self.eMRTDApplication), secure: false)
         guard response.statusWord == .success else {
             throw MRTDError(.notSupported, "the card has no eMRTD application: \(response.statusWord.meaning)",
                             statusWord: response.statusWord)
@@ -418,7 +454,7 @@ public final class PassportReader {
             throw MRTDError(.communicationFailure, "the chip keeps dropping secure messaging")
         }
         try await reauthenticate()
-        let response = try await channel.secure(.selectFile(file.fid))
+        let response = try await selectSecurely(.selectFile(file.fid))
         guard response.statusWord == .success else {
             throw MRTDError(.unexpectedStatus, "re-selecting \(file) failed: \(response.statusWord.meaning)", statusWord: response.statusWord)
         }
@@ -470,48 +506,98 @@ public final class PassportReader {
         return .content(content)
     }
 
-    /// READ BINARY by SFI at offset 0 (which also selects the file); falls back to SELECT by file
-    /// identifier on chips that refuse SFI access.
+    /// The first chunk of `file`: READ BINARY by short EF identifier at offset 0 (selecting and
+    /// reading in one APDU) while the chip supports it; SELECT by file identifier and READ BINARY
+    /// on chips that do not. Which one the chip supports is learnt from the first file and kept
+    /// for the session, so a chip with SFI support never costs an extra APDU.
     func readFirstChunk(_ file: LDSFile) async throws(MRTDError) -> FileOutcome {
         var length = readSize
         var recoveries = 0
         while true {
-            let response: ResponseAPDU
             do {
-                response = try await channel.secure(.readBinary(sfi: file.sfi, offset: 0, length: length))
+                if let outcome = try await firstChunkAttempt(file, length: &length) { return outcome }
             } catch let error where error.code == .secureMessagingDropped {
+                // The chip ended secure messaging (or counts unprotected answers differently than
+                // we assumed): a new session, and the file again from the start.
                 recoveries += 1
                 guard recoveries <= Self.maxReauthentications else { throw error }
                 length = recoverLength(after: error, length: length, extended: length > 256)
                 reauthentications += 1
                 try await reauthenticate()
-                continue
-            }
-            switch response.statusWord {
-            case .success, .endOfFileReached:
-                return .content(response.data)
-            case .fileNotFound:
-                return .absent("not present on the chip")
-            case .securityStatusNotSatisfied, .conditionsOfUseNotSatisfied:
-                return .absent("access protected (needs Extended Access Control)")
-            case .wrongLength:
-                length = stepDown(from: length, exact: nil)
-            case _ where response.statusWord.sw1 == 0x6C:
-                length = stepDown(from: length, exact: Int(response.statusWord.sw2))
-            default:
-                // No SFI support (6A86, 6A81, 6D00, 6986 …): select by file identifier instead.
-                let select = try await channel.secure(.selectFile(file.fid))
-                switch select.statusWord {
-                case .success: break
-                case .fileNotFound: return .absent("not present on the chip")
-                case .securityStatusNotSatisfied, .conditionsOfUseNotSatisfied:
-                    return .absent("access protected (needs Extended Access Control)")
-                default:
-                    throw MRTDError(.unexpectedStatus, "selecting \(file) failed: \(select.statusWord.meaning)", statusWord: select.statusWord)
-                }
-                return .content(try await readChunk(file, offset: 0, length: length))
             }
         }
+    }
+
+    /// One try at the first chunk; `nil` when it should be tried again with the (smaller) `length`.
+    private func firstChunkAttempt(_ file: LDSFile, length: inout Int) async throws(MRTDError) -> FileOutcome? {
+        if shortFileIdentifiers == false {
+            return try await selectAndReadFirstChunk(file, length: length)
+        }
+        let response = try await channel.secure(.readBinary(sfi: file.sfi, offset: 0, length: length))
+        switch response.statusWord {
+        case .success, .endOfFileReached:
+            shortFileIdentifiers = true
+            return .content(response.data)
+        case .securityStatusNotSatisfied, .conditionsOfUseNotSatisfied:
+            shortFileIdentifiers = true
+            return .absent(Self.protectedReason)
+        case .wrongLength:
+            length = stepDown(from: length, exact: nil)
+            return nil
+        case _ where response.statusWord.sw1 == 0x6C:
+            length = stepDown(from: length, exact: Int(response.statusWord.sw2))
+            return nil
+        case .fileNotFound where shortFileIdentifiers == true:
+            return .absent(Self.absentReason)
+        case .fileNotFound, .commandNotAllowedNoEF, .incorrectP1P2, .insNotSupported, .claNotSupported,
+             .functionNotSupported, .wrongP1P2:
+            // No support for short EF identifiers (6A82 can mean either: SELECT tells which).
+            let outcome = try await selectAndReadFirstChunk(file, length: length)
+            if case .content = outcome { shortFileIdentifiers = false }
+            return outcome
+        default:
+            throw MRTDError(.unexpectedStatus, "reading \(file) failed: \(response.statusWord.meaning)",
+                            statusWord: response.statusWord)
+        }
+    }
+
+    static let absentReason = "not present on the chip"
+    static let protectedReason = "access protected (needs Extended Access Control)"
+
+    /// SELECT `file` by its identifier and read its first chunk.
+    func selectAndReadFirstChunk(_ file: LDSFile, length: Int) async throws(MRTDError) -> FileOutcome {
+        let select = try await selectSecurely(.selectFile(file.fid))
+        switch select.statusWord {
+        case .success: break
+        case .fileNotFound: return .absent(Self.absentReason)
+        case .securityStatusNotSatisfied, .conditionsOfUseNotSatisfied: return .absent(Self.protectedReason)
+        default:
+            throw MRTDError(.unexpectedStatus, "selecting \(file) failed: \(select.statusWord.meaning)", statusWord: select.statusWord)
+        }
+        return .content(try await readChunk(file, offset: 0, length: length))
+    }
+
+    /// SELECT under secure messaging, with or without an Le as the chip wants it: some chips
+    /// refuse an Le on SELECT (6700), others require one. Learnt once per session.
+    func selectSecurely(_ command: CommandAPDU) async throws(MRTDError) -> ResponseAPDU {
+        try await select(command, secure: true)
+    }
+
+    func select(_ command: CommandAPDU, secure: Bool) async throws(MRTDError) -> ResponseAPDU {
+        func send(_ withLe: Bool) async throws(MRTDError) -> ResponseAPDU {
+            var command = command
+            command.ne = withLe ? 256 : nil
+            return secure ? try await channel.secure(command) : try await channel.plain(command)
+        }
+        let first = selectWithLe ?? (command.ne != nil)
+        let response = try await send(first)
+        if response.statusWord == .wrongLength, selectWithLe == nil {
+            let other = try await send(!first)
+            if other.statusWord != .wrongLength { selectWithLe = !first }
+            return other
+        }
+        if response.statusWord == .success, selectWithLe == nil { selectWithLe = first }
+        return response
     }
 
     /// The read size to retry with after the chip dropped secure messaging on a read of `length`.

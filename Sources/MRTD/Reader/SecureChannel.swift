@@ -12,6 +12,15 @@ final class SecureChannel {
     private(set) var cardTime: Duration = .zero
     /// What we know of the chip's APDU limits.
     var extendedLength = false
+    /// Whether this chip counts an unprotected answer in its send sequence counter (`nil`: not
+    /// learnt yet; tried as `true` first, as JMRTD and ICAO's "every APDU" reading do). Learnt once,
+    /// kept for the rest of the read (new sessions of the same chip behave the same).
+    var unprotectedAnswersCountInSSC: Bool?
+    /// An unprotected answer came while the convention was not known: the next protected
+    /// exchange tells which one the chip follows.
+    private var conventionPending = false
+    /// Error answers the chip gave without secure messaging while it was on.
+    private(set) var unprotectedAnswers = 0
 
     init(connection: any CardConnection) {
         self.connection = connection
@@ -65,8 +74,14 @@ final class SecureChannel {
         }
     }
 
-    /// A command under secure messaging. Throws `.secureMessagingFailure` with the chip's status
-    /// word when the chip answered in plain (it dropped the session) or the response MAC is wrong.
+    /// A command under secure messaging.
+    ///
+    /// An error status word the chip answers without secure messaging (6A82, 6982, 6700, 6282 …,
+    /// as some chips do) is returned as that status, with no data; the session goes on, with the
+    /// send sequence counter counted the way this chip counts such answers. A plain 9000 (data
+    /// must be protected), 6987/6988 (the chip ended secure messaging) or a plain answer with data
+    /// throw `.secureMessagingDropped`; a wrong MAC or malformed protection throws
+    /// `.secureMessagingFailure`. In both cases the session is over.
     func secure(_ command: CommandAPDU) async throws(MRTDError) -> ResponseAPDU {
         guard var sm = session else { throw MRTDError(.secureMessagingFailure, "no secure-messaging session") }
         let protected = try sm.protect(command)
@@ -78,15 +93,44 @@ final class SecureChannel {
             session = nil
             throw MRTDError(.secureMessagingFailure, "the chip's answer is malformed")
         }
+        if response.data.isEmpty, Self.isPlainErrorStatus(response.statusWord) {
+            if conventionPending {
+                // The chip checked this command's MAC before it answered: our SSC was its SSC.
+                conventionPending = false
+                unprotectedAnswersCountInSSC = true
+            }
+            // The chip answers an error without secure messaging: taken as that status.
+            if unprotectedAnswersCountInSSC != false { sm.countUnprotectedAnswer() }
+            if unprotectedAnswersCountInSSC == nil { conventionPending = true }
+            unprotectedAnswers += 1
+            session = sm
+            return ResponseAPDU(data: [], statusWord: response.statusWord)
+        }
         do {
             let plain = try sm.unprotect(response)
             session = sm
+            if conventionPending {
+                conventionPending = false
+                unprotectedAnswersCountInSSC = true
+            }
             return plain
         } catch {
             // The SSC has moved on, but so has the chip's: either way this session is over.
             session = nil
+            if conventionPending, error.code == .secureMessagingDropped {
+                // The first protected exchange after an unprotected answer failed: this chip does
+                // not count such answers. The caller opens a new session and goes on.
+                conventionPending = false
+                unprotectedAnswersCountInSSC = false
+            }
             throw error
         }
+    }
+
+    /// Status words a chip may send without secure messaging to report an error: everything but
+    /// success, "more data" (61xx) and the secure-messaging errors themselves, which end the session.
+    static func isPlainErrorStatus(_ status: StatusWord) -> Bool {
+        status != .success && status.sw1 != 0x61 && status != .smDataObjectsMissing && status != .smDataObjectsIncorrect
     }
 
     /// Sends in whatever mode is active.

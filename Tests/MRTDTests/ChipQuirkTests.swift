@@ -1,0 +1,176 @@
+import Foundation
+import MRTDEmulator
+import SmartCard
+import TestSupport
+import Testing
+@testable import MRTD
+
+/// One field behaviour (`../shared/field-profiles.md`), as emulator switches.
+struct Quirk: CustomTestStringConvertible, Sendable {
+    let name: String
+    /// Data groups to ask for (some quirks only show on a file that is not there).
+    var dataGroups: [Int]? = nil
+    var maxReadLength: Int? = nil
+    var extendedLength: Bool? = nil
+    /// Whether PACE is expected to open a chip that offers it.
+    var paceWorks = true
+    let apply: @Sendable (inout ChipQuirks) -> Void
+
+    var testDescription: String { name }
+
+    /// DG5 is listed in no fixture: asking for it makes the chip answer "not found" between reads.
+    static let withAbsentFile = [1, 2, 5, 11, 12]
+
+    static let all: [Quirk] = [
+        Quirk(name: "no SFI (6A82)") { $0.noShortFileIdentifier = "6A82" },
+        Quirk(name: "no SFI (6986)") { $0.noShortFileIdentifier = "6986" },
+        Quirk(name: "no SFI (6A86)") { $0.noShortFileIdentifier = "6A86" },
+        Quirk(name: "no SFI (6D00)") { $0.noShortFileIdentifier = "6D00" },
+        Quirk(name: "no SFI (6E00)") { $0.noShortFileIdentifier = "6E00" },
+        Quirk(name: "plain errors, counted in the SSC", dataGroups: withAbsentFile) { $0.plainErrors = true },
+        Quirk(name: "plain errors, not counted in the SSC", dataGroups: withAbsentFile) {
+            $0.plainErrors = true
+            $0.plainErrorsCountInSSC = false
+        },
+        Quirk(name: "plain errors ending secure messaging", dataGroups: withAbsentFile) {
+            $0.plainErrors = true
+            $0.plainErrorsEndSession = true
+        },
+        Quirk(name: "Le = 00 refused", extendedLength: false) { $0.refuseLe00 = true },
+        Quirk(name: "READ BINARY limit A0 (6700)", maxReadLength: 0xA0, extendedLength: false) { _ in },
+        Quirk(name: "READ BINARY limit A0 (6CA0)", maxReadLength: 0xA0, extendedLength: false) { $0.exactLengthHint = true },
+        Quirk(name: "SELECT refuses Le") { $0.selectLe = "refused" },
+        Quirk(name: "SELECT requires Le") { $0.selectLe = "required" },
+        Quirk(name: "SELECT requires Le, no SFI") {
+            $0.selectLe = "required"
+            $0.noShortFileIdentifier = "6A86"
+        },
+        Quirk(name: "MSE:Set AT requires the parameter id") { $0.paceParameterIdInMSE = "required" },
+        Quirk(name: "MSE:Set AT refuses the parameter id") { $0.paceParameterIdInMSE = "refused" },
+        Quirk(name: "SELECT MF answered 6A82") { $0.selectMasterFile = "6A82" },
+        Quirk(name: "SELECT MF answered 6D00") { $0.selectMasterFile = "6D00" },
+        Quirk(name: "EF.CardAccess unreadable", paceWorks: false) { $0.cardAccessUnreadable = true },
+        Quirk(name: "everything at once", dataGroups: withAbsentFile, maxReadLength: 0xA0, extendedLength: false) {
+            $0.noShortFileIdentifier = "6A82"
+            $0.plainErrors = true
+            $0.plainErrorsCountInSSC = false
+            $0.refuseLe00 = true
+            $0.exactLengthHint = true
+            $0.selectLe = "required"
+            $0.paceParameterIdInMSE = "required"
+            $0.selectMasterFile = "6A86"
+        },
+    ]
+
+    /// The fixture's key: its CAN where PACE is expected to work, else its MRZ (BAC is the way out).
+    func accessKey(_ name: String) throws -> AccessKey {
+        paceWorks ? try TestFixtures.accessKey(name) : try AccessKey.mrz(try TestFixtures.description(name).mrz.lines.joined(separator: "\n"))
+    }
+
+    func chip(_ name: String) throws -> VirtualPassportChip {
+        var description = try TestFixtures.description(name)
+        if maxReadLength != nil || extendedLength != nil {
+            var settings = description.chip ?? .init()
+            if let maxReadLength { settings.maxReadLength = maxReadLength }
+            if let extendedLength { settings.extendedLength = extendedLength }
+            description.chip = settings
+        }
+        var quirks = ChipQuirks()
+        apply(&quirks)
+        description.quirks = quirks
+        let passport = try EmulatedPassport(description: description, baseDirectory: TestFixtures.url("passports"),
+                                            signer: try TestFixtures.documentSigner())
+        return VirtualPassportChip(passport: passport)
+    }
+}
+
+/// The checks every quirky read must pass: the same files as the chip holds, verified.
+func expectFaithfulRead(_ result: PassportReadResult, of chip: VirtualPassportChip, quirk: Quirk, passport name: String,
+                        sourceLocation: SourceLocation = #_sourceLocation) {
+    let label = "\(quirk.name) on \(name)"
+    #expect(result.passiveOutcome.status == .valid, "\(label): \(result.passiveOutcome.detail)", sourceLocation: sourceLocation)
+    for (fid, content) in chip.passport.applicationFiles {
+        let file: LDSFile = fid == 0x011E ? .com : fid == 0x011D ? .sod : .dataGroup(Int(fid - 0x0100))
+        guard quirk.dataGroups.map({ file.dataGroupNumber.map($0.contains) ?? true }) ?? true else { continue }
+        #expect(result.files[file] == content, "\(label): \(file)", sourceLocation: sourceLocation)
+    }
+    if let wanted = quirk.dataGroups, wanted.contains(5) {
+        #expect(result.skipped[.dataGroup(5)] != nil, "\(label): DG5 reported absent", sourceLocation: sourceLocation)
+    }
+    let offersPACE = chip.passport.pace != nil
+    #expect(result.accessControl == (offersPACE && quirk.paceWorks ? "PACE" : "BAC"),
+            "\(label): \(result.accessControlNote ?? "")", sourceLocation: sourceLocation)
+    if offersPACE && !quirk.paceWorks {
+        #expect(result.accessControlNote?.contains("EF.CardAccess") == true, "\(label): the note says why", sourceLocation: sourceLocation)
+    }
+}
+
+@Suite("Chip quirks, in process")
+struct ChipQuirkTests {
+    static let passports = ["utopia-td3-jpeg", "utopia-td3-pace"]
+    static let trust = TestFixtures.testTrustStore
+
+    @Test("each quirk and all at once, on a BAC passport and a PACE passport", arguments: Quirk.all, passports)
+    func quirkyChipIsRead(quirk: Quirk, passport: String) async throws {
+        let chip = try quirk.chip(passport)
+        let result = try await PassportReader(connection: EmulatedCardConnection(chip: chip),
+                                              accessKey: try quirk.accessKey(passport),
+                                              options: ReadOptions(dataGroups: quirk.dataGroups, trustStore: Self.trust)).read()
+        expectFaithfulRead(result, of: chip, quirk: quirk, passport: passport)
+        #expect(result.statistics.reauthentications <= 3, "\(quirk.name): \(result.statistics.reauthentications) new sessions")
+    }
+
+    @Test("a PACE-only card with each quirk PACE can get around", arguments: Quirk.all.filter(\.paceWorks))
+    func paceOnlyCard(quirk: Quirk) async throws {
+        let chip = try quirk.chip("utopia-id-pace-only")
+        let result = try await PassportReader(connection: EmulatedCardConnection(chip: chip),
+                                              accessKey: try TestFixtures.accessKey("utopia-id-pace-only"),
+                                              options: ReadOptions(dataGroups: quirk.dataGroups, trustStore: Self.trust)).read()
+        expectFaithfulRead(result, of: chip, quirk: quirk, passport: "utopia-id-pace-only")
+    }
+
+    @Test("a chip that supports SFI costs no extra APDU for the fallback")
+    func noExtraAPDUWithSFI() async throws {
+        let chip = try Quirk(name: "none") { _ in }.chip("utopia-td3-jpeg")
+        let result = try await PassportReader(connection: EmulatedCardConnection(chip: chip),
+                                              accessKey: try TestFixtures.accessKey("utopia-td3-jpeg"),
+                                              options: ReadOptions(trustStore: Self.trust)).read()
+        // EF.CardAccess, SELECT, GET CHALLENGE, EXTERNAL AUTHENTICATE, one READ BINARY per file.
+        #expect(result.statistics.apdus == 1 + 3 + chip.passport.applicationFiles.count)
+    }
+
+    @Test("the SSC convention is learnt once: a second unprotected answer costs no new session")
+    func sscConventionIsLearntOnce() async throws {
+        let quirk = Quirk(name: "plain errors, not counted", dataGroups: [1, 5, 6, 11, 12]) {
+            $0.plainErrors = true
+            $0.plainErrorsCountInSSC = false
+        }
+        let chip = try quirk.chip("utopia-td3-jpeg")
+        let result = try await PassportReader(connection: EmulatedCardConnection(chip: chip),
+                                              accessKey: try TestFixtures.accessKey("utopia-td3-jpeg"),
+                                              options: ReadOptions(dataGroups: quirk.dataGroups, trustStore: Self.trust)).read()
+        #expect(result.passiveOutcome.status == .valid)
+        #expect(result.statistics.reauthentications == 1, "one new session to learn the convention, none for DG6")
+        #expect(result.skipped.keys.sorted() == [.dataGroup(5), .dataGroup(6)])
+    }
+}
+
+@Suite("Chip quirks through pcscd", .serialized)
+struct ChipQuirkPCSCTests {
+    static let trust = TestFixtures.testTrustStore
+
+    @Test("quirks end to end through pcscd + vpcd", arguments: Quirk.all, ["utopia-td3-jpeg", "utopia-td3-pace"])
+    func throughPCSC(quirk: Quirk, passport: String) async throws {
+        let chip = try quirk.chip(passport)
+        let key = try quirk.accessKey(passport)
+        let result = try await PCSCDHarness.withEmulatedCard(chip) { _ in
+            let backend = PCSCBackend()
+            let info = try await backend.waitForCard(readerMatching: PCSCDHarness.vpcdReaderName, timeout: .seconds(10))
+            let connection = try await backend.connect(reader: info.name)
+            defer { Task { await connection.disconnect() } }
+            return try await PassportReader(connection: connection, accessKey: key,
+                                            options: ReadOptions(dataGroups: quirk.dataGroups, trustStore: Self.trust)).read()
+        }
+        expectFaithfulRead(result, of: chip, quirk: quirk, passport: passport)
+    }
+}
