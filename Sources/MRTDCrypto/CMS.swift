@@ -78,29 +78,114 @@ public final class CMSSignedData: @unchecked Sendable {
                           signingTime: signingTime)
     }
 
-    /// Checks the signature(s) over the content and signed attributes (message digest included),
-    /// without judging the signer's certificate: that is `TrustStore`'s job. `extraCertificates`
-    /// are used when the SignedData does not carry its signer's certificate. Returns the signer
-    /// certificate; throws when the signature does not verify.
+    /// Checks the signature over the content and signed attributes (message digest included),
+    /// without judging the signer's certificate: that is `TrustStore`'s job. Returns the signer
+    /// certificate; throws when no certificate matches the signer or the signature does not verify.
+    ///
+    /// The signer is looked for among the certificates the SignedData carries, then among
+    /// `extraCertificates` (a trust store's document signers). It is matched as issuers do name it
+    /// in the field, not only byte for byte: by subject key identifier, or by serial number and an
+    /// issuer name compared canonically (attribute order, string types, case and spacing do not
+    /// matter). OpenSSL's own matching, used by `CMS_verify`, refuses such EF.SODs.
     public func verifySignature(extraCertificates: [Certificate] = []) throws(CryptoError) -> Certificate {
-        guard let stack = COpenSSLShim_x509_stack_new() else { throw CryptoError.openSSL("sk_X509_new") }
-        defer { COpenSSLShim_x509_stack_free(stack) }
-        for certificate in extraCertificates where X509_up_ref(certificate.pointer) == 1 {
-            _ = COpenSSLShim_x509_stack_push(stack, certificate.pointer)
+        guard let infos = CMS_get0_SignerInfos(pointer), OPENSSL_sk_num(infos) > 0 else {
+            throw CryptoError(.invalidInput, "the SignedData has no signer")
         }
-        let flags = UInt32(CMS_NO_SIGNER_CERT_VERIFY | CMS_BINARY)
-        ERR_clear_error()
-        guard CMS_verify(pointer, stack, nil, nil, nil, flags) == 1 else {
-            throw CryptoError(.invalidInput, CryptoError.openSSL("CMS_verify").reason)
+        let candidates = certificates + extraCertificates
+        var signer: Certificate?
+        for index in 0..<OPENSSL_sk_num(infos) {
+            guard let raw = OPENSSL_sk_value(infos, index) else { continue }
+            let info = OpaquePointer(raw)
+            guard let certificate = candidates.first(where: { Self.signer(info, matches: $0) }) else {
+                throw CryptoError(.invalidInput, "signer certificate not found (\(Self.signerDescription(info)))")
+            }
+            CMS_SignerInfo_set1_signer_cert(info, certificate.pointer)
+            ERR_clear_error()
+            if CMS_signed_get_attr_count(info) >= 0 {
+                // Signed attributes: the signature covers them (the message digest is checked below).
+                guard CMS_SignerInfo_verify(info) == 1 else {
+                    throw CryptoError(.invalidInput, "the signature does not verify: \(CryptoError.openSSL("CMS_SignerInfo_verify").reason)")
+                }
+            }
+            signer = signer ?? certificate
         }
-        guard let signers = CMS_get0_signers(pointer) else { throw CryptoError.openSSL("CMS_get0_signers") }
-        defer { OPENSSL_sk_free(signers) }
-        guard COpenSSLShim_x509_stack_count(signers) > 0, let first = COpenSSLShim_x509_stack_value(signers, 0),
-              X509_up_ref(first) == 1 else {
-            throw CryptoError(.invalidInput, "the SignedData names no signer certificate")
+        // The content through the digests: the message-digest attribute, or the signature itself
+        // when there are no signed attributes.
+        guard let data = CMS_dataInit(pointer, nil) else { throw CryptoError.openSSL("CMS_dataInit") }
+        defer { BIO_free_all(data) }
+        var buffer = [UInt8](repeating: 0, count: 4_096)
+        while BIO_read(data, &buffer, Int32(buffer.count)) > 0 {}
+        for index in 0..<OPENSSL_sk_num(infos) {
+            guard let raw = OPENSSL_sk_value(infos, index) else { continue }
+            ERR_clear_error()
+            guard CMS_SignerInfo_verify_content(OpaquePointer(raw), data) == 1 else {
+                throw CryptoError(.invalidInput, "the content does not match the signature: \(CryptoError.openSSL("CMS_SignerInfo_verify_content").reason)")
+            }
         }
-        return Certificate(taking: first)
+        guard let signer else { throw CryptoError(.invalidInput, "the SignedData names no signer certificate") }
+        return signer
     }
+
+    /// Whether `certificate` is the one `info` names.
+    static func signer(_ info: OpaquePointer, matches certificate: Certificate) -> Bool {
+        var keyIdentifier: UnsafeMutablePointer<ASN1_OCTET_STRING>?
+        var issuer: OpaquePointer?
+        var serial: UnsafeMutablePointer<ASN1_INTEGER>?
+        guard CMS_SignerInfo_get0_signer_id(info, &keyIdentifier, &issuer, &serial) == 1 else { return false }
+        if let keyIdentifier {
+            guard let subjectKeyIdentifier = certificate.subjectKeyIdentifier else { return false }
+            return asn1Bytes(keyIdentifier) == subjectKeyIdentifier
+        }
+        guard let issuer, let serial, ASN1_INTEGER_cmp(serial, X509_get0_serialNumber(certificate.pointer)) == 0,
+              let certificateIssuer = X509_get_issuer_name(certificate.pointer) else { return false }
+        return DistinguishedName(issuer) == DistinguishedName(certificateIssuer)
+    }
+
+    /// How the signer is named, for an error text.
+    static func signerDescription(_ info: OpaquePointer) -> String {
+        var keyIdentifier: UnsafeMutablePointer<ASN1_OCTET_STRING>?
+        var issuer: OpaquePointer?
+        var serial: UnsafeMutablePointer<ASN1_INTEGER>?
+        guard CMS_SignerInfo_get0_signer_id(info, &keyIdentifier, &issuer, &serial) == 1 else { return "no signer identifier" }
+        if let keyIdentifier {
+            return "subject key identifier " + asn1Bytes(keyIdentifier).map { String(format: "%02X", $0) }.joined()
+        }
+        let serialText = serial.map { asn1Bytes($0).map { String(format: "%02X", $0) }.joined() } ?? "?"
+        return "issuer \(issuer.map { Certificate.name($0) } ?? "?"), serial \(serialText)"
+    }
+}
+
+/// A distinguished name as a multiset of (attribute type, value) pairs with values compared the
+/// way RFC 4518 compares directory strings (caseIgnoreMatch): Unicode case folded, leading and
+/// trailing space removed and inner runs of space collapsed, whatever the string type.
+struct DistinguishedName: Equatable {
+    private let attributes: [String]
+
+    init(_ name: OpaquePointer) {
+        var attributes: [String] = []
+        for index in 0..<X509_NAME_entry_count(name) {
+            guard let entry = X509_NAME_get_entry(name, index) else { continue }
+            let type = objectText(X509_NAME_ENTRY_get_object(entry))
+            var value = ""
+            if let data = X509_NAME_ENTRY_get_data(entry) {
+                var utf8: UnsafeMutablePointer<UInt8>?
+                let length = ASN1_STRING_to_UTF8(&utf8, data)
+                if length >= 0, let utf8 {
+                    value = String(decoding: UnsafeBufferPointer(start: utf8, count: Int(length)), as: UTF8.self)
+                    COpenSSLShim_free(utf8)
+                }
+            }
+            let normalised = value.lowercased().split(whereSeparator: \.isWhitespace).joined(separator: " ")
+            attributes.append(type + "=" + normalised)
+        }
+        self.attributes = attributes.sorted()
+    }
+}
+
+func asn1Bytes(_ string: UnsafePointer<ASN1_STRING>) -> [UInt8] {
+    let length = Int(ASN1_STRING_length(string))
+    guard length > 0, let data = ASN1_STRING_get0_data(string) else { return [] }
+    return Array(UnsafeBufferPointer(start: data, count: length))
 }
 
 func objectText(_ object: OpaquePointer?, numeric: Bool = true) -> String {

@@ -80,11 +80,34 @@ public final class PrivateKey: @unchecked Sendable {
 
 /// CMS SignedData (RFC 5652), as EF.SOD and master lists use it.
 public enum CMSSigner {
+    /// How the SignedData is made; the defaults are what most issuers do.
+    public struct Options: Sendable, Hashable {
+        /// The digest of the content and of the signed attributes.
+        public var digest: DigestAlgorithm = .sha256
+        /// Name the signer by subject key identifier instead of issuer and serial number.
+        public var signerBySubjectKeyIdentifier = false
+        /// Sign the content directly, without signed attributes.
+        public var withoutSignedAttributes = false
+        /// RSASSA-PSS (salt as long as the digest, MGF1 with the same digest) instead of PKCS #1 v1.5
+        /// (RSA keys only).
+        public var rsaPSS = false
+        public init() {}
+    }
+
     /// Signs `content` as an encapsulated SignedData of `contentType` (an OID such as
     /// `2.23.136.1.1.1` for an LDS security object) with signed attributes, including the
     /// signer's certificate. Returns the DER ContentInfo.
     public static func sign(content: [UInt8], contentType: String, certificate: Certificate, key: PrivateKey,
                             digest: DigestAlgorithm = .sha256) throws(CryptoError) -> [UInt8] {
+        var options = Options()
+        options.digest = digest
+        return try sign(content: content, contentType: contentType, certificate: certificate, key: key, options: options)
+    }
+
+    /// Signs `content` with the given options (for tests and emulated chips that reproduce how
+    /// issuers sign).
+    public static func sign(content: [UInt8], contentType: String, certificate: Certificate, key: PrivateKey,
+                            options: Options) throws(CryptoError) -> [UInt8] {
         try withMemoryBIO(content) { input throws(CryptoError) -> [UInt8] in
             let flags = UInt32(CMS_PARTIAL | CMS_BINARY | CMS_NOSMIMECAP)
             guard let cms = CMS_sign(nil, nil, nil, nil, flags) else { throw CryptoError.openSSL("CMS_sign") }
@@ -94,8 +117,19 @@ public enum CMSSigner {
             }
             defer { ASN1_OBJECT_free(type) }
             guard CMS_set1_eContentType(cms, type) == 1 else { throw CryptoError.openSSL("CMS_set1_eContentType") }
-            guard CMS_add1_signer(cms, certificate.pointer, key.pointer, digest.evp, flags) != nil else {
+            var signerFlags = flags
+            if options.signerBySubjectKeyIdentifier { signerFlags |= UInt32(CMS_USE_KEYID) }
+            if options.withoutSignedAttributes { signerFlags |= UInt32(CMS_NOATTR) }
+            if options.rsaPSS { signerFlags |= UInt32(CMS_KEY_PARAM) }
+            guard let signer = CMS_add1_signer(cms, certificate.pointer, key.pointer, options.digest.evp, signerFlags) else {
                 throw CryptoError.openSSL("CMS_add1_signer")
+            }
+            if options.rsaPSS {
+                guard let context = CMS_SignerInfo_get0_pkey_ctx(signer),
+                      EVP_PKEY_CTX_set_rsa_padding(context, RSA_PKCS1_PSS_PADDING) > 0,
+                      EVP_PKEY_CTX_set_rsa_pss_saltlen(context, RSA_PSS_SALTLEN_DIGEST) > 0 else {
+                    throw CryptoError.openSSL("RSASSA-PSS parameters")
+                }
             }
             guard CMS_final(cms, input, nil, flags) == 1 else { throw CryptoError.openSSL("CMS_final") }
             var out: UnsafeMutablePointer<UInt8>?
