@@ -79,7 +79,8 @@ extension PassportReader {
     func performActiveAuthentication(_ result: inout PassportReadResult) async throws(MRTDError) {
         guard options.verifyActive else { return }
         guard let dg15 = result.dg15 else {
-            result.active = VerificationOutcome(status: .notSupported, detail: "the chip offers no Active Authentication (no DG15)")
+            // No DG15: `PassportReader.verify` says whether that is a chip without AA or one that
+            // hides the DG15 its EF.SOD lists.
             return
         }
         let challenge = secureRandomBytes(8)

@@ -8,6 +8,8 @@ public struct ChipFaults: Sendable, Hashable {
         public var p1: UInt8?
         public var p2: UInt8?
         public var statusWord: StatusWord
+        /// Match only commands with this data (e.g. the file identifier of a SELECT).
+        public var data: [UInt8]?
         /// Only the next matching command, or every one.
         public var once: Bool
         /// Answer in plain, ending the secure-messaging session (as real chips do on some errors),
@@ -26,6 +28,7 @@ public struct ChipFaults: Sendable, Hashable {
 
         func matches(_ command: CommandAPDU) -> Bool {
             command.ins == ins && (p1 == nil || p1 == command.p1) && (p2 == nil || p2 == command.p2)
+                && (data == nil || data == command.data)
         }
     }
 

@@ -174,3 +174,79 @@ struct ChipQuirkPCSCTests {
         expectFaithfulRead(result, of: chip, quirk: quirk, passport: passport)
     }
 }
+
+@Suite("Files EF.SOD lists but the chip does not give (downgrade protection)")
+struct HiddenFileTests {
+    static let trust = TestFixtures.testTrustStore
+
+    func read(hiding fid: UInt16, protect: Bool = false, passport name: String = "utopia-td3-pace") async throws -> PassportReadResult {
+        var passport = try TestFixtures.passport(name)
+        let chip: VirtualPassportChip
+        if protect {
+            chip = VirtualPassportChip(passport: passport)
+            // Access protected, as EAC data groups are: 6982 to the read by SFI and to SELECT.
+            chip.setFaults(ChipFaults(statusOverrides: [
+                .init(ins: 0xB0, p1: 0x80 | UInt8(fid & 0x1F), statusWord: .securityStatusNotSatisfied, once: false),
+                .init(ins: 0xA4, statusWord: .securityStatusNotSatisfied, once: false).forFile(fid),
+            ]))
+        } else {
+            passport.applicationFiles[fid] = nil  // EF.SOD still lists it
+            chip = VirtualPassportChip(passport: passport)
+        }
+        return try await PassportReader(connection: EmulatedCardConnection(chip: chip), accessKey: try TestFixtures.accessKey(name),
+                                        options: ReadOptions(trustStore: Self.trust)).read()
+    }
+
+    @Test("a chip that hides DG15 fails Active Authentication instead of passing as a chip without it")
+    func hiddenDG15() async throws {
+        let result = try await read(hiding: 0x010F)
+        #expect(result.active.status == .invalid, "\(result.active.detail)")
+        #expect(result.active.detail.contains("DG15"))
+        #expect(result.passive?.dataGroups["DG15"] == .missing)
+        #expect(result.passiveOutcome.status == .invalid)
+        #expect(result.passiveOutcome.detail.contains("DG15"))
+    }
+
+    @Test("a chip that hides DG14 fails Chip Authentication")
+    func hiddenDG14() async throws {
+        let result = try await read(hiding: 0x010E)
+        #expect(result.chip.status == .invalid, "\(result.chip.detail)")
+        #expect(result.passive?.dataGroups["DG14"] == .missing)
+    }
+
+    @Test("a protected DG15 is reported protected; AA cannot pass")
+    func protectedDG15() async throws {
+        let result = try await read(hiding: 0x010F, protect: true)
+        #expect(result.passive?.dataGroups["DG15"] == .protected)
+        #expect(result.active.status == .invalid, "\(result.active.detail)")
+        #expect(result.passiveOutcome.status == .valid, "protected files are expected on real chips: \(result.passiveOutcome.detail)")
+    }
+
+    @Test("a hidden DG11 makes passive authentication invalid, naming it")
+    func hiddenDG11() async throws {
+        let result = try await read(hiding: 0x010B)
+        #expect(result.passive?.dataGroups["DG11"] == .missing)
+        #expect(result.passiveOutcome.status == .invalid)
+        #expect(result.skipped[.dataGroup(11)] != nil)
+    }
+
+    @Test("asking only for DG1 still checks AA and CA (their files are read for the verification)")
+    func verificationFilesAreRead() async throws {
+        let passport = try TestFixtures.passport("utopia-td3-pace")
+        let result = try await PassportReader(connection: EmulatedCardConnection(chip: VirtualPassportChip(passport: passport)),
+                                              accessKey: try TestFixtures.accessKey("utopia-td3-pace"),
+                                              options: ReadOptions(dataGroups: [1], trustStore: Self.trust)).read()
+        #expect(result.active.status == .valid, "\(result.active.detail)")
+        #expect(result.chip.status == .valid, "\(result.chip.detail)")
+        #expect(result.passive?.dataGroups["DG2"] == .notRead)
+    }
+}
+
+extension ChipFaults.StatusOverride {
+    /// The override for SELECT of one file identifier only (matched on the command data).
+    func forFile(_ fid: UInt16) -> ChipFaults.StatusOverride {
+        var copy = self
+        copy.data = [UInt8(fid >> 8), UInt8(fid & 0xFF)]
+        return copy
+    }
+}

@@ -177,6 +177,9 @@ public final class PassportReader {
         let listed = Set(com?.dataGroups ?? []).union(sod?.dataGroupHashes.keys ?? [:].keys)
         var wanted = options.dataGroups.map { Set($0) } ?? listed
         if options.dataGroups == nil, wanted.isEmpty { wanted = [1, 2] }
+        // Verification needs its own files: the chip key (DG14) and the Active Authentication key (DG15).
+        if options.verifyChip, listed.contains(14) { wanted.insert(14) }
+        if options.verifyActive, listed.contains(15) { wanted.insert(15) }
         var order = wanted.sorted()
         // DG14 first: Chip Authentication replaces the session keys before the other groups are read.
         if options.verifyChip, let position = order.firstIndex(of: 14) {
@@ -245,7 +248,23 @@ public final class PassportReader {
             if let sod = result.sod {
                 var groups: [Int: [UInt8]] = [:]
                 for (file, bytes) in result.files { if let n = file.dataGroupNumber { groups[n] = bytes } }
-                let passive = PassiveAuthentication.verify(sod: sod, dataGroups: groups, trustStore: options.trustStore)
+                var passive = PassiveAuthentication.verify(sod: sod, dataGroups: groups, trustStore: options.trustStore)
+                // Files EF.SOD lists that the chip would not give: never silently absent.
+                var missing: [String] = []
+                for (file, reason) in result.skipped {
+                    guard let number = file.dataGroupNumber, sod.dataGroupHashes[number] != nil else { continue }
+                    if reason == protectedReason {
+                        passive.dataGroups[file.name] = .protected
+                    } else {
+                        passive.dataGroups[file.name] = .missing
+                        missing.append(file.name)
+                    }
+                }
+                if !missing.isEmpty {
+                    passive.status = .invalid
+                    passive.detail = "EF.SOD lists \(missing.sorted().joined(separator: ", ")), which the chip does not give: not the document that was signed; "
+                        + passive.detail
+                }
                 result.passive = passive
                 result.passiveOutcome = VerificationOutcome(status: passive.status, detail: passive.detail)
             } else if let error = result.parseErrors[.sod] {
@@ -255,7 +274,11 @@ public final class PassportReader {
             }
         }
         if options.verifyChip && !result.chipAuthenticationPerformed {
-            if let dg14 = result.dg14, ChipAuthentication.offer(in: dg14) != nil {
+            if result.dg14 == nil, result.sod?.dataGroupHashes[14] != nil, let reason = result.skipped[.dataGroup(14)] {
+                // Downgrade protection: a chip that hides the signed DG14 must not pass as one without CA.
+                result.chip = VerificationOutcome(status: .invalid,
+                                                  detail: "EF.SOD lists DG14 (the chip key), but the chip does not give it (\(reason)): it may be a copy")
+            } else if let dg14 = result.dg14, ChipAuthentication.offer(in: dg14) != nil {
                 result.chip = VerificationOutcome(status: .notChecked, detail: "chip authentication needs the chip")
             } else {
                 result.chip = VerificationOutcome(status: .notSupported, detail: "the chip offers no Chip Authentication (no DG14 chip key this reader can use)")
@@ -279,7 +302,11 @@ public final class PassportReader {
             result.chip = VerificationOutcome(status: .untrusted, detail: result.chip.detail + ", but DG14 is not protected by a valid EF.SOD")
         }
         if options.verifyActive && !result.activeAuthenticationPerformed {
-            if result.dg15 != nil {
+            if result.dg15 == nil, result.sod?.dataGroupHashes[15] != nil, let reason = result.skipped[.dataGroup(15)] {
+                // Downgrade protection: a chip that hides the signed DG15 must not pass as one without AA.
+                result.active = VerificationOutcome(status: .invalid,
+                                                    detail: "EF.SOD lists DG15 (the Active Authentication key), but the chip does not give it (\(reason)): it may be a copy")
+            } else if result.dg15 != nil {
                 result.active = VerificationOutcome(status: .notChecked, detail: "active authentication needs the chip")
             } else {
                 result.active = VerificationOutcome(status: .notSupported, detail: "the chip offers no Active Authentication (no DG15)")

@@ -27,8 +27,13 @@ public struct PassiveAuthenticationResult: Sendable, Hashable, Codable {
         case matched, mismatched
         /// Read from the chip, but EF.SOD has no hash for it: not protected.
         case notCovered
-        /// Hashed in EF.SOD but not read.
+        /// Hashed in EF.SOD but not read (not asked for).
         case notRead
+        /// Hashed in EF.SOD, but the chip does not give it (not found, or an error): a chip that
+        /// leaves out a file its EF.SOD lists is not the document that was signed.
+        case missing
+        /// Hashed in EF.SOD, but access protected (Extended Access Control): not checkable here.
+        case protected
     }
 
     public var status: VerificationStatus
