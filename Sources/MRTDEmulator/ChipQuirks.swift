@@ -32,6 +32,9 @@ public struct ChipQuirks: Codable, Sendable, Hashable {
     public var selectMasterFile: String?
     /// EF.CardAccess exists, but READ BINARY of it is answered 6982.
     public var cardAccessUnreadable: Bool?
+    /// DG14 does not repeat EF.CardAccess's PACE SecurityInfos (as some early PACE chips): a
+    /// reader cannot check the unsigned EF.CardAccess against signed data.
+    public var dg14WithoutCardAccessInfos: Bool?
     /// The card leaves the field after this many APDUs (counted from power-on) …
     public var tagLossAfterAPDUs: Int?
     /// … and comes back after this many milliseconds (default 500; rigs that move the card
@@ -113,6 +116,7 @@ public struct ChipQuirks: Codable, Sendable, Hashable {
         if let value = paceParameterIdInMSE { parts.append("paceParameterIdInMSE=\(value)") }
         if let value = selectMasterFile { parts.append("selectMasterFile=\(value)") }
         if cardAccessUnreadable == true { parts.append("cardAccessUnreadable") }
+        if dg14WithoutCardAccessInfos == true { parts.append("dg14WithoutCardAccessInfos") }
         if let value = tagLossAfterAPDUs { parts.append("tagLossAfterAPDUs=\(value)") }
         return parts
     }

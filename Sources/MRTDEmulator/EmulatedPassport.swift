@@ -150,20 +150,15 @@ public struct EmulatedPassport: Sendable {
                 securityInfos += ChipAuthentication.securityInfos(protocolID: id, publicKeyInfo: key.subjectPublicKeyInfo, keyOnly: keyOnly)
             }
         }
-        if !securityInfos.isEmpty { groups[14] = BERTLV.encode(tag: 0x6E, value: DER.set(securityInfos)) }
         let digestName = description.chip?.sodDigest ?? "SHA-256"
         guard let digest = DigestAlgorithm(rawValue: digestName.uppercased()) else {
             throw EmulatorError("unknown sodDigest '\(digestName)'; use SHA-1, SHA-224, SHA-256, SHA-384 or SHA-512")
         }
-        var files: [UInt16: [UInt8]] = [:]
-        for (number, content) in groups { files[Self.dataGroupFID(number)] = content }
-        files[Self.efCOM] = LDSBuilder.com(dataGroups: Array(groups.keys))
-        files[Self.efSOD] = try LDSBuilder.sod(dataGroups: groups, digest: digest, signer: signer)
         let extended = description.chip?.extendedLength ?? true
         if let max = description.chip?.maxReadLength, !(1...65_536).contains(max) {
             throw EmulatorError("chip.maxReadLength must be between 1 and 65536")
         }
-        self.init(masterFiles: [:], applicationFiles: files, mrzKeyInformation: mrz.keyInformation,
+        self.init(masterFiles: [:], applicationFiles: [:], mrzKeyInformation: mrz.keyInformation,
                   extendedLength: extended, maxReadLength: description.chip?.maxReadLength)
         if let quirks = description.quirks {
             _ = try quirks.resolved()
@@ -173,6 +168,18 @@ public struct EmulatedPassport: Sendable {
         chipAuthenticationKey = caKey
         chipAuthenticationProtocol = caProtocol
         try configureAccess(description, signer: signer)
+        // DG14 repeats the SecurityInfos of EF.CardAccess for PACE, so a reader can check the
+        // unsigned file against signed data (ICAO 9303-11 §9.2; EF.CardSecurity does the same, Doc
+        // 9303-10 §3.11.4) — unless the description asks for a chip that does not (a quirk).
+        if let pace, description.quirks?.dg14WithoutCardAccessInfos != true {
+            securityInfos += Self.paceSecurityInfos(pace)
+        }
+        if !securityInfos.isEmpty { groups[14] = BERTLV.encode(tag: 0x6E, value: DER.set(securityInfos)) }
+        var files: [UInt16: [UInt8]] = [:]
+        for (number, content) in groups { files[Self.dataGroupFID(number)] = content }
+        files[Self.efCOM] = LDSBuilder.com(dataGroups: Array(groups.keys))
+        files[Self.efSOD] = try LDSBuilder.sod(dataGroups: groups, digest: digest, signer: signer)
+        applicationFiles = files
     }
 
     /// A fresh CA key pair from a setting like `ECDH-brainpoolP256r1-AES-128`, `DH-MODP2048/224-AES-128`

@@ -250,3 +250,59 @@ extension ChipFaults.StatusOverride {
         return copy
     }
 }
+
+@Suite("EF.CardAccess against the signed security infos (anti-downgrade)")
+struct CardAccessConsistencyTests {
+    static let trust = TestFixtures.testTrustStore
+
+    func read(_ passport: EmulatedPassport, key: AccessKey) async throws -> PassportReadResult {
+        try await PassportReader(connection: EmulatedCardConnection(chip: VirtualPassportChip(passport: passport)), accessKey: key,
+                                 options: ReadOptions(trustStore: Self.trust)).read()
+    }
+
+    static func mrz(_ name: String) throws -> AccessKey {
+        try AccessKey.mrz(try TestFixtures.description(name).mrz.lines.joined(separator: "\n"))
+    }
+
+    @Test("a genuine PACE chip: EF.CardAccess offers what DG14 lists", arguments: ["utopia-td3-pace", "utopia-id-pace-only"])
+    func consistent(name: String) async throws {
+        let result = try await read(try TestFixtures.passport(name), key: try TestFixtures.accessKey(name))
+        #expect(result.cardAccessCheck.status == .valid, "\(result.cardAccessCheck.detail)")
+        #expect(ReadReport(result).verification.cardAccess?.status == .valid)
+    }
+
+    @Test("EF.CardAccess taken away: the read falls back to BAC, and the downgrade is reported")
+    func hiddenPACE() async throws {
+        var passport = try TestFixtures.passport("utopia-td3-pace")
+        passport.masterFiles[EmulatedPassport.efCardAccess] = nil
+        let result = try await read(passport, key: try Self.mrz("utopia-td3-pace"))
+        #expect(result.accessControl == "BAC")
+        #expect(result.passiveOutcome.status == .valid)
+        #expect(result.cardAccessCheck.status == .invalid)
+        #expect(result.cardAccessCheck.detail.contains("PACE-ECDH-GM-AES-128"), "\(result.cardAccessCheck.detail)")
+        #expect(result.cardAccessCheck.detail.contains("BAC"))
+    }
+
+    @Test("EF.CardAccess replaced by a weaker offer is reported")
+    func weakenedPACE() async throws {
+        var passport = try TestFixtures.passport("utopia-td3-pace")
+        let weaker = PACEInfo(protocolID: PACE.ProtocolID(keyAgreement: .ecdh, mapping: .genericMapping, keyType: .tripleDES),
+                              parameterId: 13, domainParameters: nil)
+        passport.masterFiles[EmulatedPassport.efCardAccess] = DER.set([weaker.der])
+        let result = try await read(passport, key: try Self.mrz("utopia-td3-pace"))
+        #expect(result.cardAccessCheck.status == .invalid, "\(result.cardAccessCheck.detail)")
+        #expect(result.cardAccessCheck.detail.contains("AES-128"))
+    }
+
+    @Test("a chip whose DG14 does not repeat EF.CardAccess cannot be checked (notChecked, never valid)")
+    func nonConformantDG14() async throws {
+        var description = try TestFixtures.description("utopia-td3-pace")
+        var quirks = ChipQuirks()
+        quirks.dg14WithoutCardAccessInfos = true
+        description.quirks = quirks
+        let passport = try EmulatedPassport(description: description, baseDirectory: TestFixtures.url("passports"),
+                                            signer: try TestFixtures.documentSigner())
+        let result = try await read(passport, key: try TestFixtures.accessKey("utopia-td3-pace"))
+        #expect(result.cardAccessCheck.status == .notChecked, "\(result.cardAccessCheck.detail)")
+    }
+}

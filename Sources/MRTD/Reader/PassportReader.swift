@@ -38,6 +38,8 @@ public struct PassportReadResult: Sendable {
     public var passiveOutcome: VerificationOutcome
     public var chip: VerificationOutcome
     public var active: VerificationOutcome
+    /// Whether EF.CardAccess (unsigned) offers what the signed DG14 and EF.CardSecurity list.
+    public var cardAccessCheck = VerificationOutcome(status: .notChecked, detail: "not checked")
     public var statistics: ReadStatistics
 
     init(accessControl: String, files: [LDSFile: [UInt8]], skipped: [LDSFile: String] = [:], com: EFCOM? = nil,
@@ -312,6 +314,15 @@ public final class PassportReader {
                 result.active = VerificationOutcome(status: .notSupported, detail: "the chip offers no Active Authentication (no DG15)")
             }
         }
+        // EF.CardAccess is unsigned: what it offered must match what the signed files list.
+        let dg14Signed = result.passive.map { $0.signature == .valid && $0.dataGroups["DG14"] == .matched } ?? false
+        let cardSecuritySigned = result.files[.cardSecurity].flatMap { try? CMSSignedData(bytes: $0) }
+            .map { (try? $0.verifySignature(extraCertificates: options.trustStore.certificates)) != nil } ?? false
+        result.cardAccessCheck = SecurityInfoConsistency.check(
+            cardAccess: result.files[.cardAccess].flatMap { try? SecurityInfos(bytes: $0) },
+            dg14: dg14Signed ? result.dg14 : nil,
+            cardSecurity: cardSecuritySigned ? result.files[.cardSecurity].flatMap(ChipAuthentication.cardSecurityInfos) : nil,
+            usedPACE: result.accessControl == "PACE")
         // The AA key is only as good as DG15's hash in the signed EF.SOD.
         if result.active.status == .valid, let passive = result.passive, passive.dataGroups["DG15"] != .matched
             || passive.signature != .valid {

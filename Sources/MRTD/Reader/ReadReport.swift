@@ -38,6 +38,9 @@ public struct ReadReport: Codable, Sendable, Hashable {
         public var passive: PassiveCheck
         public var chip: Check
         public var active: Check
+        /// Whether the unsigned EF.CardAccess offers what the signed DG14 / EF.CardSecurity list (a
+        /// hidden or weakened PACE or CA option is `invalid`: a downgrade).
+        public var cardAccess: Check?
         /// Subject of the document signer certificate.
         public var documentSigner: String?
         /// Subject of the CSCA that issued it, when one was found.
@@ -137,6 +140,7 @@ public struct ReadReport: Codable, Sendable, Hashable {
                                   digestAlgorithm: passive?.digestAlgorithm, signatureAlgorithm: passive?.signatureAlgorithm),
             chip: Check(status: result.chip.status, detail: result.chip.detail),
             active: Check(status: result.active.status, detail: result.active.detail),
+            cardAccess: Check(status: result.cardAccessCheck.status, detail: result.cardAccessCheck.detail),
             documentSigner: passive?.documentSigner, csca: passive?.csca)
     }
 
