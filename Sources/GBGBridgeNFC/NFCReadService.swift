@@ -192,9 +192,9 @@ public final class NFCReadService {
         // Progress goes through one ordered stream so events never overtake each other or the response.
         let (events, sink) = AsyncStream.makeStream(of: ReadProgress.self, bufferingPolicy: .unbounded)
         let forwarder = Task { @MainActor [weak host] in
-            var last: (ReadProgress.Phase, String?, Int)?
+            var last: (ReadProgress.Phase, String?, Int, String?)?
             for await progress in events {
-                let key = (progress.phase, progress.file, progress.percent)
+                let key = (progress.phase, progress.file, progress.percent, progress.reason)
                 if let last, last == key { continue }
                 last = key
                 host?.send(event: Self.progressEvent, data: Self.progressData(progress, requestId: requestId))
@@ -240,13 +240,18 @@ public final class NFCReadService {
         }
         let options = ReadOptions(dataGroups: request.dataGroups, verifyPassive: request.verifyPassive,
                                   verifyChip: request.verifyChip, verifyActive: request.verifyActive, trustStore: trustStore)
-        let reader = PassportReader(connection: connection, accessKey: request.accessKey, options: options) { progress.yield($0) }
+        // A card that leaves the field mid-read is waited for again, as long as the request waits for a card.
+        let readerName = connection.readerName
+        let timeout = request.timeout
+        let reader = PassportReader(connection: connection, accessKey: request.accessKey, options: options,
+                                    progress: { progress.yield($0) },
+                                    reconnect: { try await backend.reconnect(reader: readerName, until: .now + timeout) })
         do {
             let result = try await reader.read()
-            await connection.disconnect()
+            await reader.connection.disconnect()
             return .success(ReadReport(result))
         } catch {
-            await connection.disconnect()
+            await reader.connection.disconnect()
             return .failure(failure(error))
         }
     }
@@ -266,7 +271,7 @@ public final class NFCReadService {
         switch error.code {
         case .accessDenied:
             return Failure(code: "ACCESS_DENIED", message: "the chip refused the access key; check the MRZ or CAN", recoverable: true)
-        case .cardRemoved: return Failure(code: "CARD_REMOVED", message: "the card was removed during reading", recoverable: true)
+        case .cardRemoved: return Failure(code: "CARD_REMOVED", message: error.reason, recoverable: true)
         case .cancelled: return Failure(code: "CANCELLED", message: "the read was cancelled", recoverable: true)
         case .communicationFailure: return Failure(code: "COMMUNICATION_ERROR", message: error.reason, recoverable: true)
         case .invalidAccessKey: return Failure(code: "INVALID_REQUEST", message: error.reason, recoverable: false)
@@ -281,6 +286,8 @@ public final class NFCReadService {
         if let file = progress.file, progress.phase == .reading { data["file"] = .string(file) }
         if let read = progress.bytesRead { data["bytesRead"] = .number(Double(read)) }
         if let total = progress.bytesTotal { data["bytesTotal"] = .number(Double(total)) }
+        if let reason = progress.reason { data["reason"] = .string(reason) }
+        if let message = progress.message { data["message"] = .string(message) }
         return data
     }
 }

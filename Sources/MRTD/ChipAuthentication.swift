@@ -166,7 +166,8 @@ public enum ChipAuthentication {
 
 extension PassportReader {
     /// Runs Chip Authentication when DG14 offers it; on success the session continues with the
-    /// new keys. Returns the outcome (`valid` is confirmed by the reads that follow).
+    /// new keys. Returns the outcome; `valid` stands only if the next protected exchange works
+    /// with the new keys (`SecureChannel.chipAuthenticationRefuted`, checked when the read ends).
     func performChipAuthentication(dg14 bytes: [UInt8]) async throws(MRTDError) -> VerificationOutcome {
         guard let infos = try? SecurityInfos(bytes: bytes) else {
             return VerificationOutcome(status: .invalid, detail: "DG14 cannot be parsed")
@@ -233,6 +234,8 @@ extension PassportReader {
         shortLimit = id.keyType == .tripleDES ? 0xE7 : 0xDF
         if !channel.extendedLength { readSize = min(readSize, shortLimit) }
         chipAuthenticated = true
+        channel.chipAuthenticationPending = true
+        completedChipAuthentication = (offer, source)
         let implied = offer.impliedByKeyOnly ? ", implied by a \(source) without ChipAuthenticationInfo" : ""
         return VerificationOutcome(status: .valid, detail: "the chip proved it holds the \(source) key (\(id), \(offer.publicKey)\(implied))")
     }

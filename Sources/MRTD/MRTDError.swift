@@ -22,8 +22,11 @@ public struct MRTDError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let malformedData = Code("MALFORMED_DATA")
         /// The chip does not support what was asked (protocol, file).
         public static let notSupported = Code("NOT_SUPPORTED")
-        /// The card went away.
+        /// The card went away (and, where the read waits for it, did not come back in time).
         public static let cardRemoved = Code("CARD_REMOVED")
+        /// The card that came back after leaving the field is not the chip that left: it does not
+        /// prove the Chip Authentication key the first one proved.
+        public static let differentChip = Code("DIFFERENT_CHIP")
         /// The reader or transport failed.
         public static let communicationFailure = Code("COMMUNICATION_FAILURE")
         /// The operation was cancelled.

@@ -136,19 +136,20 @@ public struct EmulatedPassport: Sendable {
             activeKey = key
             groups[15] = dg15
             if let aaInfo { securityInfos.append(aaInfo) }
-        } else if description.clone == true {
-            throw EmulatorError("clone needs activeAuthentication (a cloned chip is one whose AA fails)")
+        } else if description.clone == true, description.chipAuthentication == nil {
+            throw EmulatorError("clone needs activeAuthentication or chipAuthentication (a cloned chip is one whose AA or CA fails)")
         }
         var caKey: ChipAuthenticationKey?
         var caProtocol: ChipAuthentication.ProtocolID?
         let keyInCardSecurity = try Self.chipAuthenticationKeyInCardSecurity(description)
         if let setting = description.chipAuthentication {
             let (key, id, keyOnly) = try Self.chipAuthentication(setting)
-            caKey = key
             caProtocol = id
             if !keyInCardSecurity {
                 securityInfos += ChipAuthentication.securityInfos(protocolID: id, publicKeyInfo: key.subjectPublicKeyInfo, keyOnly: keyOnly)
             }
+            // A copy holds a key of its own; DG14 (copied, signed) publishes the genuine chip's.
+            caKey = description.clone == true && !keyInCardSecurity ? try Self.chipAuthentication(setting).0 : key
         }
         let digestName = description.chip?.sodDigest ?? "SHA-256"
         guard let digest = DigestAlgorithm(rawValue: digestName.uppercased()) else {

@@ -52,8 +52,8 @@ public struct PassportDescription: Codable, Sendable, Hashable {
     /// Active Authentication key: `RSA-1024`, `RSA-2048`, `ECDSA-P256` or `ECDSA-brainpoolP256r1`
     /// (a fresh key per chip; DG15 holds its public half).
     public var activeAuthentication: String?
-    /// A "cloned chip": DG15 holds a public key that does not match the chip's own, so Active
-    /// Authentication fails.
+    /// A "cloned chip": DG15 and DG14 hold public keys that do not match the chip's own, so Active
+    /// Authentication and Chip Authentication fail (as on a copy of a genuine chip's files).
     public var clone: Bool?
     /// How the chip departs from the textbook (field behaviours, all off by default): see `ChipQuirks`.
     public var quirks: ChipQuirks?

@@ -132,7 +132,9 @@ public final class VPCDClient: Sendable {
             }
             close(socket)
             onEvent(.disconnected(reason))
-            chip.reset()
+            // A card out of the field by the tag-loss quirk comes back at its own time (run's
+            // first guard); anything else starts over powered off.
+            if !chip.returnsByItself { chip.reset() }
         }
     }
 

@@ -93,3 +93,28 @@ extension CardConnection {
         return ResponseAPDU(data: data, statusWord: response.statusWord)
     }
 }
+
+extension CardReaderBackend {
+    /// Waits until a card is back in the reader named `reader` and connects to it: the way back
+    /// after the card left the field mid-read. Gives up at `deadline` with `.timeout`, or with
+    /// `.cancelled` when the task is cancelled. A card that is seen but gone again before the
+    /// connection holds (a hand still moving, a back end whose state lags) is waited for again.
+    public func reconnect(reader: String, until deadline: ContinuousClock.Instant) async throws -> any CardConnection {
+        while true {
+            let remaining = deadline - .now
+            guard remaining > .zero else {
+                throw SmartCardError(.timeout, "the card did not come back to \(reader) in time")
+            }
+            _ = try await waitForCard(readerMatching: reader, timeout: remaining)
+            do {
+                return try await connect(reader: reader)
+            } catch let error as SmartCardError where [.noCard, .cardRemoved, .cardUnresponsive].contains(error.code) {
+                do {
+                    try await Task.sleep(for: .milliseconds(50))
+                } catch {
+                    throw SmartCardError(.cancelled, "waiting for the card was cancelled")
+                }
+            }
+        }
+    }
+}

@@ -161,14 +161,19 @@ struct ReadCommand: AsyncParsableCommand {
         bar.update(ReadProgress(phase: .cardDetected, file: card.name, percent: 1))
 
         let result: PassportReadResult
+        // A card that leaves the field mid-read is waited for (up to --timeout) and the read goes on.
+        let wait = Duration.milliseconds(Int(timeout * 1000))
+        let passportReader = PassportReader(connection: connection, accessKey: key, options: options,
+                                            progress: { bar.update($0) },
+                                            reconnect: { try await backend.reconnect(reader: card.name, until: .now + wait) })
         do {
-            result = try await PassportReader(connection: connection, accessKey: key, options: options) { bar.update($0) }.read()
+            result = try await passportReader.read()
         } catch {
             bar.finish()
-            await connection.disconnect()
+            await passportReader.connection.disconnect()
             try fail(error.reason, code: error.code.rawValue, exit: Self.exitStatus(for: error))
         }
-        await connection.disconnect()
+        await passportReader.connection.disconnect()
         bar.finish()
 
         let report = ReadReport(result)
@@ -253,7 +258,8 @@ struct ReadCommand: AsyncParsableCommand {
         print("  Active         \(v.active.status.rawValue): \(v.active.detail)")
         let stats = result.statistics
         print(String(format: "  %d APDUs, %d bytes of files, %.2f s", stats.apdus, stats.fileBytes,
-                     Double(stats.totalTime.components.seconds) + Double(stats.totalTime.components.attoseconds) / 1e18))
+                     Double(stats.totalTime.components.seconds) + Double(stats.totalTime.components.attoseconds) / 1e18)
+              + (stats.reconnections > 0 ? ", the document left the reader \(stats.reconnections)× and the read went on" : ""))
     }
 }
 
@@ -265,13 +271,17 @@ final class ProgressBar: Sendable {
     init(enabled: Bool) { self.enabled = enabled }
 
     func update(_ progress: ReadProgress) {
-        guard enabled else { return }
+        guard enabled else {
+            // Without a terminal, only what asks something of the user is said (one line each).
+            if let message = progress.message { FileHandle.standardError.write(Data("gbgbridge read: \(message)\n".utf8)) }
+            return
+        }
         let width = 30
         let filled = width * progress.percent / 100
         var line = "\r[" + String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled) + "] "
         line += String(format: "%3d%% ", progress.percent)
         switch progress.phase {
-        case .waitingForCard: line += "waiting for a card…"
+        case .waitingForCard: line += progress.message ?? "waiting for a card…"
         case .cardDetected: line += "card detected"
         case .authenticating: line += "authenticating"
         case .reading:

@@ -52,13 +52,13 @@ final class NFCRig {
     let service: NFCReadService
     let chip: VirtualPassportChip
 
-    init(passport: String = "utopia-td3-jpeg", insert: Bool = true) throws {
+    init(passport: String = "utopia-td3-jpeg", insert: Bool = true, chip: VirtualPassportChip? = nil) throws {
         backend = SwitchableBackend(emulated)
         var trust = TrustStore()
         try trust.add(path: TestFixtures.url("pki/csca.cert.pem"))
         service = NFCReadService(backend: backend, trustStore: trust)
-        chip = VirtualPassportChip(passport: try TestFixtures.passport(passport))
-        if insert { emulated.insert(chip) }
+        self.chip = try chip ?? VirtualPassportChip(passport: try TestFixtures.passport(passport))
+        if insert { emulated.insert(self.chip) }
         host.attach(transport: transport)
         service.attach(to: host)
     }
@@ -202,10 +202,38 @@ struct NFCReadTests {
     @Test func removalIsCardRemoved() async throws {
         let rig = try NFCRig(passport: "utopia-td1-idcard")
         rig.chip.setFaults(ChipFaults(removeAfterAPDUs: 30))
-        rig.request("x", #"{"accessKey":{"documentNumber":"U21034875","dateOfBirth":"880214","dateOfExpiry":"340901"}}"#)
+        // The card is waited for as long as the request waits for a card: one second here.
+        rig.request("x", #"{"accessKey":{"documentNumber":"U21034875","dateOfBirth":"880214","dateOfExpiry":"340901"},"timeoutSeconds":1}"#)
         let response = try #require(await rig.response("x"))
         #expect(response.payload.error?.code == "CARD_REMOVED")
         #expect(response.payload.error?.recoverable == true)
+        #expect(response.payload.error?.message.contains("not put back in time") == true)
+        let waiting = rig.events("nfc.read.progress").compactMap(\.payload.data).filter { $0["phase"] == "waitingForCard" }
+        #expect(waiting.last?["reason"] == "cardRemoved", "the journey was told to put the document back")
+    }
+
+    @Test func tagLossIsSurvivedAndReported() async throws {
+        var description = try TestFixtures.description("utopia-td3-jpeg")
+        var quirks = ChipQuirks()
+        quirks.tagLossAfterAPDUs = 7
+        quirks.tagLossReturnAfterMilliseconds = 200
+        description.quirks = quirks
+        let chip = VirtualPassportChip(passport: try EmulatedPassport(description: description, baseDirectory: TestFixtures.url("passports"),
+                                                                      signer: try TestFixtures.documentSigner()))
+        let rig = try NFCRig(chip: chip)
+        rig.request("t", #"{"accessKey":\#(NFCRig.annaKey)}"#)
+        let response = try #require(await rig.response("t"))
+        #expect(response.payload.status == .success, "\(String(describing: response.payload.error))")
+        let data = try #require(response.payload.data)
+        #expect(data["reconnections"] == 1)
+        #expect(data["dataGroupsRead"] == ["DG1", "DG2", "DG11", "DG12"])
+        #expect(data["verification"]?["passive"]?["status"] == "valid")
+        let progress = rig.events("nfc.read.progress").compactMap(\.payload.data)
+        let lost = try #require(progress.firstIndex { $0["reason"] == "cardRemoved" })
+        #expect(progress[lost]["phase"] == "waitingForCard")
+        #expect(progress[lost]["message"]?.stringValue?.contains("Put it back on the reader") == true)
+        #expect(progress[lost...].contains { $0["phase"] == "reading" }, "reading goes on after the card is back")
+        #expect(progress.last?["percent"] == 100)
     }
 
     @Test func chipMisbehaviourIsChipError() async throws {

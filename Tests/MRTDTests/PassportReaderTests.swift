@@ -376,6 +376,27 @@ struct ChipAuthenticationTests {
         #expect(result.dg2?.faces.isEmpty == false)  // reading went on after re-authentication
     }
 
+    @Test("a copy that answers CA with a key of its own is caught by the next protected exchange",
+          arguments: ["ECDH-P256-AES-128", "ECDH-brainpoolP256r1-3DES", "DH-MODP2048/224-AES-128"])
+    func aCopyWithAnotherKeyFailsCA(ca: String) async throws {
+        // DG14 (signed, copied from the genuine chip) publishes one key; the chip holds another.
+        // MSE:Set AT and GENERAL AUTHENTICATE pass: only the session keys tell.
+        var description = try TestFixtures.description("utopia-td3-jpeg")
+        description.chipAuthentication = ca
+        var passport = try EmulatedPassport(description: description, baseDirectory: TestFixtures.url("passports"),
+                                            signer: try TestFixtures.documentSigner())
+        let impostor = try EmulatedPassport(description: description, baseDirectory: TestFixtures.url("passports"),
+                                            signer: try TestFixtures.documentSigner())
+        passport.chipAuthenticationKey = impostor.chipAuthenticationKey
+        let chip = VirtualPassportChip(passport: passport)
+        let result = try await PassportReader(connection: EmulatedCardConnection(chip: chip), accessKey: try PassportReaderTests.key("utopia-td3-jpeg"),
+                                              options: ReadOptions(trustStore: PassportReaderTests.trust)).read()
+        #expect(result.chip.status == .invalid, "\(result.chip.detail)")
+        #expect(result.chip.detail.contains("copy"))
+        #expect(result.passiveOutcome.status == .valid, "the read still completes: \(result.passiveOutcome.detail)")
+        #expect(result.dg2?.faces.isEmpty == false)
+    }
+
     @Test func threeDESRunsThroughMSESetKATNotGeneralAuthenticate() async throws {
         // A chip that refuses GENERAL AUTHENTICATE still completes 3DES CA: it goes through KAT.
         let (result, chip) = try await read("utopia-td3-jpeg", ca: "ECDH-P256-3DES") { chip in

@@ -89,18 +89,31 @@ public struct PassportReadResult: Sendable {
 /// 3DES, 0xDF with AES); on 6700 / 6Cxx the size steps down, and where the chip drops secure
 /// messaging the reader re-authenticates and continues at the same offset. A response whose MAC
 /// does not verify aborts the read.
+///
+/// Tag loss: given a `reconnect` closure, a card that leaves the field mid-read does not end the
+/// read. The reader reports `waitingForCard` (reason `cardRemoved`), gets a new connection from
+/// the closure (which waits for the card, within the caller's timeout), opens the chip again with
+/// the same access control, repeats Chip Authentication when it had been done (the chip that came
+/// back must hold the same key), and continues from the file and offset where it stopped. Without
+/// the closure, or when it gives up, the read fails with `cardRemoved`: never a half-read document.
 public final class PassportReader {
     public typealias ProgressHandler = @Sendable (ReadProgress) -> Void
+    /// Gives a new connection to the card once it is back in the field; throws when it does not
+    /// come back in time (`SmartCardError.timeout`) or the read is cancelled.
+    public typealias Reconnect = @Sendable () async throws -> any CardConnection
 
     static let eMRTDApplication: [UInt8] = [0xA0, 0x00, 0x00, 0x02, 0x47, 0x10, 0x01]
     /// Read sizes to fall back through, largest first.
     static let readSizeLadder = [32_768, 16_384, 8_192, 4_096, 2_048, 1_024, 512, 0xE7, 0xDF, 0xC0, 0xA0, 0x80, 0x60, 0x40, 0x20, 0x10, 0x08]
     static let maxReauthentications = 3
+    /// How often a read survives the card leaving the field.
+    static let maxReconnections = 8
 
     let channel: SecureChannel
     let accessKey: AccessKey
     let options: ReadOptions
     let progress: ProgressHandler?
+    let reconnect: Reconnect?
 
     var readSize = 0xE7
     var reauthentications = 0
@@ -133,19 +146,40 @@ public final class PassportReader {
     var cardAccessNote: String?
     var lastPercent = 0
     var bytesOfFiles = 0
+    /// Whether access control has opened the chip (tag loss after this re-opens it in place).
+    var accessEstablished = false
+    /// The Chip Authentication that succeeded: repeated when the card comes back after tag loss.
+    var completedChipAuthentication: (offer: ChipAuthentication.Offer, source: String)?
+    /// Tag-loss recoveries begun, and those that got the chip open again.
+    var reconnectionAttempts = 0
+    var reconnections = 0
+    /// A new connection after tag loss, the chip not yet opened on it.
+    var linkUnsettled = false
+    /// A tag-loss recovery is under way (a second loss inside it goes to the recovery's loop).
+    var recovering = false
 
+    /// - Parameters:
+    ///   - reconnect: how to get the card back after it left the field (see the type's notes);
+    ///     `nil` makes tag loss end the read with `cardRemoved`.
     public init(connection: any CardConnection, accessKey: AccessKey, options: ReadOptions = ReadOptions(),
-                progress: ProgressHandler? = nil) {
+                progress: ProgressHandler? = nil, reconnect: Reconnect? = nil) {
         self.channel = SecureChannel(connection: connection)
         if !connection.supportsExtendedLength { probedExtendedLength = false }
         self.accessKey = accessKey
         self.options = options
         self.progress = progress
+        self.reconnect = reconnect
     }
 
-    func report(_ phase: ReadProgress.Phase, file: String? = nil, bytesRead: Int? = nil, bytesTotal: Int? = nil, percent: Int) {
+    /// The connection in use: the one given to `init`, or the one `reconnect` gave after tag loss.
+    /// The caller disconnects it when the read is over.
+    public var connection: any CardConnection { channel.connection }
+
+    func report(_ phase: ReadProgress.Phase, file: String? = nil, bytesRead: Int? = nil, bytesTotal: Int? = nil, percent: Int,
+                reason: String? = nil, message: String? = nil) {
         lastPercent = max(lastPercent, min(100, percent))
-        progress?(ReadProgress(phase: phase, file: file, bytesRead: bytesRead, bytesTotal: bytesTotal, percent: lastPercent))
+        progress?(ReadProgress(phase: phase, file: file, bytesRead: bytesRead, bytesTotal: bytesTotal, percent: lastPercent,
+                               reason: reason, message: message))
     }
 
     /// Reads and verifies. Throws `accessDenied` for a wrong key, `cardRemoved`,
@@ -154,7 +188,18 @@ public final class PassportReader {
     public func read() async throws(MRTDError) -> PassportReadResult {
         let started = ContinuousClock.now
         report(.authenticating, percent: 2)
-        try await authenticate()
+        while true {
+            do {
+                try await authenticate()
+                settleAfterTagLoss()
+                break
+            } catch where isTagLoss(error) && reconnect != nil {
+                // Gone before the chip was open: open it from the start once it is back.
+                try await awaitCardAfterTagLoss(error)
+                report(.authenticating, percent: 2)
+            }
+        }
+        accessEstablished = true
         report(.reading, percent: 10)
 
         var files: [LDSFile: [UInt8]] = [:]
@@ -194,8 +239,8 @@ public final class PassportReader {
             case .content(let bytes):
                 files[file] = bytes
                 if number == 14, options.verifyChip, chipOutcome == nil {
-                    chipOutcome = try await performChipAuthentication(dg14: bytes)
-                    if chipOutcome?.status == .invalid { try await reauthenticate() }
+                    chipOutcome = try await surviveTagLoss { () async throws(MRTDError) in try await performChipAuthentication(dg14: bytes) }
+                    if chipOutcome?.status == .invalid { try await surviveTagLoss { () async throws(MRTDError) in try await reauthenticate() } }
                 }
             case .absent(let reason): skipped[file] = reason
             }
@@ -211,6 +256,10 @@ public final class PassportReader {
         if let cardAccess { result.files[.cardAccess] = cardAccess }
         if let cardSecurity { result.files[.cardSecurity] = cardSecurity }
         Self.parse(into: &result)
+        if chipOutcome?.status == .valid, channel.chipAuthenticationRefuted {
+            // MSE and GENERAL AUTHENTICATE went through, but the chip could not go on with the keys.
+            chipOutcome = VerificationOutcome(status: .invalid, detail: "the chip answered Chip Authentication but could not continue secure messaging with the agreed keys: it does not hold the \(completedChipAuthentication?.source ?? "DG14") chip key (it may be a copy)")
+        }
         if let chipOutcome {
             result.chip = chipOutcome
             result.chipAuthenticationPerformed = true
@@ -218,13 +267,14 @@ public final class PassportReader {
         }
 
         report(.verifying, percent: 92)
-        try await performActiveAuthentication(&result)
+        try await surviveTagLoss { () async throws(MRTDError) in try await performActiveAuthentication(&result) }
         Self.verify(&result, options: options)
         report(.verifying, percent: 100)
         result.statistics = ReadStatistics(
             apdus: channel.apduCount, bytesSent: channel.bytesSent, bytesReceived: channel.bytesReceived,
             fileBytes: bytesOfFiles, cardTime: channel.cardTime, totalTime: ContinuousClock.now - started,
-            readingTime: readingDone - started, verificationTime: ContinuousClock.now - readingDone, readSize: readSize, extendedLength: channel.extendedLength, reauthentications: reauthentications)
+            readingTime: readingDone - started, verificationTime: ContinuousClock.now - readingDone, readSize: readSize,
+            extendedLength: channel.extendedLength, reauthentications: reauthentications, reconnections: reconnections)
         return result
     }
 
@@ -510,7 +560,7 @@ public final class PassportReader {
         report(.reading, file: file.name, bytesRead: 0, percent: percent(0))
         var content: [UInt8] = []
         // The first chunk comes with READ BINARY by short EF identifier: select and read in one APDU.
-        switch try await readFirstChunk(file) {
+        switch try await surviveTagLoss({ () async throws(MRTDError) in try await readFirstChunk(file) }) {
         case .absent(let reason): return .absent(reason)
         case .content(let first): content = first
         }
@@ -529,8 +579,11 @@ public final class PassportReader {
             if let total, content.count >= total { break }
             report(.reading, file: file.name, bytesRead: min(content.count, total ?? content.count), bytesTotal: total,
                    percent: percent(total.map { Double(min(content.count, $0)) / Double(max($0, 1)) } ?? 0.5))
-            let want = total.map { min(readSize, $0 - content.count) } ?? readSize
-            let chunk = try await readChunk(file, offset: content.count, length: want)
+            let offset = content.count
+            let chunk = try await surviveTagLoss(reselecting: file) { () async throws(MRTDError) in
+                // The size is worked out again after a recovery: the chip may have taught a smaller one.
+                try await readChunk(file, offset: offset, length: total.map { min(readSize, $0 - offset) } ?? readSize)
+            }
             lastChunk = chunk.count
             if chunk.isEmpty {
                 if total == nil && !content.isEmpty { break }  // end of a file of unknown length

@@ -63,6 +63,9 @@ public struct ReadReport: Codable, Sendable, Hashable {
     public var additionalDocumentDetails: [String: StringOrList]?
     public var dataGroupsRead: [String]
     public var verification: Verification
+    /// How often the document left the reader's field during the read and the read went on
+    /// after it came back (0 for an undisturbed read; absent in reports of saved dumps).
+    public var reconnections: Int?
 
     /// A text field or a list of them (DG11 other names, DG12 other persons).
     public enum StringOrList: Codable, Sendable, Hashable {
@@ -132,6 +135,7 @@ public struct ReadReport: Codable, Sendable, Hashable {
             additionalDocumentDetails = details
         }
         dataGroupsRead = result.dataGroupsRead
+        reconnections = result.accessControl == "none" ? nil : result.statistics.reconnections
         let passive = result.passive
         verification = Verification(
             passive: PassiveCheck(status: result.passiveOutcome.status, detail: result.passiveOutcome.detail,

@@ -38,14 +38,25 @@ public struct ReadProgress: Sendable, Hashable {
     public var bytesRead: Int?
     public var bytesTotal: Int?
     public var percent: Int
+    /// Why the read is back at `waitingForCard`: `cardRemoved` when the document left the field
+    /// during the read (the read goes on where it stopped once it is back). `nil` otherwise.
+    public var reason: String?
+    /// A sentence a journey can show with `reason` ("Put the document back on the reader …").
+    public var message: String?
 
-    public init(phase: Phase, file: String? = nil, bytesRead: Int? = nil, bytesTotal: Int? = nil, percent: Int) {
+    public init(phase: Phase, file: String? = nil, bytesRead: Int? = nil, bytesTotal: Int? = nil, percent: Int,
+                reason: String? = nil, message: String? = nil) {
         self.phase = phase
         self.file = file
         self.bytesRead = bytesRead
         self.bytesTotal = bytesTotal
         self.percent = percent
+        self.reason = reason
+        self.message = message
     }
+
+    /// The `reason` of a `waitingForCard` after the document left the field mid-read.
+    public static let cardRemovedReason = "cardRemoved"
 }
 
 /// A verification outcome other than passive authentication (chip, active).
@@ -78,4 +89,6 @@ public struct ReadStatistics: Sendable, Hashable {
     public var extendedLength: Bool
     /// How often secure messaging had to be re-established.
     public var reauthentications: Int
+    /// How often the card left the field and the read went on after it came back.
+    public var reconnections: Int = 0
 }

@@ -3,7 +3,8 @@ import SmartCard
 /// The reader's link to one chip: plain or secure-messaging APDUs, counters, and the rules for
 /// turning transport failures into `MRTDError`s. Not shared across tasks.
 final class SecureChannel {
-    let connection: any CardConnection
+    /// Replaced when the card left the field and came back (`PassportReader.recoverFromTagLoss`).
+    var connection: any CardConnection
     var session: SecureMessaging?
     private(set) var apduCount = 0
     private(set) var bytesSent = 0
@@ -21,6 +22,12 @@ final class SecureChannel {
     private var conventionPending = false
     /// Error answers the chip gave without secure messaging while it was on.
     private(set) var unprotectedAnswers = 0
+    /// Chip Authentication installed new keys that no protected answer has confirmed yet: a chip
+    /// that answered MSE / GENERAL AUTHENTICATE without holding the key shows only here.
+    var chipAuthenticationPending = false
+    /// The first protected exchange after Chip Authentication failed (a MAC the chip could not
+    /// check, or an answer we could not): the chip does not hold the key it claims.
+    var chipAuthenticationRefuted = false
 
     init(connection: any CardConnection) {
         self.connection = connection
@@ -36,17 +43,27 @@ final class SecureChannel {
         do {
             let response = try await connection.transmit(raw: bytes)
             bytesReceived += response.count
+            if response.isEmpty {
+                // No answer at all: the card left the field mid-command. Some drivers (vpcd) say so
+                // this way, and pcscd may not notice before the card is back (it polls), so
+                // presence cannot tell; the way forward is the same (a new connection, the chip
+                // opened again).
+                throw MRTDError(.cardRemoved, "the card stopped answering during reading (it left the reader)")
+            }
             if response.count < 2 {
-                // Some drivers (vpcd) return an empty answer when the card leaves mid-command.
-                if await !connection.isCardPresent() {
-                    throw MRTDError(.cardRemoved, "the card was removed during reading")
-                }
-                throw MRTDError(.communicationFailure, "the chip returned \(response.count) bytes, not a response")
+                if await !connection.isCardPresent() { throw MRTDError(.cardRemoved, "the card was removed during reading") }
+                throw MRTDError(.communicationFailure, "the chip returned \(response.count) byte, not a response")
             }
             return response
         } catch let error as MRTDError {
             throw error
         } catch let error as SmartCardError {
+            // A transport failure with the card gone is the card leaving the field (libnfc says
+            // "timeout" or "RF transmission error"; some PC/SC drivers say "not transacted").
+            if error.code != .cancelled, error.code != .cardRemoved, error.code != .noCard, !Task.isCancelled,
+               await !connection.isCardPresent() {
+                throw MRTDError(.cardRemoved, "the card was removed during reading")
+            }
             throw Self.map(error)
         } catch {
             throw MRTDError(.communicationFailure, "the reader failed: \(error)")
@@ -91,6 +108,7 @@ final class SecureChannel {
         let response: ResponseAPDU
         do { response = try ResponseAPDU(bytes: raw) } catch {
             session = nil
+            refuteChipAuthentication()
             throw MRTDError(.secureMessagingFailure, "the chip's answer is malformed")
         }
         if response.data.isEmpty, Self.isPlainErrorStatus(response.statusWord) {
@@ -109,6 +127,7 @@ final class SecureChannel {
         do {
             let plain = try sm.unprotect(response)
             session = sm
+            chipAuthenticationPending = false
             if conventionPending {
                 conventionPending = false
                 unprotectedAnswersCountInSSC = true
@@ -117,6 +136,7 @@ final class SecureChannel {
         } catch {
             // The SSC has moved on, but so has the chip's: either way this session is over.
             session = nil
+            refuteChipAuthentication()
             if conventionPending, error.code == .secureMessagingDropped {
                 // The first protected exchange after an unprotected answer failed: this chip does
                 // not count such answers. The caller opens a new session and goes on.
@@ -124,6 +144,13 @@ final class SecureChannel {
                 unprotectedAnswersCountInSSC = false
             }
             throw error
+        }
+    }
+
+    private func refuteChipAuthentication() {
+        if chipAuthenticationPending {
+            chipAuthenticationPending = false
+            chipAuthenticationRefuted = true
         }
     }
 
