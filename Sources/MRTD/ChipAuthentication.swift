@@ -201,6 +201,8 @@ extension PassportReader {
             return VerificationOutcome(status: .notSupported, detail: "\(source) offers no Chip Authentication with a key this reader can use")
         }
         let id = offer.protocolID
+        channel.traceContext.step = "CA"
+        channel.traceContext.detail = nil
         let agreement: (ephemeralPublicKey: [UInt8], sharedSecret: [UInt8])
         do {
             agreement = try offer.publicKey.agree()

@@ -53,6 +53,11 @@ public struct ChipQuirks: Codable, Sendable, Hashable {
         return StatusWord(sw1: bytes[0], sw2: bytes[1])
     }
 
+    /// Checks every switch; throws an `EmulatorError` naming the first bad one.
+    public func validate() throws(EmulatorError) {
+        _ = try resolved()
+    }
+
     /// The quirks checked and decoded for the chip.
     func resolved() throws(EmulatorError) -> Resolved {
         var resolved = Resolved()

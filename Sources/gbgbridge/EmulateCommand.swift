@@ -26,6 +26,12 @@ struct EmulateCommand: AsyncParsableCommand {
             string (pn532_uart:/dev/pts/N) to give libnfc, e.g. \
             gbgbridge read --reader libnfc:pn532_uart:/dev/pts/N. The emulated PN532 carries \
             at most 262 bytes per exchange, like the real one.
+
+            Field behaviours (Docs/smartcard-and-emulator.md): each flag under FIELD BEHAVIOURS \
+            reproduces one thing real chips do (no short EF identifiers, errors without secure \
+            messaging, SELECT and MSE forms, small read limits, tag loss …); they add to the \
+            description's "quirks" object. Example: --no-short-file-identifier 6A82 --plain-errors \
+            --tag-loss-after-apdus 20.
             """
     )
 
@@ -65,6 +71,8 @@ struct EmulateCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Log every APDU exchange (sizes only, never contents).")
     var verbose = false
 
+    @OptionGroup(title: "Field behaviours (quirks)") var quirks: QuirkOptions
+
     func validate() throws {
         guard (passport == nil) != (dump == nil) else {
             throw ValidationError("give exactly one of --passport FILE or --dump DIR")
@@ -78,6 +86,9 @@ struct EmulateCommand: AsyncParsableCommand {
         if let maxReadLength, !(1...65_536).contains(maxReadLength) {
             throw ValidationError("--max-read-length must be between 1 and 65536")
         }
+        if dump != nil && quirks.dg14WithoutCardAccessInfos {
+            throw ValidationError("--dg14-without-card-access-infos changes DG14, which a --dump serves as it is")
+        }
     }
 
     func run() async throws {
@@ -86,9 +97,13 @@ struct EmulateCommand: AsyncParsableCommand {
         do {
             if let dump {
                 chipContent = try EmulatedPassport(dumpDirectory: URL(fileURLWithPath: dump), mrz: mrz)
+                chipContent.quirks = quirks.applied(to: nil)
             } else {
                 let signer = try loadSigner()
-                chipContent = try EmulatedPassport.load(descriptionAt: URL(fileURLWithPath: passport!), signer: signer)
+                let url = URL(fileURLWithPath: passport!)
+                var description = try PassportDescription.load(from: url)
+                description.quirks = quirks.applied(to: description.quirks)
+                chipContent = try EmulatedPassport(description: description, baseDirectory: url.deletingLastPathComponent(), signer: signer)
             }
         } catch let error as EmulatorError {
             printError("gbgbridge emulate: \(error.reason)")
@@ -121,6 +136,7 @@ struct EmulateCommand: AsyncParsableCommand {
         }
         let files = chipContent.applicationFiles.keys.sorted().map { String(format: "%04X", $0) }.joined(separator: " ")
         print("Emulating a passport (files \(files); \(chipContent.extendedLength ? "extended length" : "short APDUs only"), max read \(chipContent.maxReadLength) bytes)")
+        if !chipContent.quirks.summary.isEmpty { print("Field behaviours: \(chipContent.quirks.summary.joined(separator: ", "))") }
         print("Waiting for vpcd on \(vpcdHost):\(vpcdPort) … (Ctrl-C to stop)")
         await serveUntilTerminated(start: client.start, stop: client.stop, remove: {
             client.removeCard()
@@ -152,6 +168,7 @@ struct EmulateCommand: AsyncParsableCommand {
         print(terminal.connectionString)
         let files = content.applicationFiles.keys.sorted().map { String(format: "%04X", $0) }.joined(separator: " ")
         print("Emulating a PN532 with an ISO 14443 type \(typeB ? "B" : "A") card in its field (files \(files)) (Ctrl-C to stop)")
+        if !content.quirks.summary.isEmpty { print("Field behaviours: \(content.quirks.summary.joined(separator: ", "))") }
         await serveUntilTerminated(start: terminal.start, stop: terminal.stop, remove: {
             terminal.setChip(nil)
             print("card removed")

@@ -47,6 +47,10 @@ struct ReadCommand: AsyncParsableCommand {
             authentication against --trust anchors. With --json prints exactly the nfc.read \
             success data object.
 
+            A card that leaves the reader during the read is waited for (up to --timeout) and \
+            the read goes on where it stopped. --trace FILE records every APDU exchange as JSON \
+            lines for a bug report: never the MRZ, CAN, keys, nonces or decrypted contents.
+
             Exit status: 0 read (verified, or not verifiable: untrusted or no EF.SOD), \
             2 bad arguments, 3 access denied (wrong MRZ/CAN), 4 no card or timeout, \
             5 communication failure or card removed, 6 verification failed.
@@ -94,6 +98,9 @@ struct ReadCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Data groups to read, e.g. DG1,DG2,DG11 (default: all listed by the chip).")
     var dataGroups: String?
 
+    @Option(name: .long, help: ArgumentHelp("Record every APDU exchange in this file, one JSON object per line (time, step, file and offset, command, response, status word, protected). Holds no access key, session key, nonce or decrypted content: safe to attach to a report.", valueName: "file"))
+    var trace: String?
+
     func validate() throws {
         let fields = [documentNumber, birthDate, expiryDate].compactMap { $0 }
         let ways = [mrz != nil, !fields.isEmpty, can != nil].filter { $0 }.count
@@ -135,8 +142,20 @@ struct ReadCommand: AsyncParsableCommand {
         CGBGBridgeCLI_line_buffer_stdout()
         let key = try accessKey()
         let trustStore = try trustOptions.load()
+        let apduTrace: APDUTrace?
+        if let trace {
+            do {
+                apduTrace = try APDUTrace(url: URL(fileURLWithPath: trace))
+            } catch {
+                printError("gbgbridge read: \(error.reason)")
+                throw ExitCode(ReadExit.badArguments)
+            }
+        } else {
+            apduTrace = nil
+        }
+        defer { apduTrace?.close() }
         let options = ReadOptions(dataGroups: try requestedDataGroups(), trustStore: trustStore,
-                                  accessControl: paceOnly ? .paceOnly : bacOnly ? .bacOnly : .automatic)
+                                  accessControl: paceOnly ? .paceOnly : bacOnly ? .bacOnly : .automatic, trace: apduTrace)
         let bar = ProgressBar(enabled: isatty(STDERR_FILENO) == 1)
         // A libnfc device is opened only when asked for: `libnfc:<connstring>` opens exactly that
         // one, a bare `libnfc:` the devices libnfc finds (libnfc.conf, LIBNFC_DEVICE, USB).
@@ -156,9 +175,12 @@ struct ReadCommand: AsyncParsableCommand {
             connection = try await backend.connect(reader: card.name)
         } catch let error as SmartCardError {
             bar.finish()
+            apduTrace?.note("end", ["outcome": "\(error.code)", "reason": error.reason])
             try fail(error.reason, code: error.code, exit: Self.exitStatus(for: error))
         }
         bar.update(ReadProgress(phase: .cardDetected, file: card.name, percent: 1))
+        apduTrace?.note("start", ["tool": "gbgbridge \(GBGBridgeVersion.current)", "reader": card.name, "backend": card.backend,
+                                  "atr": connection.atr.map { String(format: "%02X", $0) }.joined()])
 
         let result: PassportReadResult
         // A card that leaves the field mid-read is waited for (up to --timeout) and the read goes on.
@@ -168,7 +190,10 @@ struct ReadCommand: AsyncParsableCommand {
                                             reconnect: { try await backend.reconnect(reader: card.name, until: .now + wait) })
         do {
             result = try await passportReader.read()
+            apduTrace?.note("end", ["outcome": "read", "apdus": String(result.statistics.apdus),
+                                    "reconnections": String(result.statistics.reconnections)])
         } catch {
+            apduTrace?.note("end", ["outcome": error.code.rawValue, "reason": error.reason])
             bar.finish()
             await passportReader.connection.disconnect()
             try fail(error.reason, code: error.code.rawValue, exit: Self.exitStatus(for: error))

@@ -50,6 +50,15 @@ struct Quirk: CustomTestStringConvertible, Sendable {
         Quirk(name: "SELECT MF answered 6A82") { $0.selectMasterFile = "6A82" },
         Quirk(name: "SELECT MF answered 6D00") { $0.selectMasterFile = "6D00" },
         Quirk(name: "EF.CardAccess unreadable", paceWorks: false) { $0.cardAccessUnreadable = true },
+        Quirk(name: "all but SELECT MF", dataGroups: withAbsentFile, maxReadLength: 0xA0, extendedLength: false) {
+            $0.noShortFileIdentifier = "6A82"
+            $0.plainErrors = true
+            $0.plainErrorsCountInSSC = false
+            $0.refuseLe00 = true
+            $0.exactLengthHint = true
+            $0.selectLe = "required"
+            $0.paceParameterIdInMSE = "required"
+        },
         Quirk(name: "everything at once", dataGroups: withAbsentFile, maxReadLength: 0xA0, extendedLength: false) {
             $0.noShortFileIdentifier = "6A82"
             $0.plainErrors = true
@@ -127,6 +136,27 @@ struct ChipQuirkTests {
                                               accessKey: try TestFixtures.accessKey("utopia-id-pace-only"),
                                               options: ReadOptions(dataGroups: quirk.dataGroups, trustStore: Self.trust)).read()
         expectFaithfulRead(result, of: chip, quirk: quirk, passport: "utopia-id-pace-only")
+    }
+
+    @Test("with the MRZ (BAC possible), a PACE chip is still opened with PACE", arguments: Quirk.all.filter(\.paceWorks))
+    func paceWithTheMRZ(quirk: Quirk) async throws {
+        let chip = try quirk.chip("utopia-td3-pace")
+        let mrz = try TestFixtures.description("utopia-td3-pace").mrz.lines.joined(separator: "\n")
+        let result = try await PassportReader(connection: EmulatedCardConnection(chip: chip), accessKey: try AccessKey.mrz(mrz),
+                                              options: ReadOptions(dataGroups: quirk.dataGroups, trustStore: Self.trust)).read()
+        var quirks = ChipQuirks()
+        quirk.apply(&quirks)
+        if quirks.noShortFileIdentifier == "6A82" && quirks.selectMasterFile != nil {
+            // EF.CardAccess answers 6A82 by short EF identifier, and once inside the application
+            // the chip lets nobody back to the MF to look for it by file identifier: BAC, and
+            // the anti-downgrade check says the signed PACE offer went unused.
+            #expect(result.accessControl == "BAC")
+            #expect(result.cardAccessCheck.status == .invalid, "\(result.cardAccessCheck.detail)")
+            #expect(result.passiveOutcome.status == .valid)
+        } else {
+            expectFaithfulRead(result, of: chip, quirk: quirk, passport: "utopia-td3-pace")
+            #expect(result.cardAccessCheck.status == .valid, "\(quirk.name): \(result.cardAccessCheck.detail)")
+        }
     }
 
     @Test("a chip that supports SFI costs no extra APDU for the fallback")
@@ -304,5 +334,46 @@ struct CardAccessConsistencyTests {
                                             signer: try TestFixtures.documentSigner())
         let result = try await read(passport, key: try TestFixtures.accessKey("utopia-td3-pace"))
         #expect(result.cardAccessCheck.status == .notChecked, "\(result.cardAccessCheck.detail)")
+    }
+}
+
+@Suite("Chip quirks and tag loss through libnfc and an emulated PN532", .serialized)
+struct ChipQuirkLibNFCTests {
+    static let trust = TestFixtures.testTrustStore
+
+    /// Reads `chip` through libnfc (a PN532 on a pseudo-terminal: short APDUs only, as on real
+    /// PN53x readers), waiting for the card after a loss as `nfc.read` does.
+    func readThroughPN532(_ chip: VirtualPassportChip, key: AccessKey, dataGroups: [Int]? = nil,
+                          log: ProgressLog = ProgressLog()) async throws -> PassportReadResult {
+        let terminal = try PN532PseudoTerminal(chip: chip)
+        terminal.start()
+        defer { terminal.stop() }
+        let backend = LibNFCBackend(connectionStrings: [terminal.connectionString], discover: false, pollInterval: .milliseconds(20))
+        let info = try await backend.waitForCard(readerMatching: nil, timeout: .seconds(10))
+        let reader = PassportReader(connection: try await backend.connect(reader: info.name), accessKey: key,
+                                    options: ReadOptions(dataGroups: dataGroups, trustStore: Self.trust), progress: log.handler,
+                                    reconnect: { try await backend.reconnect(reader: info.name, until: .now + .seconds(10)) })
+        let result = try await reader.read()
+        await reader.connection.disconnect()
+        return result
+    }
+
+    @Test("each quirk and all at once through libnfc", arguments: Quirk.all)
+    func throughLibNFC(quirk: Quirk) async throws {
+        let chip = try quirk.chip("utopia-td3-pace")
+        let result = try await readThroughPN532(chip, key: try quirk.accessKey("utopia-td3-pace"), dataGroups: quirk.dataGroups)
+        expectFaithfulRead(result, of: chip, quirk: quirk, passport: "utopia-td3-pace")
+        #expect(result.statistics.extendedLength == false)
+    }
+
+    @Test("the card leaves the PN532's field mid-read and comes back", arguments: [5, 14, 30])
+    func tagLossThroughLibNFC(after: Int) async throws {
+        let chip = try tagLossChip("utopia-td3-pace", afterAPDUs: after, returnAfter: 300)
+        let log = ProgressLog()
+        let result = try await readThroughPN532(chip, key: try TestFixtures.accessKey("utopia-td3-pace"), log: log)
+        #expect(result.statistics.reconnections == 1)
+        expectFaithfulRead(result, of: chip, quirk: Quirk(name: "tag loss after \(after) APDUs") { _ in }, passport: "utopia-td3-pace")
+        #expect(result.chip.status == .valid && result.active.status == .valid, "\(result.chip.detail); \(result.active.detail)")
+        #expect(log.all.contains { $0.phase == .waitingForCard && $0.reason == ReadProgress.cardRemovedReason })
     }
 }

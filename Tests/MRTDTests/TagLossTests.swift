@@ -90,6 +90,41 @@ struct TagLossTests {
         }
     }
 
+    @Test("a loss at any APDU of a quirky chip read with the MRZ is survived",
+          arguments: Quirk.all.filter { ["no SFI (6A82)", "plain errors, not counted in the SSC", "all but SELECT MF"].contains($0.name) })
+    func lossAtEveryAPDUOfAQuirkyChip(quirk: Quirk) async throws {
+        let mrz = try AccessKey.mrz(try TestFixtures.description("utopia-td3-pace").mrz.lines.joined(separator: "\n"))
+        let undisturbed = try await read(try quirk.chip("utopia-td3-pace"), key: mrz, dataGroups: quirk.dataGroups)
+        #expect(undisturbed.accessControl == "PACE")
+        let total = undisturbed.statistics.apdus
+        for after in 1..<total {
+            var description = try TestFixtures.description("utopia-td3-pace")
+            if quirk.maxReadLength != nil || quirk.extendedLength != nil {
+                var settings = description.chip ?? .init()
+                if let maxReadLength = quirk.maxReadLength { settings.maxReadLength = maxReadLength }
+                if let extendedLength = quirk.extendedLength { settings.extendedLength = extendedLength }
+                description.chip = settings
+            }
+            var quirks = ChipQuirks()
+            quirk.apply(&quirks)
+            quirks.tagLossAfterAPDUs = after
+            quirks.tagLossReturnAfterMilliseconds = 0
+            description.quirks = quirks
+            let chip = VirtualPassportChip(passport: try EmulatedPassport(description: description, baseDirectory: TestFixtures.url("passports"),
+                                                                          signer: try TestFixtures.documentSigner()))
+            let label = "\(quirk.name), loss after \(after) of \(total) APDUs"
+            do {
+                let result = try await read(chip, key: mrz, dataGroups: quirk.dataGroups)
+                #expect(result.statistics.reconnections == 1, "\(label)")
+                expectFaithfulRead(result, of: chip, quirk: quirk, passport: "utopia-td3-pace")
+                #expect(result.chip.status == .valid && result.active.status == .valid, "\(label): \(result.chip.detail); \(result.active.detail)")
+                #expect(result.cardAccessCheck.status == .valid, "\(label): \(result.cardAccessCheck.detail)")
+            } catch {
+                Issue.record("\(label): \(error)")
+            }
+        }
+    }
+
     @Test("the card back after a while: the read waits, reports waitingForCard, then goes on")
     func slowReturn() async throws {
         let chip = try tagLossChip("utopia-td3-jpeg", afterAPDUs: 6, returnAfter: 400)

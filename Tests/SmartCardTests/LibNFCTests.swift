@@ -330,8 +330,10 @@ struct PN532CommandLineTests {
         let reader = Process()
         reader.executableURL = Self.binary
         reader.currentDirectoryURL = TestFixtures.packageRoot
+        let traceFile = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("pn532-trace-\(UUID().uuidString).jsonl")
+        defer { try? FileManager.default.removeItem(at: traceFile) }
         reader.arguments = ["read", "--reader", "libnfc:" + connstring, "--can", "112233", "--json",
-                            "--trust", "Fixtures/pki/csca.cert.pem", "--timeout", "10"]
+                            "--trust", "Fixtures/pki/csca.cert.pem", "--timeout", "10", "--trace", traceFile.path]
         let result = Pipe()
         reader.standardOutput = result
         reader.standardError = FileHandle.nullDevice
@@ -341,5 +343,12 @@ struct PN532CommandLineTests {
         #expect(reader.terminationStatus == 0)
         let text = String(decoding: data, as: UTF8.self)
         #expect(text.contains("ERIKSSON") || text.contains("\"valid\""), "\(text.prefix(400))")
+        // The trace: a start line with the reader, one line per exchange, an end line; no CAN.
+        let trace = try String(contentsOf: traceFile, encoding: .utf8).split(separator: "\n").map(String.init)
+        #expect(trace.first?.contains(#""event":"start""#) == true && trace.first?.contains("libnfc:") == true)
+        #expect(trace.last?.contains(#""event":"end""#) == true && trace.last?.contains(#""outcome":"read""#) == true)
+        #expect(trace.contains { $0.contains(#""step":"PACE""#) } && trace.contains { $0.contains(#""step":"AA""#) })
+        #expect(!trace.joined().contains("112233") && !trace.joined().contains("313132323333"))
+        for line in trace { #expect((try? JSONSerialization.jsonObject(with: Data(line.utf8))) != nil, "\(line)") }
     }
 }

@@ -16,6 +16,7 @@ extension PassportReader {
     /// answer of a BAC-only chip, costs nothing more (`cardAccessNotFound` lets a chip that then
     /// refuses BAC be looked at again by file identifier).
     func readCardAccess() async throws(MRTDError) -> [PACEInfo] {
+        channel.traceContext.file = LDSFile.cardAccess.name
         var response = try await readCardAccessFirstChunk()
         if [.incorrectP1P2, .commandNotAllowedNoEF, .securityStatusNotSatisfied].contains(response.statusWord) {
             // The chip may still be inside an application from an earlier session: back to the MF.
@@ -36,6 +37,7 @@ extension PassportReader {
 
     /// EF.CardAccess selected by its identifier (011C) and read with plain READ BINARY.
     func readCardAccessBySelect() async throws(MRTDError) -> [PACEInfo] {
+        channel.traceContext.file = LDSFile.cardAccess.name
         cardAccessNotFound = false
         // EF.CardAccess lives under the MF; the chip may be inside the application by now.
         _ = try await select(CommandAPDU(ins: 0xA4, p1: 0x00, p2: 0x0C, data: [0x3F, 0x00]), secure: false)
@@ -115,6 +117,8 @@ extension PassportReader {
         let id = info.protocolID
         let type = id.keyType
         channel.session = nil
+        channel.traceContext.step = "PACE"
+        channel.traceContext.detail = nil
         // MSE:Set AT — protocol, password reference (01 MRZ, 02 CAN), parameter id.
         var setAT = DER.oid(id.oid)
         setAT[0] = 0x80  // the OID's content under tag 80
@@ -239,6 +243,7 @@ extension PassportReader {
     /// One GENERAL AUTHENTICATE exchange: `7C { data }` out (chained unless `last`), the dynamic
     /// authentication data objects of the answer back.
     func generalAuthenticate(step: String, _ data: [UInt8], last: Bool) async throws(MRTDError) -> [UInt32: [UInt8]] {
+        channel.traceContext.detail = step
         let command = CommandAPDU(cla: last ? 0x00 : 0x10, ins: 0x86, p1: 0, p2: 0, data: BERTLV.encode(tag: 0x7C, value: data), ne: 256)
         let response = try await channel.plain(command)
         guard response.statusWord == .success else {

@@ -144,6 +144,9 @@ public final class PassportReader {
     var cardAccessNotFound = false
     /// Why EF.CardAccess gave no PACE offers although it seems to be there.
     var cardAccessNote: String?
+    /// `lookAgainForPACE` ran (once per read).
+    var lookedAgainForPACE = false
+    var lookingAgainForPACE = false
     var lastPercent = 0
     var bytesOfFiles = 0
     /// Whether access control has opened the chip (tag loss after this re-opens it in place).
@@ -163,7 +166,7 @@ public final class PassportReader {
     ///     `nil` makes tag loss end the read with `cardRemoved`.
     public init(connection: any CardConnection, accessKey: AccessKey, options: ReadOptions = ReadOptions(),
                 progress: ProgressHandler? = nil, reconnect: Reconnect? = nil) {
-        self.channel = SecureChannel(connection: connection)
+        self.channel = SecureChannel(connection: connection, trace: options.trace)
         if !connection.supportsExtendedLength { probedExtendedLength = false }
         self.accessKey = accessKey
         self.options = options
@@ -212,6 +215,7 @@ public final class PassportReader {
             case .content(let bytes): files[file] = bytes
             case .absent(let reason): skipped[file] = reason
             }
+            try await surviveTagLoss { () async throws(MRTDError) in try await lookAgainForPACE() }
         }
         var com: EFCOM?
         var sod: SecurityObject?
@@ -416,6 +420,28 @@ public final class PassportReader {
         accessControl = "BAC"
     }
 
+    /// A chip opened with BAC because EF.CardAccess answered 6A82 to the read by short EF
+    /// identifier, which turned out not to be supported (learnt from the first file): EF.CardAccess
+    /// may be there after all. Looked for by file identifier, once; when it offers PACE, the chip
+    /// is opened again with PACE (PACE is the stronger protocol, and what the signed files
+    /// promise). Costs nothing on chips with short-EF-identifier support.
+    func lookAgainForPACE() async throws(MRTDError) {
+        guard accessControl == "BAC", pace == nil, cardAccessNotFound || lookingAgainForPACE, shortFileIdentifiers == false,
+              options.accessControl == .automatic, !lookedAgainForPACE else { return }
+        // Marked done only at the end: the card leaving half-way makes it run again once back.
+        lookingAgainForPACE = true
+        let offers = try await readCardAccessBySelect()
+        // The plain SELECTs ended the BAC session: PACE, or BAC again.
+        if try await openWithPACE(offers) {
+            accessControlNote = "EF.CardAccess was found by file identifier after BAC (the chip reads no short EF identifiers); re-opened with PACE"
+        } else {
+            try await selectApplication()
+            try await basicAccessControl()
+        }
+        lookedAgainForPACE = true
+        lookingAgainForPACE = false
+    }
+
     /// Opens the chip with the best PACE offer this reader performs. Returns false (with a note
     /// why) when there is none or PACE failed for a reason that BAC may get around.
     func openWithPACE(_ offers: [PACEInfo]) async throws(MRTDError) -> Bool {
@@ -557,6 +583,7 @@ public final class PassportReader {
 
     func readFile(_ file: LDSFile, index: Int, of count: Int) async throws(MRTDError) -> FileOutcome {
         func percent(_ fraction: Double) -> Int { 10 + Int(80 * (Double(index) + fraction) / Double(max(count, 1))) }
+        channel.traceContext.file = file.name
         report(.reading, file: file.name, bytesRead: 0, percent: percent(0))
         var content: [UInt8] = []
         // The first chunk comes with READ BINARY by short EF identifier: select and read in one APDU.

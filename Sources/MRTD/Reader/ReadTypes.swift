@@ -15,9 +15,12 @@ public struct ReadOptions: Sendable {
     public var verifyActive: Bool
     public var trustStore: TrustStore
     public var accessControl: AccessControlPreference
+    /// Where to record every APDU exchange (`nil`: nowhere). See `APDUTrace` for what it holds.
+    public var trace: APDUTrace?
 
     public init(dataGroups: [Int]? = nil, verifyPassive: Bool = true, verifyChip: Bool = true, verifyActive: Bool = true,
-                trustStore: TrustStore = TrustStore(), accessControl: AccessControlPreference = .automatic) {
+                trustStore: TrustStore = TrustStore(), accessControl: AccessControlPreference = .automatic, trace: APDUTrace? = nil) {
+        self.trace = trace
         self.dataGroups = dataGroups
         self.verifyPassive = verifyPassive
         self.verifyChip = verifyChip

@@ -5,7 +5,10 @@ import SmartCard
 final class SecureChannel {
     /// Replaced when the card left the field and came back (`PassportReader.recoverFromTagLoss`).
     var connection: any CardConnection
-    var session: SecureMessaging?
+    var session: SecureMessaging? {
+        // An unprotected answer of a session that ended says nothing about the next one.
+        didSet { if session == nil { conventionPending = false } }
+    }
     private(set) var apduCount = 0
     private(set) var bytesSent = 0
     private(set) var bytesReceived = 0
@@ -28,18 +31,38 @@ final class SecureChannel {
     /// The first protected exchange after Chip Authentication failed (a MAC the chip could not
     /// check, or an answer we could not): the chip does not hold the key it claims.
     var chipAuthenticationRefuted = false
+    /// Where every exchange is recorded (`ReadOptions.trace`), and what the reader is doing.
+    let trace: APDUTrace?
+    var traceContext = APDUTrace.TraceContext()
+    /// How long the last exchange took in the card.
+    private(set) var lastExchangeDuration: Duration = .zero
 
-    init(connection: any CardConnection) {
+    init(connection: any CardConnection, trace: APDUTrace? = nil) {
         self.connection = connection
+        self.trace = trace
     }
 
-    /// Sends raw bytes, mapping smart-card failures to MRTD errors.
-    func exchange(_ bytes: [UInt8]) async throws(MRTDError) -> [UInt8] {
+    /// Sends raw bytes, mapping smart-card failures to MRTD errors. `command` is what the bytes
+    /// carry (unprotected), for the trace; a failed exchange is traced here.
+    func exchange(_ bytes: [UInt8], command: CommandAPDU, protected: Bool) async throws(MRTDError) -> [UInt8] {
+        do {
+            return try await transmit(bytes)
+        } catch {
+            trace?.record(command: command, wire: bytes, response: nil, protected: protected, status: nil,
+                          duration: lastExchangeDuration, context: traceContext, error: "\(error.code): \(error.reason)")
+            throw error
+        }
+    }
+
+    private func transmit(_ bytes: [UInt8]) async throws(MRTDError) -> [UInt8] {
         if Task.isCancelled { throw MRTDError(.cancelled, "reading was cancelled") }
         apduCount += 1
         bytesSent += bytes.count
         let started = ContinuousClock.now
-        defer { cardTime += ContinuousClock.now - started }
+        defer {
+            lastExchangeDuration = ContinuousClock.now - started
+            cardTime += lastExchangeDuration
+        }
         do {
             let response = try await connection.transmit(raw: bytes)
             bytesReceived += response.count
@@ -83,12 +106,18 @@ final class SecureChannel {
     func plain(_ command: CommandAPDU) async throws(MRTDError) -> ResponseAPDU {
         let encoded: [UInt8]
         do { encoded = try command.encoded() } catch { throw MRTDError(.communicationFailure, error.reason) }
-        let raw = try await exchange(encoded)
+        let raw = try await exchange(encoded, command: command, protected: false)
+        let response: ResponseAPDU
         do {
-            return try ResponseAPDU(bytes: raw)
+            response = try ResponseAPDU(bytes: raw)
         } catch {
+            trace?.record(command: command, wire: encoded, response: raw, protected: false, status: nil,
+                          duration: lastExchangeDuration, context: traceContext, error: "malformed answer")
             throw MRTDError(.communicationFailure, "the chip's answer is malformed: \(error.reason)")
         }
+        trace?.record(command: command, wire: encoded, response: raw, protected: false, status: response.statusWord,
+                      duration: lastExchangeDuration, context: traceContext)
+        return response
     }
 
     /// A command under secure messaging.
@@ -104,9 +133,14 @@ final class SecureChannel {
         let protected = try sm.protect(command)
         let encoded: [UInt8]
         do { encoded = try protected.encoded() } catch { throw MRTDError(.communicationFailure, error.reason) }
-        let raw = try await exchange(encoded)
+        let raw = try await exchange(encoded, command: command, protected: true)
+        func traced(_ status: StatusWord?, error: String? = nil) {
+            trace?.record(command: command, wire: encoded, response: raw, protected: true, status: status,
+                          duration: lastExchangeDuration, context: traceContext, error: error)
+        }
         let response: ResponseAPDU
         do { response = try ResponseAPDU(bytes: raw) } catch {
+            traced(nil, error: "malformed answer")
             session = nil
             refuteChipAuthentication()
             throw MRTDError(.secureMessagingFailure, "the chip's answer is malformed")
@@ -122,10 +156,12 @@ final class SecureChannel {
             if unprotectedAnswersCountInSSC == nil { conventionPending = true }
             unprotectedAnswers += 1
             session = sm
+            traced(response.statusWord)
             return ResponseAPDU(data: [], statusWord: response.statusWord)
         }
         do {
             let plain = try sm.unprotect(response)
+            traced(plain.statusWord)
             session = sm
             chipAuthenticationPending = false
             if conventionPending {
@@ -135,14 +171,14 @@ final class SecureChannel {
             return plain
         } catch {
             // The SSC has moved on, but so has the chip's: either way this session is over.
-            session = nil
-            refuteChipAuthentication()
+            traced(nil, error: "\(error.code): \(error.reason)")
             if conventionPending, error.code == .secureMessagingDropped {
                 // The first protected exchange after an unprotected answer failed: this chip does
                 // not count such answers. The caller opens a new session and goes on.
-                conventionPending = false
                 unprotectedAnswersCountInSSC = false
             }
+            session = nil
+            refuteChipAuthentication()
             throw error
         }
     }

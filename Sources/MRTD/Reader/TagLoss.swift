@@ -50,6 +50,7 @@ extension PassportReader {
             }
         } else {
             report(.waitingForCard, percent: lastPercent, reason: ReadProgress.cardRemovedReason, message: Self.cardRemovedMessage)
+            options.trace?.note("cardRemoved", ["reason": loss.reason])
         }
         channel.session = nil
         chipAuthenticated = false
@@ -70,6 +71,7 @@ extension PassportReader {
             throw MRTDError(.cardRemoved, "the card was removed during reading and could not be reached again: \(error)")
         }
         channel.connection = connection
+        options.trace?.note("cardBack", ["reader": connection.readerName, "atr": APDUTrace.hex(connection.atr)])
         linkUnsettled = true
         report(.cardDetected, percent: lastPercent)
     }

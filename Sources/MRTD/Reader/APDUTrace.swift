@@ -1,0 +1,201 @@
+import Foundation
+import SmartCard
+import Synchronization
+
+/// A record of every APDU exchange of a read, one JSON object per line: what a user attaches to a
+/// report about a document that does not read (`gbgbridge read --trace FILE`).
+///
+/// What it holds: the time, the step (`select`, `read`, `PACE`, `BAC`, `CA`, `AA`), the file and
+/// offset of reads, the command and response bytes as they went over the air, the status word,
+/// whether secure messaging protected the exchange, and reconnections after tag loss.
+///
+/// What it never holds: access keys (MRZ, CAN), session keys, nonces, or decrypted file contents.
+/// Protected exchanges are written as they travelled (ciphertext under keys that are never
+/// written); the data of the plain access-control exchanges (GET CHALLENGE's answer, EXTERNAL
+/// AUTHENTICATE, PACE's GENERAL AUTHENTICATE, a plain INTERNAL AUTHENTICATE) is replaced by its
+/// length, because with it an MRZ could be guessed offline. Nothing in a trace lets anyone open,
+/// replay or copy the chip.
+public final class APDUTrace: Sendable {
+    private struct State {
+        var handle: FileHandle?
+        var sequence = 0
+        let started = ContinuousClock.now
+    }
+
+    private let state: Mutex<State>
+    private let lines: (@Sendable (String) -> Void)?
+
+    /// Writes to `url` (created with mode 0600, or truncated).
+    public init(url: URL) throws(MRTDError) {
+        let path = url.path
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            throw MRTDError(.communicationFailure, "cannot write the trace to \(path): \(String(cString: strerror(errno)))")
+        }
+        state = Mutex(State(handle: FileHandle(fileDescriptor: fd, closeOnDealloc: true)))
+        lines = nil
+    }
+
+    /// Hands each line to `sink` (tests, embedders with a log of their own).
+    public init(sink: @escaping @Sendable (String) -> Void) {
+        state = Mutex(State())
+        lines = sink
+    }
+
+    /// A line of its own: `{"event": name, …fields}` (the reader, the ATR, the outcome).
+    public func note(_ event: String, _ fields: [String: String] = [:]) {
+        var object: [String: JSONField] = ["event": .text(event)]
+        for (key, value) in fields { object[key] = .text(value) }
+        write(object)
+    }
+
+    /// Writes the rest and closes the file.
+    public func close() {
+        state.withLock { state in
+            try? state.handle?.close()
+            state.handle = nil
+        }
+    }
+
+    /// One exchange. `command` is the unprotected command (what the reader meant), `wire` the
+    /// bytes sent, `response` those received (nil when the exchange failed with `error`),
+    /// `status` the status the reader acted on (the protected one for secure messaging).
+    func record(command: CommandAPDU, wire: [UInt8], response: [UInt8]?, protected: Bool, status: StatusWord?,
+                duration: Duration, context: TraceContext, error: String? = nil) {
+        var object: [String: JSONField] = ["protected": .flag(protected), "durationMs": .number(Self.milliseconds(duration))]
+        let (step, detail) = Self.step(of: command, context: context)
+        object["step"] = .text(step)
+        if let detail { object["detail"] = .text(detail) }
+        if command.ins == 0xB0 || command.ins == 0xB1 {
+            if let file = context.file { object["file"] = .text(file) }
+            if let offset = Self.offset(of: command) { object["offset"] = .number(Double(offset)) }
+            if let ne = command.ne { object["length"] = .number(Double(ne)) }
+        }
+        // Plain access-control data could let an MRZ be guessed offline: only its length is kept.
+        let redactCommand = !protected && [0x82, 0x86, 0x88].contains(command.ins) && !command.data.isEmpty
+        let redactResponse = !protected && [0x84, 0x82, 0x86, 0x88].contains(command.ins)
+        if redactCommand {
+            object["command"] = .text(Self.hex(Array(wire.prefix(4))))
+            object["commandRedacted"] = .text("\(command.data.count) bytes of access-control data")
+        } else {
+            object["command"] = .text(Self.hex(wire))
+        }
+        object["commandLength"] = .number(Double(wire.count))
+        if let response {
+            let sw = response.count >= 2 ? Array(response.suffix(2)) : []
+            if redactResponse && response.count > 2 {
+                object["response"] = .text(Self.hex(sw))
+                object["responseRedacted"] = .text("\(response.count - 2) bytes of access-control data")
+            } else {
+                object["response"] = .text(Self.hex(response))
+            }
+            object["responseLength"] = .number(Double(response.count))
+            if !sw.isEmpty { object["sw"] = .text(Self.hex(sw)) }
+            if let status { object["status"] = .text(String(format: "%04X", status.rawValue)) }
+        }
+        if let error { object["error"] = .text(error) }
+        write(object)
+    }
+
+    // MARK: Steps
+
+    /// What the reader is doing besides what the command says: the protocol whose MSE / GENERAL
+    /// AUTHENTICATE this is, its stage, and the file being read.
+    struct TraceContext {
+        var step: String?
+        var detail: String?
+        var file: String?
+    }
+
+    static func step(of command: CommandAPDU, context: TraceContext) -> (String, String?) {
+        switch command.ins {
+        case 0xA4:
+            return ("select", command.data.isEmpty ? nil : hex(command.data))
+        case 0xB0, 0xB1:
+            return ("read", nil)
+        case 0x84:
+            return ("BAC", "GET CHALLENGE")
+        case 0x82:
+            return ("BAC", "EXTERNAL AUTHENTICATE")
+        case 0x22:
+            let what = command.p2 == 0xA6 ? "MSE:Set KAT" : "MSE:Set AT"
+            return (context.step ?? "MSE", what)
+        case 0x86:
+            return (context.step ?? "GENERAL AUTHENTICATE", context.detail ?? "GENERAL AUTHENTICATE")
+        case 0x88:
+            return ("AA", "INTERNAL AUTHENTICATE")
+        default:
+            return ("other", String(format: "INS %02X", command.ins))
+        }
+    }
+
+    /// The offset a READ BINARY reads from (P1-P2, P2 with a short EF identifier, DO54 for B1).
+    static func offset(of command: CommandAPDU) -> Int? {
+        if command.ins == 0xB1 {
+            guard let object = try? BERTLV.parseSingle(command.data), object.tag == 0x54 else { return nil }
+            return object.value.reduce(0) { $0 << 8 | Int($1) }
+        }
+        if command.p1 & 0x80 != 0 { return Int(command.p2) }
+        return Int(command.p1) << 8 | Int(command.p2)
+    }
+
+    // MARK: Writing
+
+    enum JSONField {
+        case text(String)
+        case number(Double)
+        case flag(Bool)
+
+        var json: String {
+            switch self {
+            case .text(let value): return APDUTrace.quoted(value)
+            case .number(let value):
+                return value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(format: "%.3f", value)
+            case .flag(let value): return value ? "true" : "false"
+            }
+        }
+    }
+
+    private func write(_ fields: [String: JSONField]) {
+        let line = state.withLock { state -> String in
+            state.sequence += 1
+            var object = fields
+            object["seq"] = .number(Double(state.sequence))
+            object["time"] = .text(Self.timestamp(Date()))
+            object["elapsedMs"] = .number(Self.milliseconds(ContinuousClock.now - state.started))
+            let body = object.sorted { $0.key < $1.key }.map { "\(Self.quoted($0.key)):\($0.value.json)" }.joined(separator: ",")
+            let line = "{" + body + "}"
+            state.handle?.write(Data((line + "\n").utf8))
+            return line
+        }
+        lines?(line)
+    }
+
+    static func quoted(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+
+    static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02X", $0) }.joined() }
+
+    static func milliseconds(_ duration: Duration) -> Double {
+        ((Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15) * 1000).rounded() / 1000
+    }
+
+    static func timestamp(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: date)
+    }
+}
