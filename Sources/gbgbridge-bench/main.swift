@@ -154,6 +154,160 @@ for setup in setups where setup.latency == .zero {
     }
 }
 
+// Quirky chips (../shared/field-profiles.md): a PACE passport with the 20 KB face, short APDUs,
+// opened with the MRZ, without CA and AA (so the APDUs are access control and files only). The
+// minimum is what that chip's limits force: PACE (EF.CardAccess, MSE, 4 × GA, SELECT) plus
+// ⌈size / max read⌉ per file, plus a SELECT per file (and for EF.CardAccess) where the chip has no
+// short EF identifiers. What is over it is what learning the quirk cost.
+struct QuirkSetup {
+    let name: String
+    var maxReadLength = 256
+    var noSFI = false
+    let apply: (inout ChipQuirks) -> Void
+}
+
+let quirkSetups = [
+    QuirkSetup(name: "no quirk") { _ in },
+    QuirkSetup(name: "no SFI (6A82)", noSFI: true) { $0.noShortFileIdentifier = "6A82" },
+    QuirkSetup(name: "no SFI (6986)", noSFI: true) { $0.noShortFileIdentifier = "6986" },
+    QuirkSetup(name: "plain errors, counted in SSC") { $0.plainErrors = true },
+    QuirkSetup(name: "plain errors, not counted") {
+        $0.plainErrors = true
+        $0.plainErrorsCountInSSC = false
+    },
+    QuirkSetup(name: "Le = 00 refused") { $0.refuseLe00 = true },
+    QuirkSetup(name: "read limit A0 (6700)", maxReadLength: 0xA0) { _ in },
+    QuirkSetup(name: "read limit A0 (6CA0)", maxReadLength: 0xA0) { $0.exactLengthHint = true },
+    QuirkSetup(name: "SELECT requires Le, no SFI", noSFI: true) {
+        $0.selectLe = "required"
+        $0.noShortFileIdentifier = "6A86"
+    },
+    QuirkSetup(name: "MSE needs parameter id") { $0.paceParameterIdInMSE = "required" },
+    QuirkSetup(name: "MSE refuses parameter id") { $0.paceParameterIdInMSE = "refused" },
+    QuirkSetup(name: "all but SELECT MF", maxReadLength: 0xA0, noSFI: true) {
+        $0.noShortFileIdentifier = "6A82"
+        $0.plainErrors = true
+        $0.plainErrorsCountInSSC = false
+        $0.refuseLe00 = true
+        $0.exactLengthHint = true
+        $0.selectLe = "required"
+        $0.paceParameterIdInMSE = "required"
+    },
+]
+
+func quirkyPassport(_ setup: QuirkSetup, face: [UInt8], tagLoss: (after: Int, returnAfter: Int)? = nil) throws -> EmulatedPassport {
+    var description = try TestFixtures.description("utopia-td3-pace")
+    let faceURL = FileManager.default.temporaryDirectory.appendingPathComponent("gbgbridge-bench-face.jpg")
+    try Data(face).write(to: faceURL)
+    description.faceImage = faceURL.path
+    description.chip = .init(extendedLength: false, maxReadLength: setup.maxReadLength, sodDigest: nil)
+    var quirks = ChipQuirks()
+    setup.apply(&quirks)
+    if let tagLoss {
+        quirks.tagLossAfterAPDUs = tagLoss.after
+        quirks.tagLossReturnAfterMilliseconds = tagLoss.returnAfter
+    }
+    description.quirks = quirks
+    return try EmulatedPassport(description: description, baseDirectory: TestFixtures.directory, signer: try TestFixtures.documentSigner())
+}
+
+let paceKey = try AccessKey.mrz(try TestFixtures.description("utopia-td3-pace").mrz.lines.joined(separator: "\n"))
+let filesOnly = ReadOptions(verifyChip: false, verifyActive: false, trustStore: trust)
+print("")
+print("Quirky chips (PACE with the MRZ, short APDUs, no CA/AA; in-process, \(iterations) reads per row)")
+print("chip                             APDUs  minimum  over  new sessions  access  read ms")
+for setup in quirkSetups {
+    let passport = try quirkyPassport(setup, face: face)
+    let maxRead = min(setup.maxReadLength, 0xDF)
+    let files = passport.applicationFiles.values.reduce(0) { $0 + ($1.count + maxRead - 1) / maxRead }
+    let minimum = (setup.noSFI ? 2 : 1) + 6 + files + (setup.noSFI ? passport.applicationFiles.count : 0)
+    var results: [PassportReadResult] = []
+    for _ in 0..<iterations {
+        let chip = VirtualPassportChip(passport: passport)
+        results.append(try await PassportReader(connection: EmulatedCardConnection(chip: chip), accessKey: paceKey, options: filesOnly).read())
+    }
+    let first = results[0]
+    precondition(first.passiveOutcome.status == .valid, "\(setup.name): \(first.passiveOutcome.detail)")
+    print(pad(setup.name, 32) + String(format: " %5d  %7d  %3d  %12d  %6@  %7.2f", first.statistics.apdus, minimum,
+                                       first.statistics.apdus - minimum, first.statistics.reauthentications, first.accessControl,
+                                       median(results.map { seconds($0.statistics.readingTime) }) * 1000))
+}
+
+// Tag loss: the card leaves the field half-way through DG2 and comes back. "waiting" runs from
+// the loss to the connection that held (pcscd notices a vpcd card coming and going only when it
+// polls, every 400 ms); "to finish" from there to the last APDU: re-opening the chip (PACE
+// again), re-selecting DG2 and reading the rest.
+print("")
+print("Tag loss half-way through DG2 (PACE, short APDUs, 20 KB face)")
+print("transport    back after  reconnections  APDUs  (undisturbed)  waiting ms  to finish ms  total ms")
+do {
+    let setup = quirkSetups[0]
+    let plain = try quirkyPassport(setup, face: face)
+    let undisturbed = try await PassportReader(connection: EmulatedCardConnection(chip: VirtualPassportChip(passport: plain)),
+                                               accessKey: paceKey, options: filesOnly).read()
+    let half = undisturbed.statistics.apdus - (plain.applicationFiles[0x0102]!.count / 0xDF) / 2
+    final class Moments: @unchecked Sendable {
+        var started: ContinuousClock.Instant?
+        var lost: ContinuousClock.Instant?
+        var back: ContinuousClock.Instant?
+        var done: ContinuousClock.Instant?
+    }
+    func measure(_ transport: String, returnAfter: Int, read: (EmulatedPassport, Moments) async throws -> PassportReadResult) async throws {
+        let passport = try quirkyPassport(setup, face: face, tagLoss: (half, returnAfter))
+        let moments = Moments()
+        let result = try await read(passport, moments)
+        guard let started = moments.started, let lost = moments.lost, let back = moments.back, let finished = moments.done else {
+            print(pad(transport, 12) + " the card did not leave")
+            return
+        }
+        precondition(result.passiveOutcome.status == .valid)
+        print(pad(transport, 12) + String(format: " %7d ms  %13d  %5d  %13d  %10.1f  %11.1f  %8.1f", returnAfter, result.statistics.reconnections,
+                                          result.statistics.apdus, undisturbed.statistics.apdus, seconds(back - lost) * 1000,
+                                          seconds(finished - back) * 1000, seconds(finished - started) * 1000))
+    }
+    @Sendable func progress(_ moments: Moments) -> PassportReader.ProgressHandler {
+        { update in
+            if moments.started == nil { moments.started = .now }
+            if update.phase == .verifying, moments.done == nil { moments.done = .now }
+            if update.reason == ReadProgress.cardRemovedReason { moments.lost = .now }
+            // The last time the card was found again (a back end that polls may hand out a
+            // connection before the card is steady: those attempts count as waiting).
+            if update.phase == .cardDetected, moments.lost != nil { moments.back = .now }
+        }
+    }
+    for returnAfter in [0, 500] {
+        try await measure("in-process", returnAfter: returnAfter) { passport, moments in
+            let backend = EmulatedReaderBackend(chip: VirtualPassportChip(passport: passport))
+            let name = backend.readerName
+            return try await PassportReader(connection: try await backend.connect(reader: name), accessKey: paceKey, options: filesOnly,
+                                            progress: progress(moments),
+                                            reconnect: { try await backend.reconnect(reader: name, until: .now + .seconds(10)) }).read()
+        }
+    }
+    if usePCSC {
+        for returnAfter in [0, 500] {
+            do {
+                try await measure("pcscd+vpcd", returnAfter: returnAfter) { passport, moments in
+                    let handler = progress(moments)
+                    return try await PCSCDHarness.withEmulatedCard(VirtualPassportChip(passport: passport)) { _ in
+                        let backend = PCSCBackend()
+                        let info = try await backend.waitForCard(readerMatching: PCSCDHarness.vpcdReaderName, timeout: .seconds(10))
+                        let reader = PassportReader(connection: try await backend.connect(reader: info.name), accessKey: paceKey, options: filesOnly,
+                                                    progress: handler,
+                                                    reconnect: { try await backend.reconnect(reader: info.name, until: .now + .seconds(10)) })
+                        let result = try await reader.read()
+                        await reader.connection.disconnect()
+                        return result
+                    }
+                }
+            } catch {
+                print("pcscd+vpcd   skipped: \(error)")
+                break
+            }
+        }
+    }
+}
+
 func result(of mapping: String, _ parameterId: Int, _ cipher: String) -> String {
     "PACE-\(parameterId <= 2 ? "DH" : "ECDH")-\(mapping)-\(cipher) on \(PACEDomain.standardized(parameterId).map { "\($0)" } ?? "?")"
 }
