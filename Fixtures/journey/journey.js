@@ -100,6 +100,8 @@
     $('progress').hidden = false;
     $('progress-bar').style.width = (data.percent || 0) + '%';
     var text = phaseText[data.phase] || data.phase;
+    // The document left the reader mid-read: the host says what to do; the read goes on after.
+    if (data.phase === 'waitingForCard' && data.reason === 'cardRemoved' && data.message) text = data.message;
     if (data.phase === 'reading' && data.file) {
       text += ' ' + data.file + (data.bytesTotal ? ' (' + data.bytesRead + ' / ' + data.bytesTotal + ' bytes)' : '');
     }
