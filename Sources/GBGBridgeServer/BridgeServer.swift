@@ -91,6 +91,13 @@ public final class BridgeServer: Sendable {
         var hostsCreated = 0
         var group: ServiceGroup?
         var stopRequested = false
+        /// The pages being served, so a stop reaches them at once.
+        var live: [Int: LivePage] = [:]
+    }
+
+    private struct LivePage {
+        let host: BridgeHost
+        let closer: PageCloser
     }
 
     public init(configuration: BridgeServerConfiguration, logger: Logger = Logger(label: "gbgbridge.server"),
@@ -218,12 +225,20 @@ public final class BridgeServer: Sendable {
     /// Stops the server gracefully: no new connections; every page is closed (its requests
     /// cancelled, `nfc.read` included); `run` returns once the connections are gone.
     public func shutdown() async {
-        let group = state.withLock { state -> ServiceGroup? in
+        let (group, pages) = state.withLock { state -> (ServiceGroup?, [LivePage]) in
             state.stopRequested = true
-            return state.group
+            return (state.group, Array(state.live.values))
         }
+        // Every page's requests (a read waiting for a card included) are cancelled now, not when the
+        // page gets round to answering our close frame; a page that never answers is reset a second later.
+        await MainActor.run {
+            for page in pages { page.host.cancelInFlightRequests(reason: Self.stoppingReason) }
+        }
+        for page in pages { page.closer.close(code: .goingAway, reason: Self.stoppingReason) }
         await group?.triggerGracefulShutdown()
     }
+
+    static let stoppingReason = "the host is stopping"
 
     static func origin(of url: URL) -> String? {
         guard let scheme = url.scheme, let host = url.host else { return nil }
@@ -299,6 +314,12 @@ public final class BridgeServer: Sendable {
             setUpHost(host)
             return (host, transport)
         }
+        let stopping = state.withLock { state -> Bool in
+            state.live[number] = LivePage(host: host, closer: closer)
+            return state.stopRequested
+        }
+        defer { state.withLock { _ = $0.live.removeValue(forKey: number) } }
+        if stopping { closer.close(code: .goingAway, reason: Self.stoppingReason) }
         logger.info("page \(number) connected from \(LogText.clip(origin)) (\(connectionCount) open)")
         let writer = Task {
             for await text in outbox.messages {

@@ -159,55 +159,19 @@ for setup in setups where setup.latency == .zero {
 // minimum is what that chip's limits force: PACE (EF.CardAccess, MSE, 4 × GA, SELECT) plus
 // ⌈size / max read⌉ per file, plus a SELECT per file (and for EF.CardAccess) where the chip has no
 // short EF identifiers. What is over it is what learning the quirk cost.
-struct QuirkSetup {
-    let name: String
-    var maxReadLength = 256
-    var noSFI = false
-    let apply: (inout ChipQuirks) -> Void
+let quirkSetups = [Quirk.none] + Quirk.all.filter {
+    ["no SFI (6A82)", "no SFI (6986)", "plain errors, counted in the SSC", "plain errors, not counted in the SSC", "Le = 00 refused",
+     "READ BINARY limit A0 (6700)", "READ BINARY limit A0 (6CA0)", "SELECT requires Le, no SFI", "MSE:Set AT requires the parameter id",
+     "MSE:Set AT refuses the parameter id", "all but SELECT MF"].contains($0.name)
 }
 
-let quirkSetups = [
-    QuirkSetup(name: "no quirk") { _ in },
-    QuirkSetup(name: "no SFI (6A82)", noSFI: true) { $0.noShortFileIdentifier = "6A82" },
-    QuirkSetup(name: "no SFI (6986)", noSFI: true) { $0.noShortFileIdentifier = "6986" },
-    QuirkSetup(name: "plain errors, counted in SSC") { $0.plainErrors = true },
-    QuirkSetup(name: "plain errors, not counted") {
-        $0.plainErrors = true
-        $0.plainErrorsCountInSSC = false
-    },
-    QuirkSetup(name: "Le = 00 refused") { $0.refuseLe00 = true },
-    QuirkSetup(name: "read limit A0 (6700)", maxReadLength: 0xA0) { _ in },
-    QuirkSetup(name: "read limit A0 (6CA0)", maxReadLength: 0xA0) { $0.exactLengthHint = true },
-    QuirkSetup(name: "SELECT requires Le, no SFI", noSFI: true) {
-        $0.selectLe = "required"
-        $0.noShortFileIdentifier = "6A86"
-    },
-    QuirkSetup(name: "MSE needs parameter id") { $0.paceParameterIdInMSE = "required" },
-    QuirkSetup(name: "MSE refuses parameter id") { $0.paceParameterIdInMSE = "refused" },
-    QuirkSetup(name: "all but SELECT MF", maxReadLength: 0xA0, noSFI: true) {
-        $0.noShortFileIdentifier = "6A82"
-        $0.plainErrors = true
-        $0.plainErrorsCountInSSC = false
-        $0.refuseLe00 = true
-        $0.exactLengthHint = true
-        $0.selectLe = "required"
-        $0.paceParameterIdInMSE = "required"
-    },
-]
-
-func quirkyPassport(_ setup: QuirkSetup, face: [UInt8], tagLoss: (after: Int, returnAfter: Int)? = nil) throws -> EmulatedPassport {
-    var description = try TestFixtures.description("utopia-td3-pace")
+/// The PACE fixture with the 20 KB face, short APDUs, and the quirk's switches.
+func quirkyPassport(_ quirk: Quirk, face: [UInt8], tagLoss: (afterAPDUs: Int, returnAfterMilliseconds: Int)? = nil) throws -> EmulatedPassport {
+    var description = try quirk.description("utopia-td3-pace", tagLoss: tagLoss)
     let faceURL = FileManager.default.temporaryDirectory.appendingPathComponent("gbgbridge-bench-face.jpg")
     try Data(face).write(to: faceURL)
     description.faceImage = faceURL.path
-    description.chip = .init(extendedLength: false, maxReadLength: setup.maxReadLength, sodDigest: nil)
-    var quirks = ChipQuirks()
-    setup.apply(&quirks)
-    if let tagLoss {
-        quirks.tagLossAfterAPDUs = tagLoss.after
-        quirks.tagLossReturnAfterMilliseconds = tagLoss.returnAfter
-    }
-    description.quirks = quirks
+    description.chip = .init(extendedLength: false, maxReadLength: quirk.maxReadLength ?? 256, sodDigest: nil)
     return try EmulatedPassport(description: description, baseDirectory: TestFixtures.directory, signer: try TestFixtures.documentSigner())
 }
 
@@ -215,12 +179,13 @@ let paceKey = try AccessKey.mrz(try TestFixtures.description("utopia-td3-pace").
 let filesOnly = ReadOptions(verifyChip: false, verifyActive: false, trustStore: trust)
 print("")
 print("Quirky chips (PACE with the MRZ, short APDUs, no CA/AA; in-process, \(iterations) reads per row)")
-print("chip                             APDUs  minimum  over  new sessions  access  read ms")
+print("chip                                   APDUs  minimum  over  new sessions  access  read ms")
 for setup in quirkSetups {
     let passport = try quirkyPassport(setup, face: face)
-    let maxRead = min(setup.maxReadLength, 0xDF)
+    let maxRead = min(setup.maxReadLength ?? 256, 0xDF)
+    let noSFI = passport.quirks.noShortFileIdentifier != nil
     let files = passport.applicationFiles.values.reduce(0) { $0 + ($1.count + maxRead - 1) / maxRead }
-    let minimum = (setup.noSFI ? 2 : 1) + 6 + files + (setup.noSFI ? passport.applicationFiles.count : 0)
+    let minimum = (noSFI ? 2 : 1) + 6 + files + (noSFI ? passport.applicationFiles.count : 0)
     var results: [PassportReadResult] = []
     for _ in 0..<iterations {
         let chip = VirtualPassportChip(passport: passport)
@@ -228,7 +193,7 @@ for setup in quirkSetups {
     }
     let first = results[0]
     precondition(first.passiveOutcome.status == .valid, "\(setup.name): \(first.passiveOutcome.detail)")
-    print(pad(setup.name, 32) + String(format: " %5d  %7d  %3d  %12d  %6@  %7.2f", first.statistics.apdus, minimum,
+    print(pad(setup.name, 38) + String(format: " %5d  %7d  %3d  %12d  %6@  %7.2f", first.statistics.apdus, minimum,
                                        first.statistics.apdus - minimum, first.statistics.reauthentications, first.accessControl,
                                        median(results.map { seconds($0.statistics.readingTime) }) * 1000))
 }

@@ -85,6 +85,10 @@ func runServer(_ configuration: BridgeServerConfiguration, services: HostService
     stopper.cancel()
     await browser?.stop()
     services.nfc.stopMonitoring()
+    // A read cancelled by the stop finishes (and says so in the log) before the process ends.
+    for _ in 0..<30 where services.nfc.isBusy {
+        try? await Task.sleep(for: .milliseconds(50))
+    }
     logger.info("stopped")
     if let failure {
         printError("gbgbridge: the server stopped: \(failure)")

@@ -45,10 +45,17 @@ struct CLIShutdownTests {
         let page = try await RawWebSocket.connect(port: port, path: "/gbg-bridge/ws?token=\(token)", origin: "http://127.0.0.1:\(port)",
                                                   timeout: 10)
         await page.sendText(requestJSON("nfc.read", id: "r", data: #"{"accessKey":{"can":"123456"},"timeoutSeconds":60}"#))
+        // The read is under way once the page hears it wait for a card (not before: a loaded machine
+        // can take a while to get there, and a stop before that has no read to cancel).
+        var waiting = false
+        for _ in 0..<20 {
+            guard let text = await page.receiveText() else { break }
+            if text.contains("waitingForCard") { waiting = true; break }
+        }
+        try #require(waiting, "the read should report waitingForCard")
         #expect(await waitUntil(15) { Self.log(directory, "err").contains("bridging http://127.0.0.1:\(port)") })
         let browsers = Self.descendants(of: serve.pid)
         #expect(!browsers.isEmpty, "the kiosk's Chromium should run")
-        try await Task.sleep(for: .milliseconds(300))
 
         #expect(serve.send(SIGINT))
         #expect(await waitUntil(10) { !serve.isRunning })

@@ -15,13 +15,7 @@ final class ProgressLog: Sendable {
 
 /// A chip that leaves the field after `afterAPDUs` commands and is back `returnAfter` ms later.
 func tagLossChip(_ name: String, afterAPDUs: Int, returnAfter: Int = 0) throws -> VirtualPassportChip {
-    var description = try TestFixtures.description(name)
-    var quirks = description.quirks ?? ChipQuirks()
-    quirks.tagLossAfterAPDUs = afterAPDUs
-    quirks.tagLossReturnAfterMilliseconds = returnAfter
-    description.quirks = quirks
-    return VirtualPassportChip(passport: try EmulatedPassport(description: description, baseDirectory: TestFixtures.url("passports"),
-                                                              signer: try TestFixtures.documentSigner()))
+    try Quirk.none.chip(name, tagLoss: (afterAPDUs, returnAfter))
 }
 
 @Suite("Tag loss: the card leaves the field mid-read and comes back")
@@ -98,20 +92,7 @@ struct TagLossTests {
         #expect(undisturbed.accessControl == "PACE")
         let total = undisturbed.statistics.apdus
         for after in 1..<total {
-            var description = try TestFixtures.description("utopia-td3-pace")
-            if quirk.maxReadLength != nil || quirk.extendedLength != nil {
-                var settings = description.chip ?? .init()
-                if let maxReadLength = quirk.maxReadLength { settings.maxReadLength = maxReadLength }
-                if let extendedLength = quirk.extendedLength { settings.extendedLength = extendedLength }
-                description.chip = settings
-            }
-            var quirks = ChipQuirks()
-            quirk.apply(&quirks)
-            quirks.tagLossAfterAPDUs = after
-            quirks.tagLossReturnAfterMilliseconds = 0
-            description.quirks = quirks
-            let chip = VirtualPassportChip(passport: try EmulatedPassport(description: description, baseDirectory: TestFixtures.url("passports"),
-                                                                          signer: try TestFixtures.documentSigner()))
+            let chip = try quirk.chip("utopia-td3-pace", tagLoss: (after, 0))
             let label = "\(quirk.name), loss after \(after) of \(total) APDUs"
             do {
                 let result = try await read(chip, key: mrz, dataGroups: quirk.dataGroups)
