@@ -97,18 +97,30 @@ public final class StubSelfieCamera {
     }
 
     nonisolated static func drawFace() -> ImageCodecs.RGBImage {
+        drawFace(width: width, height: height, label: "STUB")
+    }
+
+    /// A drawn head-and-shoulders portrait (the selfie's drawing at `width` × 4/3 `width`), for
+    /// test documents' DG2: a face, clearly drawn, never a photograph of anyone.
+    public nonisolated static func portraitJPEG(width: Int = 360, quality: Int = 85) throws -> [UInt8] {
+        try ImageCodecs.encodeJPEG(drawFace(width: width, height: width * 4 / 3, label: nil), quality: quality)
+    }
+
+    nonisolated static func drawFace(width: Int, height: Int, label: String?) -> ImageCodecs.RGBImage {
+        // Laid out on the 720 × 960 selfie, scaled to `width`.
+        func s(_ value: Int) -> Int { value * width / 720 }
         var canvas = Canvas(width: width, height: height, fill: (0, 0, 0))
         canvas.verticalGradient(0, 0, width, height, top: (196, 214, 230), bottom: (120, 140, 168))
         let cx = width / 2
-        canvas.ellipse(cx, 1_040, 330, 300, (52, 70, 98))          // shoulders
-        canvas.rect(cx - 55, 560, 110, 160, (224, 182, 150))       // neck
-        canvas.ellipse(cx, 400, 185, 235, (92, 64, 44))            // hair
-        canvas.ellipse(cx, 440, 160, 210, (236, 196, 164))         // face
-        canvas.ellipse(cx - 62, 410, 22, 12, (60, 60, 70))         // eyes
-        canvas.ellipse(cx + 62, 410, 22, 12, (60, 60, 70))
-        canvas.rect(cx - 10, 430, 20, 60, (220, 170, 140))         // nose
-        canvas.ellipse(cx, 545, 55, 16, (190, 100, 100))           // mouth
-        canvas.text("STUB", 24, height - 56, scale: 5, (255, 255, 255))
+        canvas.ellipse(cx, s(1_040), s(330), s(300), (52, 70, 98))          // shoulders
+        canvas.rect(cx - s(55), s(560), s(110), s(160), (224, 182, 150))    // neck
+        canvas.ellipse(cx, s(400), s(185), s(235), (92, 64, 44))            // hair
+        canvas.ellipse(cx, s(440), s(160), s(210), (236, 196, 164))         // face
+        canvas.ellipse(cx - s(62), s(410), s(22), s(12), (60, 60, 70))      // eyes
+        canvas.ellipse(cx + s(62), s(410), s(22), s(12), (60, 60, 70))
+        canvas.rect(cx - s(10), s(430), s(20), s(60), (220, 170, 140))      // nose
+        canvas.ellipse(cx, s(545), s(55), s(16), (190, 100, 100))           // mouth
+        if let label { canvas.text(label, s(24), height - s(56), scale: max(1, s(5)), (255, 255, 255)) }
         return ImageCodecs.RGBImage(width: width, height: height, pixels: canvas.pixels)
     }
 }

@@ -139,9 +139,10 @@ public enum ChipAuthentication {
 
     /// The group and public value of a DH SubjectPublicKeyInfo: algorithm dhpublicnumber with
     /// DomainParameters { p, g, q, … } and the public value y as a DER INTEGER in the BIT STRING.
+    /// Also accepts standardizedDomainParameters with an RFC 5114 parameter id (0–2).
     public static func dhPublicKey(subjectPublicKeyInfo der: [UInt8]) -> (group: DiffieHellmanGroup, publicValue: [UInt8])? {
         guard let spki = try? BERTLV.parseSingle(der).children(), spki.count == 2, spki[0].tag == 0x30, spki[1].tag == 0x03,
-              let group = DiffieHellmanGroup.x942(algorithmIdentifier: spki[0]),
+              let group = DiffieHellmanGroup.x942(algorithmIdentifier: spki[0]) ?? standardizedGroup(spki[0]),
               spki[1].value.first == 0x00, let y = try? BERTLV.parseSingle(Array(spki[1].value.dropFirst())), y.tag == 0x02 else { return nil }
         let value = Array(y.value.drop { $0 == 0 })
         guard value.count <= group.size else { return nil }
@@ -149,9 +150,62 @@ public enum ChipAuthentication {
         return group.isValidPublicKey(padded) ? (group, padded) : nil
     }
 
+    /// An RFC 5114 group named by standardizedDomainParameters in an AlgorithmIdentifier.
+    static func standardizedGroup(_ algorithm: TLV) -> DiffieHellmanGroup? {
+        guard let fields = try? algorithm.children(), fields.count == 2, fields[0].tag == 0x06,
+              DER.oidString(fields[0].value) == standardizedDomainParametersOID, let id = integer(fields[1]) else { return nil }
+        return DiffieHellmanGroup.rfc5114(parameterId: id)
+    }
+
     /// The SubjectPublicKeyInfo of a DH public value (for the emulator's DG14).
     public static func dhSubjectPublicKeyInfo(group: DiffieHellmanGroup, publicValue: [UInt8]) -> [UInt8] {
         DER.sequence(group.x942AlgorithmIdentifier, BERTLV.encode(tag: 0x03, value: [0x00] + DER.unsignedInteger(publicValue)))
+    }
+
+    /// standardizedDomainParameters (BSI TR-03110-3 A.2.1.1): in an AlgorithmIdentifier, an
+    /// INTEGER parameter names one of the standardised groups (0–2 MODP, 8–18 curves).
+    public static let standardizedDomainParametersOID = "0.4.0.127.0.7.1.2"
+
+    /// How a chip key's SubjectPublicKeyInfo names its domain parameters.
+    public enum KeyEncoding: String, Sendable, CaseIterable {
+        /// id-ecPublicKey with explicit ECParameters, or X9.42 dhpublicnumber with { p, g, q }:
+        /// what passports' DG14 carry (e.g. the German 2008 test passport).
+        case explicit
+        /// id-ecPublicKey with a named-curve OID (X9.42 explicit for DH, which has no names).
+        case namedCurve
+        /// standardizedDomainParameters with the TR-03110 parameter id: what ID cards' EF.CardSecurity
+        /// carries (e.g. the German eID: id-PK-ECDH, { 0.4.0.127.0.7.1.2, 13 }).
+        case standardized
+    }
+
+    /// The standardised parameter id of `key`'s group (TR-03110-3 Table A.2), if it has one.
+    public static func standardizedParameterId(of key: ChipKey) -> Int? {
+        switch key {
+        case .ec(let curve, _): return (8...18).first { PACE.curve(parameterId: $0) == curve }
+        case .dh(let group, _):
+            return (0...2).first { id in DiffieHellmanGroup.rfc5114(parameterId: id).map { $0.p == group.p && $0.g == group.g } ?? false }
+        }
+    }
+
+    /// The SubjectPublicKeyInfo of a chip key, its domain parameters named as `encoding` says;
+    /// `nil` when `standardized` is asked for a group without a standardised id.
+    public static func subjectPublicKeyInfo(_ key: ChipKey, encoding: KeyEncoding) -> [UInt8]? {
+        let bitString: [UInt8]
+        switch key {
+        case .ec(_, let point): bitString = BERTLV.encode(tag: 0x03, value: [0x00] + point)
+        case .dh(_, let value): bitString = BERTLV.encode(tag: 0x03, value: [0x00] + DER.unsignedInteger(value))
+        }
+        if encoding == .standardized {
+            guard let id = standardizedParameterId(of: key) else { return nil }
+            return DER.sequence(DER.sequence(DER.oid(standardizedDomainParametersOID), DER.integer(id)), bitString)
+        }
+        switch key {
+        case .ec(let curve, _):
+            let parameters = encoding == .namedCurve ? DER.oid(curve.oid) : curve.explicitParameters
+            return DER.sequence(DER.sequence(DER.oid(PACEInfo.ecPublicKeyOID), parameters), bitString)
+        case .dh(let group, let value):
+            return dhSubjectPublicKeyInfo(group: group, publicValue: value)
+        }
     }
 
     /// The DG14 entries offering CA with `publicKeyInfo` (for the emulator); without the
@@ -252,7 +306,11 @@ extension ChipAuthentication {
         let curve: EllipticCurve?
         switch algorithm[1].tag {
         case 0x06: curve = DER.oidString(algorithm[1].value).flatMap(EllipticCurve.init(oid:))
-        case 0x02: curve = PACE.curve(parameterId: algorithm[1].value.reduce(0) { $0 << 8 | Int($1) })
+        case 0x02:
+            // standardizedDomainParameters (TR-03110-3 A.2.1.1) with the curve's parameter id.
+            guard algorithm[0].tag == 0x06, DER.oidString(algorithm[0].value) == standardizedDomainParametersOID
+                    || DER.oidString(algorithm[0].value) == ecdhPublicKeyOID else { return nil }
+            curve = integer(algorithm[1]).flatMap { PACE.curve(parameterId: $0) }
         case 0x30: return EllipticCurve.publicKey(subjectPublicKeyInfo: der)  // explicit domain parameters
         default: curve = nil
         }

@@ -211,6 +211,16 @@ extension EllipticCurve {
 
     /// The curve with this named-curve OID (dotted).
     public init?(oid: String) {
+        guard let curve = Self.byOID[oid] else { return nil }
+        self = curve
+    }
+
+    /// The named-curve OID (dotted) of this curve.
+    public var oid: String {
+        Self.byOID.first { $0.value == self }!.key
+    }
+
+    private static let byOID: [String: EllipticCurve] = {
         let known: [String: EllipticCurve] = [
             "1.2.840.10045.3.1.1": .nistP192, "1.3.132.0.33": .nistP224, "1.2.840.10045.3.1.7": .nistP256,
             "1.3.132.0.34": .nistP384, "1.3.132.0.35": .nistP521,
@@ -218,7 +228,6 @@ extension EllipticCurve {
             "1.3.36.3.3.2.8.1.1.7": .brainpoolP256r1, "1.3.36.3.3.2.8.1.1.9": .brainpoolP320r1,
             "1.3.36.3.3.2.8.1.1.11": .brainpoolP384r1, "1.3.36.3.3.2.8.1.1.13": .brainpoolP512r1,
         ]
-        guard let curve = known[oid] else { return nil }
-        self = curve
-    }
+        return known
+    }()
 }

@@ -41,6 +41,14 @@ public struct ChipFaults: Sendable, Hashable {
     public var readLengthCap: Int?
     /// Added before every answer.
     public var latencyPerAPDU: Duration = .zero
+    /// A contactless link's time added before every answer (bytes on air, frame delays and the
+    /// chip's own time; `ContactlessTiming`), on top of `latencyPerAPDU`.
+    public var timing: ContactlessTiming?
+
+    /// How long the answer to an exchange of these sizes is held back.
+    public func answerDelay(commandBytes: Int, responseBytes: Int) -> Duration {
+        latencyPerAPDU + (timing?.exchangeTime(commandBytes: commandBytes, responseBytes: responseBytes) ?? .zero)
+    }
 
     public init(removeAfterAPDUs: Int? = nil, corruptNextResponseMAC: Bool = false,
                 statusOverrides: [StatusOverride] = [], readLengthCap: Int? = nil, latencyPerAPDU: Duration = .zero) {

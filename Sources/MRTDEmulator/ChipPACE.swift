@@ -22,11 +22,11 @@ extension VirtualPassportChip {
         if command.p1 == 0x41, command.p2 == 0xA4 { return chipAuthenticationSetAT(command, &state) }
         if command.p1 == 0x41, command.p2 == 0xA6 { return chipAuthenticationSetKAT(command, &state) }
         guard command.p1 == 0xC1, command.p2 == 0xA4 else { return ResponseAPDU(statusWord: .incorrectP1P2) }
-        guard let offered = passport.pace else { return ResponseAPDU(statusWord: .functionNotSupported) }
+        guard passport.pace != nil else { return ResponseAPDU(statusWord: .functionNotSupported) }
         guard let objects = try? BERTLV.parseAll(command.data) else { return ResponseAPDU(statusWord: .wrongData) }
         var fields: [UInt32: [UInt8]] = [:]
         for object in objects { fields[object.tag] = object.value }
-        guard let oidBytes = fields[0x80], DER.oidString(oidBytes) == offered.protocolID.oid else {
+        guard let oidBytes = fields[0x80], let offered = passport.paceOffers.first(where: { DER.oidString(oidBytes) == $0.protocolID.oid }) else {
             return ResponseAPDU(statusWord: .referencedDataNotFound)
         }
         switch quirks.paceParameterId {

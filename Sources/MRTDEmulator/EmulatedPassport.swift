@@ -21,6 +21,14 @@ public struct EmulatedPassport: Sendable {
     public var quirks = ChipQuirks()
     /// PACE as the chip offers it (`nil`: BAC only).
     public var pace: PACEInfo?
+    /// Further PACE protocols the chip accepts (e.g. IM beside GM, as the French ID card 2024);
+    /// EF.CardAccess lists them after `pace`.
+    public var alternativePACE: [PACEInfo] = [] {
+        didSet { if pace != nil { masterFiles[Self.efCardAccess] = DER.set(paceSecurityInfos) } }
+    }
+    /// How chip keys' SubjectPublicKeyInfos name their domain parameters (`nil`: as documents do —
+    /// explicit parameters in DG14, standardised ids in EF.CardSecurity).
+    public var keyEncoding: ChipAuthentication.KeyEncoding?
     /// Whether BAC opens the chip (false for PACE-only chips such as ID cards).
     public var bacAllowed = true
     /// The card access number, when the document has one.
@@ -38,6 +46,12 @@ public struct EmulatedPassport: Sendable {
     /// chip's static public key on the PACE curve.
     public mutating func enableChipAuthenticationMapping(_ info: PACEInfo, signer: DocumentSigner, can: String? = nil,
                                                          bacAllowed: Bool = true) throws(EmulatorError) {
+        enablePACE(info, can: can, bacAllowed: bacAllowed)
+        try addChipAuthenticationMappingKey(for: info, signer: signer)
+    }
+
+    /// The PACE-CAM key for `info` (one of `paceOffers`), published in EF.CardSecurity.
+    mutating func addChipAuthenticationMappingKey(for info: PACEInfo, signer: DocumentSigner) throws(EmulatorError) {
         guard info.protocolID.mapping == .chipAuthenticationMapping, case .ec(let curve)? = info.domain else {
             throw EmulatorError("PACE-CAM needs an ECDH CAM protocol on a standardised curve")
         }
@@ -47,10 +61,14 @@ public struct EmulatedPassport: Sendable {
         } catch {
             throw EmulatorError("generating the PACE-CAM key failed: \(error.reason)")
         }
-        let entries = ChipAuthentication.securityInfos(protocolID: ChipAuthentication.ProtocolID(keyAgreement: .ecdh, keyType: info.protocolID.keyType),
-                                                       publicKeyInfo: key.subjectPublicKeyInfo)
-        try writeCardSecurity(Self.paceSecurityInfos(info) + entries, signer: signer)
-        enablePACE(info, can: can, bacAllowed: bacAllowed)
+        // As ID cards carry it (the German eID's EF.CardSecurity): a ChipAuthenticationPublicKeyInfo,
+        // id-PK-ECDH, the curve named by its TR-03110 parameter id. No ChipAuthenticationInfo: that
+        // would announce the separate CA protocol, which PACE-CAM does not need (ICAO 9303-11 §4.4.3.5).
+        // The key id is the parameter id, as on the German and Finnish ID cards (../shared/fixtures/real-sod).
+        let keyInfo = ChipAuthenticationKey.ec(key).subjectPublicKeyInfo(encoding: keyEncoding ?? .standardized)
+        let entries = [ChipAuthentication.securityInfos(protocolID: ChipAuthentication.ProtocolID(keyAgreement: .ecdh, keyType: info.protocolID.keyType),
+                                                        publicKeyInfo: keyInfo, keyId: info.parameterId ?? 1, keyOnly: true)[0]]
+        try writeCardSecurity(paceSecurityInfos + entries, signer: signer)
         chipAuthenticationMappingKey = key
     }
 
@@ -69,8 +87,14 @@ public struct EmulatedPassport: Sendable {
         pace = info
         self.can = can
         self.bacAllowed = bacAllowed
-        masterFiles[Self.efCardAccess] = DER.set(Self.paceSecurityInfos(info))
+        masterFiles[Self.efCardAccess] = DER.set(paceSecurityInfos)
     }
+
+    /// Every PACE protocol the chip offers, `pace` first.
+    public var paceOffers: [PACEInfo] { (pace.map { [$0] } ?? []) + alternativePACE }
+
+    /// The PACE SecurityInfos of EF.CardAccess (repeated in DG14 and EF.CardSecurity).
+    var paceSecurityInfos: [[UInt8]] { paceOffers.flatMap(Self.paceSecurityInfos) }
 
     /// The PACEInfo, and the PACEDomainParameterInfo when its domain parameters are explicit.
     static func paceSecurityInfos(_ info: PACEInfo) -> [[UInt8]] {
@@ -142,11 +166,15 @@ public struct EmulatedPassport: Sendable {
         var caKey: ChipAuthenticationKey?
         var caProtocol: ChipAuthentication.ProtocolID?
         let keyInCardSecurity = try Self.chipAuthenticationKeyInCardSecurity(description)
+        let keyEncoding = try Self.keyEncoding(description)
         if let setting = description.chipAuthentication {
             let (key, id, keyOnly) = try Self.chipAuthentication(setting)
             caProtocol = id
             if !keyInCardSecurity {
-                securityInfos += ChipAuthentication.securityInfos(protocolID: id, publicKeyInfo: key.subjectPublicKeyInfo, keyOnly: keyOnly)
+                // Passports' DG14 carry the key with explicit domain parameters (id-PK-ECDH over
+                // id-ecPublicKey + ECParameters, as the German 2008 test passport; X9.42 for DH).
+                securityInfos += ChipAuthentication.securityInfos(protocolID: id, publicKeyInfo: key.subjectPublicKeyInfo(encoding: keyEncoding ?? .explicit),
+                                                                  keyOnly: keyOnly)
             }
             // A copy holds a key of its own; DG14 (copied, signed) publishes the genuine chip's.
             caKey = description.clone == true && !keyInCardSecurity ? try Self.chipAuthentication(setting).0 : key
@@ -165,6 +193,7 @@ public struct EmulatedPassport: Sendable {
             _ = try quirks.resolved()
             self.quirks = quirks
         }
+        self.keyEncoding = keyEncoding
         activeAuthenticationKey = activeKey
         chipAuthenticationKey = caKey
         chipAuthenticationProtocol = caProtocol
@@ -172,14 +201,16 @@ public struct EmulatedPassport: Sendable {
         // DG14 repeats the SecurityInfos of EF.CardAccess for PACE, so a reader can check the
         // unsigned file against signed data (ICAO 9303-11 §9.2; EF.CardSecurity does the same, Doc
         // 9303-10 §3.11.4) — unless the description asks for a chip that does not (a quirk).
-        if let pace, description.quirks?.dg14WithoutCardAccessInfos != true {
-            securityInfos += Self.paceSecurityInfos(pace)
+        if pace != nil, description.quirks?.dg14WithoutCardAccessInfos != true {
+            securityInfos += paceSecurityInfos
         }
         if !securityInfos.isEmpty { groups[14] = BERTLV.encode(tag: 0x6E, value: DER.set(securityInfos)) }
         var files: [UInt16: [UInt8]] = [:]
         for (number, content) in groups { files[Self.dataGroupFID(number)] = content }
-        files[Self.efCOM] = LDSBuilder.com(dataGroups: Array(groups.keys))
-        files[Self.efSOD] = try LDSBuilder.sod(dataGroups: groups, digest: digest, signer: signer)
+        let ldsVersion = description.chip?.ldsVersion ?? "0107"
+        guard ["0107", "0108"].contains(ldsVersion) else { throw EmulatorError("chip.ldsVersion must be 0107 or 0108, not '\(ldsVersion)'") }
+        files[Self.efCOM] = LDSBuilder.com(dataGroups: Array(groups.keys), ldsVersion: ldsVersion)
+        files[Self.efSOD] = try LDSBuilder.sod(dataGroups: groups, digest: digest, signer: signer, ldsVersion: ldsVersion)
         applicationFiles = files
     }
 
@@ -212,8 +243,11 @@ public struct EmulatedPassport: Sendable {
                 return (.dh(group: group, privateKey: pair.privateKey, publicKey: pair.publicKey),
                         ChipAuthentication.ProtocolID(keyAgreement: .dh, keyType: keyType), keyOnly)
             }
-            let curves = ["P256": "prime256v1", "P384": "secp384r1", "P521": "secp521r1", "P224": "secp224r1",
-                          "BRAINPOOLP256R1": "brainpoolP256r1", "BRAINPOOLP384R1": "brainpoolP384r1", "BRAINPOOLP512R1": "brainpoolP512r1"]
+            let curves = ["P192": "prime192v1", "SECP192R1": "prime192v1", "P224": "secp224r1", "SECP224R1": "secp224r1",
+                          "P256": "prime256v1", "SECP256R1": "prime256v1", "P384": "secp384r1", "SECP384R1": "secp384r1",
+                          "P521": "secp521r1", "SECP521R1": "secp521r1",
+                          "BRAINPOOLP192R1": "brainpoolP192r1", "BRAINPOOLP224R1": "brainpoolP224r1", "BRAINPOOLP256R1": "brainpoolP256r1",
+                          "BRAINPOOLP320R1": "brainpoolP320r1", "BRAINPOOLP384R1": "brainpoolP384r1", "BRAINPOOLP512R1": "brainpoolP512r1"]
             guard let curve = curves[parts[1].uppercased()] else { throw EmulatorError("chipAuthentication curve \(parts[1]) is not emulated") }
             return (.ec(try PrivateKey.generateEC(curveName: curve)), ChipAuthentication.ProtocolID(keyAgreement: .ecdh, keyType: keyType), keyOnly)
         } catch let error as EmulatorError {
@@ -264,9 +298,10 @@ public struct EmulatedPassport: Sendable {
             can = description.can
             return
         }
-        let mapping = (description.paceMapping ?? "GM").uppercased()
-        guard mapping == "GM" || mapping == "CAM" || mapping == "IM" else {
-            throw EmulatorError("paceMapping must be GM, IM or CAM, not \(mapping)")
+        // One mapping, or several (`GM+IM`, `GM+CAM`): each offered, in that order in EF.CardAccess.
+        let mappings = (description.paceMapping ?? "GM").uppercased().split(whereSeparator: { "+, ".contains($0) }).map(String.init)
+        guard !mappings.isEmpty, Set(mappings).count == mappings.count, mappings.allSatisfy({ ["GM", "IM", "CAM"].contains($0) }) else {
+            throw EmulatorError("paceMapping must be GM, IM or CAM, or several joined by + (e.g. GM+CAM), not '\(description.paceMapping ?? "")'")
         }
         let parameterId = description.paceParameterId ?? 13
         guard let domain = PACEDomain.standardized(parameterId) else {
@@ -284,23 +319,35 @@ public struct EmulatedPassport: Sendable {
         let explicit = description.paceExplicitParameters == true
         let publishedId = explicit ? 32 : parameterId
         let domainParameters: PACEDomain? = explicit ? domain : nil
-        if mapping == "CAM" {
-            guard domain.keyAgreement == .ecdh, keyType != .tripleDES else {
+        var infos: [PACEInfo] = []
+        for mapping in mappings {
+            switch mapping {
+            case "CAM" where domain.keyAgreement != .ecdh || keyType == .tripleDES:
                 throw EmulatorError("PACE-CAM is defined for ECDH with AES only")
+            case "IM" where !domain.supportsIntegratedMapping(keyType):
+                throw EmulatorError("PACE-IM is emulated on every standard group but NIST P-224 (parameter id 10)")
+            default: break
             }
-            let info = PACEInfo(protocolID: PACE.ProtocolID(keyAgreement: .ecdh, mapping: .chipAuthenticationMapping, keyType: keyType),
-                                parameterId: publishedId, domainParameters: domainParameters)
-            try enableChipAuthenticationMapping(info, signer: signer, can: description.can, bacAllowed: access == "both")
-            return
+            let kind: PACE.Mapping = mapping == "CAM" ? .chipAuthenticationMapping : mapping == "IM" ? .integratedMapping : .genericMapping
+            infos.append(PACEInfo(protocolID: PACE.ProtocolID(keyAgreement: domain.keyAgreement, mapping: kind, keyType: keyType),
+                                  parameterId: publishedId, domainParameters: domainParameters))
         }
-        if mapping == "IM" && !domain.supportsIntegratedMapping(keyType) {
-            throw EmulatorError("PACE-IM is emulated on every standard group but NIST P-224 (parameter id 11)")
+        enablePACE(infos[0], can: description.can, bacAllowed: access == "both")
+        alternativePACE = Array(infos.dropFirst())
+        if let cam = infos.first(where: { $0.protocolID.mapping == .chipAuthenticationMapping }) {
+            try addChipAuthenticationMappingKey(for: cam, signer: signer)
+        } else if try Self.chipAuthenticationKeyInCardSecurity(description) {
+            try publishChipAuthenticationInCardSecurity(infos[0], signer: signer)
         }
-        let info = PACEInfo(protocolID: PACE.ProtocolID(keyAgreement: domain.keyAgreement,
-                                                        mapping: mapping == "IM" ? .integratedMapping : .genericMapping, keyType: keyType),
-                            parameterId: publishedId, domainParameters: domainParameters)
-        enablePACE(info, can: description.can, bacAllowed: access == "both")
-        if try Self.chipAuthenticationKeyInCardSecurity(description) { try publishChipAuthenticationInCardSecurity(info, signer: signer) }
+    }
+
+    /// The description's `chipKeyEncoding`, when it has one.
+    static func keyEncoding(_ description: PassportDescription) throws(EmulatorError) -> ChipAuthentication.KeyEncoding? {
+        guard let name = description.chipKeyEncoding else { return nil }
+        guard let encoding = ChipAuthentication.KeyEncoding(rawValue: name) else {
+            throw EmulatorError("chipKeyEncoding must be \(ChipAuthentication.KeyEncoding.allCases.map(\.rawValue).joined(separator: ", ")), not '\(name)'")
+        }
+        return encoding
     }
 
     /// `access` as given, or `both` when PACE parameters are given, else `bac`.
@@ -327,9 +374,9 @@ public struct EmulatedPassport: Sendable {
     /// (signed by `signer`) carries the key; there is no DG14 entry for it.
     mutating func publishChipAuthenticationInCardSecurity(_ info: PACEInfo, signer: DocumentSigner) throws(EmulatorError) {
         guard let key = chipAuthenticationKey, let id = chipAuthenticationProtocol else { return }
-        let entries = ChipAuthentication.securityInfos(protocolID: id, publicKeyInfo: key.subjectPublicKeyInfo)
-        masterFiles[Self.efCardAccess] = DER.set(Self.paceSecurityInfos(info) + [entries[0]])
-        try writeCardSecurity(Self.paceSecurityInfos(info) + entries, signer: signer)
+        let entries = ChipAuthentication.securityInfos(protocolID: id, publicKeyInfo: key.subjectPublicKeyInfo(encoding: keyEncoding ?? .standardized))
+        masterFiles[Self.efCardAccess] = DER.set(paceSecurityInfos + [entries[0]])
+        try writeCardSecurity(paceSecurityInfos + entries, signer: signer)
     }
 
     /// Loads a passport description file and builds its chip, signing with `signer`.
@@ -395,12 +442,26 @@ public enum ChipAuthenticationKey: Sendable {
     case ec(PrivateKey)
     case dh(group: DiffieHellmanGroup, privateKey: [UInt8], publicKey: [UInt8])
 
-    /// The SubjectPublicKeyInfo DG14 publishes.
+    /// The SubjectPublicKeyInfo as OpenSSL writes it (named curve; X9.42 for DH).
     public var subjectPublicKeyInfo: [UInt8] {
         switch self {
         case .ec(let key): return key.subjectPublicKeyInfo
         case .dh(let group, _, let publicKey): return ChipAuthentication.dhSubjectPublicKeyInfo(group: group, publicValue: publicKey)
         }
+    }
+
+    /// The public half as a reader sees it.
+    public var publicKey: ChipAuthentication.ChipKey? {
+        switch self {
+        case .ec(let key): return key.ecKey.map { .ec($0.curve, point: $0.point) }
+        case .dh(let group, _, let publicKey): return .dh(group, publicValue: publicKey)
+        }
+    }
+
+    /// The SubjectPublicKeyInfo with its domain parameters named as `encoding` says (falls back to
+    /// OpenSSL's encoding for a group without a standardised id).
+    public func subjectPublicKeyInfo(encoding: ChipAuthentication.KeyEncoding) -> [UInt8] {
+        publicKey.flatMap { ChipAuthentication.subjectPublicKeyInfo($0, encoding: encoding) } ?? subjectPublicKeyInfo
     }
 
     /// The shared secret with the terminal's ephemeral key, or nil when that key is not valid.

@@ -88,10 +88,11 @@ public final class EmulatedCardConnection: CardConnection {
 
     public func transmit(raw: [UInt8]) async throws -> [UInt8] {
         guard open.withLock({ $0 }) else { throw SmartCardError(.cardRemoved, "the connection was closed") }
-        let latency = chip.faults.latencyPerAPDU
-        if latency > .zero { try? await Task.sleep(for: latency) }
         switch chip.process(raw) {
-        case .response(let bytes): return bytes
+        case .response(let bytes):
+            let delay = chip.faults.answerDelay(commandBytes: raw.count, responseBytes: bytes.count)
+            if delay > .zero { try? await Task.sleep(for: delay) }
+            return bytes
         case .removed: throw SmartCardError(.cardRemoved, "the card was removed from the reader")
         }
     }

@@ -90,24 +90,30 @@ public enum LDSBuilder {
         ]))
     }
 
-    /// EF.COM for LDS 1.7 / Unicode 4.0.0 listing `dataGroups`.
-    public static func com(dataGroups: [Int]) -> [UInt8] {
+    /// EF.COM for LDS `ldsVersion` (0107 or 0108) / Unicode 4.0.0 listing `dataGroups`.
+    public static func com(dataGroups: [Int], ldsVersion: String = "0107") -> [UInt8] {
         let tags = dataGroups.sorted().compactMap { dataGroupTags[$0] }
-        return BERTLV.encode(tag: 0x60, value: BERTLV.encode(tag: 0x5F01, value: Array("0107".utf8))
+        return BERTLV.encode(tag: 0x60, value: BERTLV.encode(tag: 0x5F01, value: Array(ldsVersion.utf8))
             + BERTLV.encode(tag: 0x5F36, value: Array("040000".utf8)) + BERTLV.encode(tag: 0x5C, value: tags))
     }
 
-    /// The DER LDSSecurityObject (version 0) with the hashes of `dataGroups`.
-    public static func ldsSecurityObject(dataGroups: [Int: [UInt8]], digest: DigestAlgorithm) -> [UInt8] {
+    /// The DER LDSSecurityObject with the hashes of `dataGroups`: version 0 for LDS 1.7, version 1
+    /// with LDSVersionInfo { ldsVersion, unicodeVersion } (PrintableStrings) for LDS 1.8.
+    public static func ldsSecurityObject(dataGroups: [Int: [UInt8]], digest: DigestAlgorithm, ldsVersion: String = "0107") -> [UInt8] {
         let hashes = dataGroups.keys.sorted().map { number in
             DER.sequence(DER.integer(number), DER.octetString(digest.hash(dataGroups[number]!)))
         }
-        return DER.sequence(DER.integer(0), DER.sequence(DER.oid(digest.oid)), DER.sequence(hashes))
+        guard ldsVersion != "0107" else {
+            return DER.sequence(DER.integer(0), DER.sequence(DER.oid(digest.oid)), DER.sequence(hashes))
+        }
+        let versionInfo = DER.sequence(BERTLV.encode(tag: 0x13, value: Array(ldsVersion.utf8)), BERTLV.encode(tag: 0x13, value: Array("040000".utf8)))
+        return DER.sequence(DER.integer(1), DER.sequence(DER.oid(digest.oid)), DER.sequence(hashes), versionInfo)
     }
 
     /// EF.SOD: tag 77 around CMS SignedData over the LDS security object.
-    public static func sod(dataGroups: [Int: [UInt8]], digest: DigestAlgorithm, signer: DocumentSigner) throws(EmulatorError) -> [UInt8] {
-        let content = ldsSecurityObject(dataGroups: dataGroups, digest: digest)
+    public static func sod(dataGroups: [Int: [UInt8]], digest: DigestAlgorithm, signer: DocumentSigner,
+                           ldsVersion: String = "0107") throws(EmulatorError) -> [UInt8] {
+        let content = ldsSecurityObject(dataGroups: dataGroups, digest: digest, ldsVersion: ldsVersion)
         do {
             let cms = try CMSSigner.sign(content: content, contentType: ldsSecurityObjectOID,
                                          certificate: signer.certificate, key: signer.key, digest: digest)

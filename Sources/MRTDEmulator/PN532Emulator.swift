@@ -38,6 +38,8 @@ public final class PN532Emulator: Sendable {
         /// An InListPassiveTarget waiting for a card (infinite retries, empty field).
         var pendingList: [UInt8]?
         var uid: [UInt8] = [0x08, 0x5A, 0x3C, 0x11]
+        /// The sizes of the last APDU exchange (for the answer's delay).
+        var lastExchange: (Int, Int)?
         /// An answer held back by the chip's latency fault.
         var delayed: (answer: [UInt8], delay: Duration)?
     }
@@ -159,10 +161,13 @@ public final class PN532Emulator: Sendable {
         }
         let framed = answer.map { frame(command: command, $0) } ?? errorFrame
         state.lastAnswer = framed
-        if command == 0x40, let latency = state.chip?.faults.latencyPerAPDU, latency > .zero {
-            state.delayed = (framed, latency)
+        if command == 0x40, let (sent, received) = state.lastExchange,
+           let delay = state.chip?.faults.answerDelay(commandBytes: sent, responseBytes: received), delay > .zero {
+            state.lastExchange = nil
+            state.delayed = (framed, delay)
             return ack
         }
+        state.lastExchange = nil
         return ack + framed
     }
 
@@ -230,6 +235,7 @@ public final class PN532Emulator: Sendable {
                 return [0x01]
             case .response(let response):
                 events.append(.apdu(command: apdu.count, response: response.count))
+                state.lastExchange = (apdu.count, response.count)
                 // The PN532 buffer holds 262 bytes; a longer answer would need MI chaining,
                 // which libnfc does not support: report a buffer overflow instead.
                 guard response.count <= maxDataExchange - 1 else { return [0x19] }

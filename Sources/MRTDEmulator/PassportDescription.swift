@@ -14,6 +14,8 @@ import MRTD
 public struct PassportDescription: Codable, Sendable, Hashable {
     /// What this document is, for people reading the fixture.
     public var description: String?
+    /// The field document a field profile models (e.g. "DE passport 2023"; `FieldProfiles`).
+    public var profile: String?
     /// The MRZ, as an array of lines or one string with line breaks.
     public var mrz: MRZLines
     /// The face image (JPEG or JPEG 2000), relative to the JSON file.
@@ -27,7 +29,8 @@ public struct PassportDescription: Codable, Sendable, Hashable {
     /// PACE parameters are given).
     public var access: String?
     /// PACE mapping: `GM` (default), `IM` (ECDH or DH, any cipher, any standard group but NIST P-224)
-    /// or `CAM` (ECDH with AES; EF.CardSecurity carries the chip's static key).
+    /// or `CAM` (ECDH with AES; EF.CardSecurity carries the chip's static key); several joined by
+    /// `+` (e.g. `GM+IM`) offer each, the first listed first in EF.CardAccess.
     public var paceMapping: String?
     /// Standardised PACE domain parameters (default 13, brainpoolP256r1).
     public var paceParameterId: Int?
@@ -49,6 +52,11 @@ public struct PassportDescription: Codable, Sendable, Hashable {
     /// (as ID cards do: EF.CardAccess announces CA, signed EF.CardSecurity holds the key; needs
     /// PACE with GM or IM).
     public var chipAuthenticationKeyIn: String?
+    /// How chip keys name their domain parameters in their SubjectPublicKeyInfo: `explicit`
+    /// (id-ecPublicKey + ECParameters; X9.42 p, g, q for DH), `namedCurve` or `standardized`
+    /// (TR-03110 standardizedDomainParameters + parameter id). Default: as documents do —
+    /// `explicit` in DG14 (passports), `standardized` in EF.CardSecurity (ID cards, PACE-CAM).
+    public var chipKeyEncoding: String?
     /// Active Authentication key: `RSA-1024`, `RSA-2048`, `ECDSA-P256` or `ECDSA-brainpoolP256r1`
     /// (a fresh key per chip; DG15 holds its public half).
     public var activeAuthentication: String?
@@ -112,11 +120,15 @@ public struct PassportDescription: Codable, Sendable, Hashable {
         public var maxReadLength: Int?
         /// The digest used in EF.SOD (`SHA-256` default; `SHA-1`, `SHA-384`, `SHA-512` …).
         public var sodDigest: String?
+        /// The LDS version EF.COM states: `0107` (default) or `0108`. With `0108` EF.SOD is an
+        /// LDSSecurityObject version 1 carrying LDSVersionInfo (ICAO 9303-10 §4.6.2.2).
+        public var ldsVersion: String?
 
-        public init(extendedLength: Bool? = nil, maxReadLength: Int? = nil, sodDigest: String? = nil) {
+        public init(extendedLength: Bool? = nil, maxReadLength: Int? = nil, sodDigest: String? = nil, ldsVersion: String? = nil) {
             self.extendedLength = extendedLength
             self.maxReadLength = maxReadLength
             self.sodDigest = sodDigest
+            self.ldsVersion = ldsVersion
         }
     }
 

@@ -232,12 +232,10 @@ public final class VPCDClient: Sendable {
                 }
                 continue
             }
-            let latency = chip.faults.latencyPerAPDU
-            if latency > .zero {
-                Thread.sleep(forTimeInterval: Double(latency.components.seconds) + Double(latency.components.attoseconds) / 1e18)
-            }
             switch chip.process(payload) {
             case .response(let response):
+                let delay = chip.faults.answerDelay(commandBytes: payload.count, responseBytes: response.count)
+                if delay > .zero { Thread.sleep(forTimeInterval: delay.milliseconds / 1_000) }
                 guard send(socket, response) else { return "sending a response failed" }
                 onEvent(.apdu(command: payload.count, response: response.count))
             case .removed:

@@ -216,9 +216,25 @@ public final class VirtualPassportChip: Sendable {
             let before = sm
             var protected = try sm.protectResponse(response, oddINS: command.ins & 1 == 1 && !response.data.isEmpty)
             if !command.isExtended, protected.data.count > 256 {
-                // The protected answer would not fit a short response: report a wrong length instead.
+                // The protected answer would not fit a short response. A READ BINARY asking for up
+                // to 256 bytes (Le = 00) gets as many as fit — 223 under AES, 231 under 3DES — as
+                // real chips answer it (ISO 7816-4: Le = 00 means "up to 256"); an explicit Le that does
+                // not fit (E8–FF under 3DES) and any other answer: 6700.
                 sm = before
-                protected = try sm.protectResponse(ResponseAPDU(statusWord: .wrongLength))
+                var fitted: ResponseAPDU?
+                if command.ins == 0xB0, command.ne == 256, response.statusWord == .success {
+                    var count = response.data.count - 1
+                    while count > 0, fitted == nil {
+                        var attempt = before
+                        let candidate = try attempt.protectResponse(ResponseAPDU(data: Array(response.data.prefix(count)), statusWord: .success))
+                        if candidate.data.count <= 256 {
+                            fitted = candidate
+                            sm = attempt
+                        }
+                        count -= 1
+                    }
+                }
+                protected = try fitted ?? sm.protectResponse(ResponseAPDU(statusWord: .wrongLength))
             }
             if state.faults.corruptNextResponseMAC, protected.data.count >= 8 {
                 state.faults.corruptNextResponseMAC = false

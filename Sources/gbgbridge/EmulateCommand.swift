@@ -27,6 +27,12 @@ struct EmulateCommand: AsyncParsableCommand {
             gbgbridge read --reader libnfc:pn532_uart:/dev/pts/N. The emulated PN532 carries \
             at most 262 bytes per exchange, like the real one.
 
+            Field profiles (--profile NAME) are the chip configurations of 22 real documents \
+            (access control, curve, cipher, CA / PACE-CAM / AA, extended length, LDS version), \
+            with test data signed by the test PKI. --latency and --bit-rate make the chip answer \
+            as slowly as a real one: its own time per APDU plus the bytes on air at an ISO 14443 \
+            bit rate (Docs/smartcard-and-emulator.md, "Timing model").
+
             Field behaviours (Docs/smartcard-and-emulator.md): each flag under FIELD BEHAVIOURS \
             reproduces one thing real chips do (no short EF identifiers, errors without secure \
             messaging, SELECT and MSE forms, small read limits, tag loss …); they add to the \
@@ -37,6 +43,11 @@ struct EmulateCommand: AsyncParsableCommand {
 
     @Option(name: .long, help: "A passport description (JSON), e.g. Fixtures/passports/utopia-td3-jpeg.json.")
     var passport: String?
+
+    @Option(name: .long, help: ArgumentHelp(
+        "A field profile: the chip configuration of a real document (Fixtures/passports/field/NAME.json). One of: \(FieldProfiles.names.joined(separator: ", ")).",
+        valueName: "name"))
+    var profile: String?
 
     @Option(name: .long, help: "A directory of EF dumps (EF_COM.bin, EF_SOD.bin, DG1.bin …) to serve as they are.")
     var dump: String?
@@ -71,11 +82,31 @@ struct EmulateCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Log every APDU exchange (sizes only, never contents).")
     var verbose = false
 
+    @Option(name: .long, help: ArgumentHelp("The chip's own time per APDU, added before every answer (a real chip: a few ms per READ BINARY, more for key agreement).", valueName: "ms"))
+    var latency: Double?
+
+    @Option(name: .long, help: ArgumentHelp("Add the time the bytes take on air at this ISO 14443 bit rate (106, 212, 424 or 848 kbit/s), with frame delays and chaining.", valueName: "kbit/s"))
+    var bitRate: Int?
+
+    @Option(name: .long, help: ArgumentHelp("With --bit-rate: the largest ISO 14443-4 frame (FSC/FSD), 16 to 4096 bytes.", valueName: "bytes"))
+    var frameSize = 256
+
     @OptionGroup(title: "Field behaviours (quirks)") var quirks: QuirkOptions
 
     func validate() throws {
-        guard (passport == nil) != (dump == nil) else {
-            throw ValidationError("give exactly one of --passport FILE or --dump DIR")
+        guard [passport, dump, profile].compactMap({ $0 }).count == 1 else {
+            throw ValidationError("give exactly one of --passport FILE, --profile NAME or --dump DIR")
+        }
+        if let profile, !FieldProfiles.names.contains(profile) {
+            throw ValidationError("no field profile '\(profile)'; profiles: \(FieldProfiles.names.joined(separator: ", "))")
+        }
+        if let latency, !(0...60_000).contains(latency) {
+            throw ValidationError("--latency must be between 0 and 60000 ms")
+        }
+        do {
+            try timing?.validate()
+        } catch {
+            throw ValidationError(error.reason.replacingOccurrences(of: "the bit rate", with: "--bit-rate").replacingOccurrences(of: "the frame size", with: "--frame-size"))
         }
         if (signerCert == nil) != (signerKey == nil) {
             throw ValidationError("--signer-cert and --signer-key go together")
@@ -100,7 +131,7 @@ struct EmulateCommand: AsyncParsableCommand {
                 chipContent.quirks = quirks.applied(to: nil)
             } else {
                 let signer = try loadSigner()
-                let url = URL(fileURLWithPath: passport!)
+                guard let url = try descriptionURL() else { throw ExitCode(2) }
                 var description = try PassportDescription.load(from: url)
                 description.quirks = quirks.applied(to: description.quirks)
                 chipContent = try EmulatedPassport(description: description, baseDirectory: url.deletingLastPathComponent(), signer: signer)
@@ -116,6 +147,13 @@ struct EmulateCommand: AsyncParsableCommand {
         }
         if let maxReadLength { chipContent.maxReadLength = maxReadLength }
         let chip = VirtualPassportChip(passport: chipContent)
+        if latency != nil || bitRate != nil {
+            var faults = chip.faults
+            faults.latencyPerAPDU = bitRate == nil ? .milliseconds(latency ?? 0) : .zero
+            faults.timing = timing
+            chip.setFaults(faults)
+            print("Timing: \(timing.map(String.init(describing:)) ?? "\(latency ?? 0) ms per APDU")")
+        }
         let verbose = self.verbose
         if pn532PTY {
             try await runPN532(chip: chip, content: chipContent)
@@ -144,6 +182,22 @@ struct EmulateCommand: AsyncParsableCommand {
             client.insertCard()
             print("card inserted")
         })
+    }
+
+    /// The contactless timing model the flags ask for (`nil` without --bit-rate).
+    var timing: ContactlessTiming? {
+        bitRate.map { ContactlessTiming(bitRate: $0, chipTime: .microseconds(Int64((latency ?? 0) * 1_000)), frameSize: frameSize) }
+    }
+
+    /// The description file: --passport as given, or --profile's file among the fixtures.
+    private func descriptionURL() throws -> URL? {
+        if let passport { return URL(fileURLWithPath: passport) }
+        guard let profile else { return nil }
+        guard let url = DemoCommand.fixture("\(FieldProfiles.directory)/\(profile).json") else {
+            printError("gbgbridge emulate: cannot find Fixtures/\(FieldProfiles.directory)/\(profile).json; run from the project root or use --passport FILE")
+            return nil
+        }
+        return url
     }
 
     private func runPN532(chip: VirtualPassportChip, content: EmulatedPassport) async throws {

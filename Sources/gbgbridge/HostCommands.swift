@@ -205,8 +205,8 @@ struct DemoCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Port on 127.0.0.1 (0 picks a free one).")
     var port: Int = 8450
 
-    @Option(name: .long, help: "Virtual passport: a name in Fixtures/passports (utopia-td3-jpeg, utopia-td1-idcard, utopia-td3-jpeg2000) or a description file.")
-    var passport = "utopia-td3-jpeg"
+    @Option(name: .long, help: "Virtual passport: a name in Fixtures/passports (utopia-demo: PACE, Chip and Active Authentication, a drawn face; utopia-td3-jpeg, utopia-td1-idcard, utopia-td3-jpeg2000, utopia-td3-pace, utopia-id-pace-only), a field profile (field/de-passport-2023 …, see gbgbridge emulate --help) or a description file.")
+    var passport = "utopia-demo"
 
     @Option(name: .long, help: "The journey directory to serve (default: Fixtures/journey).")
     var journey: String?

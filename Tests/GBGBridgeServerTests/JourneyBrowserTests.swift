@@ -90,6 +90,30 @@ struct JourneyBrowserTests {
         await rig.stop()
     }
 
+    /// `gbgbridge demo`'s default passport: PACE, then Chip and Active Authentication, a drawn face.
+    @Test func theDemoPassportShowsThreeValidBadgesAndAFace() async throws {
+        let rig = try await ServerRig.start(staticDirectory: TestFixtures.url("journey").path, passport: "utopia-demo")
+        let page = try await Page.open()
+        do {
+            try await page.navigate("\(rig.origin)/?autorun=1&documentNumber=L898902C3&dateOfBirth=740812&dateOfExpiry=120415")
+            let state = try await page.wait(for: "document.body ? document.body.dataset.state : ''", in: ["done", "error"])
+            let photo = try await page.wait(for: "document.body.dataset.photo || ''", in: ["360x480"], timeout: .seconds(10))
+            try await page.screenshot(to: Self.artifacts.appendingPathComponent("journey-demo-passport.png"))
+            let badges = try await page.evaluate("document.getElementById('badges').textContent") as? String
+            #expect(state == "done")
+            #expect(photo == "360x480")  // the drawn portrait
+            for badge in ["Passive: valid", "Chip: valid", "Active: valid"] {
+                #expect(badges?.contains(badge) == true, "\(badges ?? "")")
+            }
+        } catch {
+            await page.browser.terminate()
+            await rig.stop()
+            throw error
+        }
+        await page.browser.terminate()
+        await rig.stop()
+    }
+
     @Test func wrongDetailsShowAccessDeniedInThePage() async throws {
         let rig = try await ServerRig.start(staticDirectory: TestFixtures.url("journey").path)
         let page = try await Page.open()

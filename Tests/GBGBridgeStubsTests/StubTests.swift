@@ -91,3 +91,29 @@ struct StubTests {
         #expect(real.hardwareAvailable == !real.devices.isEmpty)
     }
 }
+
+/// The demo passport's DG2 portrait (Fixtures/faces/face-drawn.jpg) is the stub drawing, made by
+/// `StubSelfieCamera.portraitJPEG()`. `GBG_WRITE_PORTRAIT=path swift test --filter portrait` writes it again.
+@Suite("Drawn portrait for test documents")
+struct PortraitTests {
+    static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("../../Fixtures/faces/face-drawn.jpg").standardizedFileURL
+
+    @Test("the portrait is a 3:4 face drawing, and the fixture is that drawing")
+    func portrait() throws {
+        let jpeg = try StubSelfieCamera.portraitJPEG()
+        if let path = ProcessInfo.processInfo.environment["GBG_WRITE_PORTRAIT"] {
+            try Data(jpeg).write(to: URL(fileURLWithPath: path))
+        }
+        let drawn = try ImageCodecs.decodeJPEG(jpeg)
+        #expect(drawn.width == 360 && drawn.height == 480)
+        let committed = try ImageCodecs.decodeJPEG(Array(try Data(contentsOf: Self.fixture)))
+        #expect(committed.width == drawn.width && committed.height == drawn.height)
+        // Same drawing: every pixel within JPEG noise of the fresh one.
+        let differences = zip(committed.pixels, drawn.pixels).map { abs(Int($0) - Int($1)) }
+        #expect(Double(differences.reduce(0, +)) / Double(differences.count) < 2)
+        // A face: skin colour at the centre of the face, background at the top corner.
+        let centre = (drawn.width / 2 + (drawn.height * 440 / 960 + 40) * drawn.width) * 3
+        #expect(abs(Int(drawn.pixels[centre]) - 236) < 12 && abs(Int(drawn.pixels[centre + 1]) - 196) < 12)
+    }
+}

@@ -21,7 +21,7 @@ struct LDSParsingTests {
         #expect(throws: MRTDError.self) { _ = try DataGroup2(bytes: try shared("dg2/iso19794_face_record_invalid_image.bin")) }
     }
 
-    @Test("ISO/IEC 39794-5 records carry the JPEG 2000 image byte for byte",
+    @Test("ISO/IEC 39794-5 records carry the JPEG 2000 image byte for byte", .needsSharedFixtures,
           arguments: ["dg2/icao_39794_5_dg2_all_fields.bin", "dg2/dg2_iso39794_all_fields.bin"])
     func iso39794(path: String) throws {
         let dg2 = try DataGroup2(bytes: try shared(path))

@@ -163,7 +163,7 @@ struct SODEncodingTests {
 
 @Suite("Real EF.CardSecurity content")
 struct RealCardSecurityTests {
-    @Test("the chip keys of the DE and FI ID cards are found, on standard curves", arguments: ["DE", "FI"])
+    @Test("the chip keys of the DE and FI ID cards are found, on standard curves", .needsSharedFixtures, arguments: ["DE", "FI"])
     func chipKeys(country: String) throws {
         let signed = try CMSSignedData(bytes: Array(try Data(contentsOf: TestFixtures.sharedURL("real-sod/\(country).EF_CardSecurity.bin"))))
         #expect(signed.contentType == ChipAuthentication.cardSecurityContentType)

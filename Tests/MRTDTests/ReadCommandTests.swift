@@ -1,4 +1,5 @@
 import Foundation
+import MRTDEmulator
 import TestSupport
 import Testing
 
@@ -39,6 +40,40 @@ struct ReadCommandTests {
         let lines = try String(contentsOf: trace, encoding: .utf8).split(separator: "\n")
         #expect(lines.contains { $0.contains(#""event":"cardRemoved""#) })
         #expect(lines.last?.contains(#""reconnections":"1""#) == true)
+    }
+
+    @Test("emulate --profile serves a field profile through pcscd, --latency and --bit-rate slow it down like a chip")
+    func profileWithTiming() async throws {
+        // NL passport 2025: PACE on brainpoolP320r1, CA on brainpoolP512r1, LDS 1.8.
+        let description = try JSONSerialization.jsonObject(with: Data(contentsOf: TestFixtures.url("passports/field/nl-passport-2025.json"))) as? [String: Any]
+        let mrz = try #require(description?["mrz"] as? [String]).joined(separator: "\n")
+        let outcome = try await PCSCDHarness.withEmulatorCommand(["--profile", "nl-passport-2025", "--latency", "2", "--bit-rate", "424"]) {
+            try await runCommand(GBGBridgeBinary.path, ["read", "--reader", PCSCDHarness.vpcdReaderName, "--mrz", mrz, "--json",
+                                                        "--trust", "Fixtures/pki/csca.cert.pem", "--timeout", "20", "--data-groups", "DG1"])
+        }
+        #expect(outcome.status == 0, "\(outcome.standardError)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(outcome.standardOutput.utf8)) as? [String: Any])
+        #expect(report["accessControl"] as? String == "PACE")
+        let verification = try #require(report["verification"] as? [String: Any])
+        #expect((verification["passive"] as? [String: Any])?["status"] as? String == "valid")
+        #expect((verification["chip"] as? [String: Any])?["status"] as? String == "valid")
+        #expect((verification["active"] as? [String: Any])?["status"] as? String == "notSupported")
+    }
+
+    @Test("emulate --help lists every field profile; bad profile, latency and bit rate values are refused by name")
+    func profileAndTimingUsage() async throws {
+        let help = try await runCommand(GBGBridgeBinary.path, ["emulate", "--help"], timeout: .seconds(20))
+        for name in FieldProfiles.names { #expect(help.standardOutput.contains(name), "\(name)") }
+        #expect(help.standardOutput.contains("--latency") && help.standardOutput.contains("--bit-rate"))
+        for (arguments, mentions) in [(["--profile", "xx-passport-1999"], "no field profile 'xx-passport-1999'"),
+                                      (["--profile", "us-passport-2021", "--passport", "Fixtures/passports/utopia-td3-jpeg.json"], "exactly one of"),
+                                      (["--profile", "us-passport-2021", "--bit-rate", "100"], "--bit-rate"),
+                                      (["--profile", "us-passport-2021", "--bit-rate", "106", "--frame-size", "8"], "--frame-size"),
+                                      (["--profile", "us-passport-2021", "--latency", "-1"], "--latency")] {
+            let outcome = try await runCommand(GBGBridgeBinary.path, ["emulate"] + arguments, timeout: .seconds(20))
+            #expect(outcome.status != 0, "\(arguments)")
+            #expect(outcome.standardError.contains(mentions), "\(arguments): \(outcome.standardError)")
+        }
     }
 
     @Test("bad quirk values are refused with the flag's name, exit 64-style usage error")
