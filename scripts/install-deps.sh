@@ -12,6 +12,7 @@ packages=(
   chromium fonts-dejavu-core              # the browser end-to-end tests (and the kiosk)
   curl ca-certificates
   gdb                                     # scripts/test.sh prints the stacks of a test run that hangs
+  python3 python3-cryptography            # the backend example of Docs/server-side-verification.md, run by the tests
 )
 
 missing=()

@@ -146,16 +146,78 @@
     $('step-result').hidden = false;
   }
 
+  // Zero-trust step: a backend (here the demo's stand-in, /demo/…) issues the Active
+  // Authentication challenge and verifies the chip evidence itself. Without one (a host that
+  // serves no /demo endpoints, or the iOS app) the journey reads as before.
+  var evidence = null;
+
+  function backendChallenge() {
+    if (!window.fetch) { return Promise.resolve(null); }
+    return fetch('/demo/challenge', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' })
+      .then(function (response) { return response.ok ? response.json() : null; })
+      .then(function (answer) { return answer && answer.challenge ? answer.challenge : null; })
+      .catch(function () { return null; });
+  }
+
+  function showEvidence(data) {
+    evidence = data.evidence || null;
+    var section = $('evidence');
+    if (!evidence) { section.hidden = true; return; }
+    var text = JSON.stringify(evidence);
+    var files = (evidence.chip && evidence.chip.lds) || [];
+    $('evidence-size').textContent = 'Chip evidence: ' + (text.length / 1024).toFixed(1) + ' KB, ' + files.length + ' files' +
+      (evidence.chip.activeAuthentication ? ', Active Authentication signature over the backend\'s challenge' : '');
+    $('server-badges').innerHTML = '';
+    setStatus('server-status', '');
+    section.hidden = false;
+  }
+
+  function verifyOnServer() {
+    if (!evidence) { return Promise.resolve(); }
+    $('verify-server').disabled = true;
+    setStatus('server-status', 'Sending the evidence to the server…');
+    return fetch('/demo/verify-evidence', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(evidence) })
+      .then(function (response) {
+        return response.json().then(function (answer) { return { ok: response.ok, answer: answer }; });
+      })
+      .then(function (result) {
+        $('verify-server').disabled = false;
+        if (!result.ok) {
+          setStatus('server-status', 'The server refused the evidence: ' + ((result.answer.error || {}).message || 'error'), true);
+          document.body.dataset.server = 'error';
+          return;
+        }
+        var v = result.answer.verification || {};
+        var badges = $('server-badges');
+        badges.innerHTML = '';
+        if (v.passive) { badges.appendChild(badge('Server passive', v.passive)); }
+        if (v.active) { badges.appendChild(badge('Server active', v.active)); }
+        if (v.chip) { badges.appendChild(badge('Server chip', v.chip)); }
+        setStatus('server-status', 'Verified on the server' + (result.answer.challengeIssuedHere ? ' with its own challenge.' : '.'));
+        document.body.dataset.server = 'done';
+      })
+      .catch(function () {
+        $('verify-server').disabled = false;
+        setStatus('server-status', 'No verification server is reachable from this page.', true);
+        document.body.dataset.server = 'unavailable';
+      });
+  }
+
   function readChip() {
     $('read-chip').disabled = true;
     setStatus('chip-status', '');
     $('progress').hidden = false;
     $('progress-bar').style.width = '0%';
-    return request('nfc.read', { accessKey: accessKey(), timeoutSeconds: 60 }).then(function (payload) {
+    return backendChallenge().then(function (challenge) {
+      var data = { accessKey: accessKey(), timeoutSeconds: 60, evidence: true };
+      if (challenge) { data.activeAuthenticationChallenge = challenge; }
+      return request('nfc.read', data);
+    }).then(function (payload) {
       $('read-chip').disabled = false;
       if (payload.status === 'success') {
         setStatus('chip-status', 'Chip read.');
         showResult(payload.data);
+        showEvidence(payload.data);
         document.body.dataset.state = 'done';
       } else {
         setStatus('chip-status', describeError(payload), true);
@@ -175,6 +237,7 @@
   $('capture-document').addEventListener('click', function () { capture('camera.document.capture', 'document-image', 'document-status'); });
   $('capture-selfie').addEventListener('click', function () { capture('camera.selfie.capture', 'selfie-image', 'selfie-status'); });
   $('access-form').addEventListener('submit', function (event) { event.preventDefault(); readChip(); });
+  $('verify-server').addEventListener('click', function () { verifyOnServer(); });
 
   ['documentNumber', 'dateOfBirth', 'dateOfExpiry', 'can'].forEach(function (name) {
     if (params.get(name)) { $(name).value = params.get(name); }
@@ -187,6 +250,7 @@
     // Unattended run (test rigs): every step in order.
     capture('camera.document.capture', 'document-image', 'document-status')
       .then(function () { return capture('camera.selfie.capture', 'selfie-image', 'selfie-status'); })
-      .then(readChip);
+      .then(readChip)
+      .then(function (payload) { if (payload && payload.status === 'success') { return verifyOnServer(); } });
   });
 })();

@@ -1,3 +1,4 @@
+import Foundation
 import GBGBridge
 import MRTD
 
@@ -10,6 +11,10 @@ struct NFCReadRequest: Sendable {
     var verifyActive = true
     var timeout: Duration = .seconds(30)
     var reader: String?
+    /// Whether the response carries `evidence` (the raw files and the AA exchange for a backend).
+    var evidence = false
+    /// The backend's 8-byte Active Authentication challenge.
+    var activeAuthenticationChallenge: [UInt8]?
 
     static let maxTimeoutSeconds = 600.0
 
@@ -51,6 +56,16 @@ struct NFCReadRequest: Sendable {
                 throw Invalid(message: "timeoutSeconds must be a number between 0 and \(Int(Self.maxTimeoutSeconds))")
             }
             timeout = .milliseconds(Int(value * 1000))
+        }
+        if let evidence = fields["evidence"], !evidence.isNull {
+            guard let flag = evidence.boolValue else { throw Invalid(message: "evidence must be true or false") }
+            self.evidence = flag
+        }
+        if let challenge = fields["activeAuthenticationChallenge"], !challenge.isNull {
+            guard let text = challenge.stringValue, text.count <= 64, let bytes = Data(base64Encoded: text), bytes.count == 8 else {
+                throw Invalid(message: "activeAuthenticationChallenge must be base64 of exactly 8 bytes (12 characters, e.g. \"AAECAwQFBgc=\")")
+            }
+            activeAuthenticationChallenge = Array(bytes)
         }
         if let reader = fields["reader"], !reader.isNull {
             guard let text = reader.stringValue, !text.isEmpty else { throw Invalid(message: "reader must be a non-empty string") }

@@ -204,9 +204,11 @@ public final class NFCReadService {
         sink.finish()
         await forwarder.value
         switch outcome {
-        case .success(let report):
+        case .success(let (report, evidence)):
             do {
-                responder.succeed(try JSONValue.object(encoding: report))
+                var data = try JSONValue.object(encoding: report)
+                if let evidence { data["evidence"] = try JSONValue(encoding: evidence) }
+                responder.succeed(data)
                 logger.info("nfc.read \(LogText.clip(requestId)): read \(report.dataGroupsRead.joined(separator: ",")), passive \(report.verification.passive.status.rawValue)")
             } catch {
                 responder.fail(code: "CHIP_ERROR", message: "the result could not be encoded", recoverable: true)
@@ -226,7 +228,7 @@ public final class NFCReadService {
 
     /// The read itself, off the main actor.
     nonisolated static func read(_ request: NFCReadRequest, backend: any CardReaderBackend, trustStore: TrustStore,
-                                 progress: AsyncStream<ReadProgress>.Continuation) async -> Result<ReadReport, Failure> {
+                                 progress: AsyncStream<ReadProgress>.Continuation) async -> Result<(ReadReport, ChipEvidence?), Failure> {
         progress.yield(ReadProgress(phase: .waitingForCard, percent: 0))
         let connection: any CardConnection
         do {
@@ -238,8 +240,9 @@ public final class NFCReadService {
         } catch {
             return .failure(Failure(code: "COMMUNICATION_ERROR", message: "\(error)", recoverable: true))
         }
-        let options = ReadOptions(dataGroups: request.dataGroups, verifyPassive: request.verifyPassive,
+        var options = ReadOptions(dataGroups: request.dataGroups, verifyPassive: request.verifyPassive,
                                   verifyChip: request.verifyChip, verifyActive: request.verifyActive, trustStore: trustStore)
+        options.activeAuthenticationChallenge = request.activeAuthenticationChallenge
         // A card that leaves the field mid-read is waited for again, as long as the request waits for a card.
         let readerName = connection.readerName
         let timeout = request.timeout
@@ -249,7 +252,7 @@ public final class NFCReadService {
         do {
             let result = try await reader.read()
             await reader.connection.disconnect()
-            return .success(ReadReport(result))
+            return .success((ReadReport(result), request.evidence ? ChipEvidence(result) : nil))
         } catch {
             await reader.connection.disconnect()
             return .failure(failure(error))

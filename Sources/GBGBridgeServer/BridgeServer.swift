@@ -52,6 +52,13 @@ public struct BridgeServerConfiguration: Sendable {
     public var answerUnhandledRequests = true
     /// The bridge configuration each page's host gets (version, bootstrap script, bounds).
     public var bridge = BridgeConfiguration(hostVersion: "1.0", capabilities: [:])
+    /// JSON endpoints beside the bridge, by path (e.g. `/demo/verify-evidence`): POST only, from
+    /// an allowed origin only, a body of at most `maxMessageBytes`. For demos and rigs (a stand-in
+    /// backend on the kiosk); a real backend lives elsewhere.
+    public var jsonEndpoints: [String: JSONEndpoint] = [:]
+
+    /// Answers a POSTed JSON body with an HTTP status and a JSON body.
+    public typealias JSONEndpoint = @Sendable (_ body: [UInt8]) async -> (status: Int, body: [UInt8])
 
     public init() {}
 }
@@ -170,6 +177,28 @@ public final class BridgeServer: Sendable {
             headers[.cacheControl] = "no-store"
             headers[.xContentTypeOptions] = "nosniff"
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: script)))
+        }
+        for (path, endpoint) in configuration.jsonEndpoints {
+            router.post(RouterPath(path)) { [self] request, _ -> Response in
+                // Only the journey's own pages (or allowed origins) may call it, never a cross-site page.
+                guard let origin = request.headers[.origin], self.allowedOrigins.contains(origin),
+                      request.headers[.secFetchSite] != "cross-site" else {
+                    return Response(status: .forbidden)
+                }
+                let body: ByteBuffer
+                do {
+                    body = try await request.body.collect(upTo: configuration.maxMessageBytes)
+                } catch {
+                    return Response(status: .contentTooLarge)
+                }
+                let (status, answer) = await endpoint(Array(buffer: body))
+                var headers = HTTPFields()
+                headers[.contentType] = "application/json; charset=utf-8"
+                headers[.cacheControl] = "no-store"
+                headers[.xContentTypeOptions] = "nosniff"
+                return Response(status: HTTPResponse.Status(code: status), headers: headers,
+                                body: .init(byteBuffer: ByteBuffer(bytes: answer)))
+            }
         }
         if let directory = configuration.staticDirectory {
             router.add(middleware: FileMiddleware(directory, searchForIndexHtml: true, logger: logger))

@@ -83,7 +83,10 @@ extension PassportReader {
             // hides the DG15 its EF.SOD lists.
             return
         }
-        let challenge = secureRandomBytes(8)
+        let challenge = options.activeAuthenticationChallenge ?? secureRandomBytes(8)
+        guard challenge.count == 8 else {
+            throw MRTDError(.notSupported, "the Active Authentication challenge must be 8 bytes, not \(challenge.count)")
+        }
         let command = CommandAPDU(ins: 0x88, p1: 0, p2: 0, data: challenge, ne: channel.extendedLength ? 65_536 : 256)
         let response = try await channel.secure(command)
         result.activeAuthenticationPerformed = true
@@ -92,6 +95,8 @@ extension PassportReader {
                                                 detail: "DG15 announces Active Authentication, but the chip refused INTERNAL AUTHENTICATE (\(response.statusWord.meaning)): it may be a copy")
             return
         }
+        result.activeAuthenticationExchange = ActiveAuthenticationRecord(challenge: challenge, signature: response.data,
+                                                                         challengeFromCaller: options.activeAuthenticationChallenge != nil)
         result.active = ActiveAuthentication.verify(publicKey: dg15.publicKey, challenge: challenge, signature: response.data,
                                                     ecdsaDigest: ActiveAuthentication.ecdsaDigest(in: result.dg14))
     }

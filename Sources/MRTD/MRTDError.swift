@@ -35,6 +35,9 @@ public struct MRTDError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let trustStore = Code("TRUST_STORE")
         /// A cryptographic operation failed.
         public static let cryptoFailure = Code("CRYPTO_FAILURE")
+        /// Chip evidence (`ChipEvidence`) is malformed: unknown file names, data that is not
+        /// base64, no EF.SOD, a challenge that is not 8 bytes.
+        public static let invalidEvidence = Code("INVALID_EVIDENCE")
     }
 
     public var code: Code

@@ -349,8 +349,10 @@ for (name, _) in FieldProfiles.all {
     func total(_ timing: ContactlessTiming) -> Double {
         exchanges.reduce(Duration.zero) { $0 + timing.exchangeTime(commandBytes: $1.0, responseBytes: $1.1) }.milliseconds
     }
-    let authenticity = [result.chip.status == .valid ? (description.paceMapping?.contains("CAM") == true && description.chipAuthentication == nil ? "CAM" : "CA") : nil,
+    let usesCAM = description.paceMapping?.uppercased().contains("CAM") == true
+    let authenticity = [usesCAM ? "CAM" : nil, description.chipAuthentication != nil ? "CA" : nil,
                         result.active.status == .valid ? "AA" : nil].compactMap { $0 }.joined(separator: "+")
+    precondition(result.chip.status == (usesCAM || description.chipAuthentication != nil ? .valid : .notSupported), "\(name): \(result.chip.detail)")
     print(pad(name, 18), pad(result.accessControl, 7), pad(authenticity.isEmpty ? "none" : authenticity, 10),
           String(format: "%6d  %9d  %8d  %10.0f  %10.0f  %12.0f  %12.0f", exchanges.count, exchanges.reduce(0) { $0 + $1.0 },
                  exchanges.reduce(0) { $0 + $1.1 }, total(ContactlessTiming(bitRate: 106)), total(ContactlessTiming(bitRate: 424)),

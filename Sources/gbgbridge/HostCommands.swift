@@ -266,6 +266,10 @@ struct DemoCommand: AsyncParsableCommand {
         configuration.port = port
         configuration.staticDirectory = journeyDirectory.path
         configuration.bridge = BridgeConfiguration(hostVersion: GBGBridgeVersion.current, capabilities: [:])
+        // A stand-in backend, so the sample journey can show server-side verification of chip evidence.
+        let backend = DemoBackend(trustStore: trust)
+        configuration.jsonEndpoints["/demo/challenge"] = { backend.challenge($0) }
+        configuration.jsonEndpoints["/demo/verify-evidence"] = { backend.verify($0) }
         let mrz = (try? MRZ(description.mrz.lines.joined(separator: "\n")))
         try await runServer(configuration, services: HostServices(nfc: nfc), logger: logger) { port in
             print("GBGBridge demo running. Open in a browser:  http://127.0.0.1:\(port)/")

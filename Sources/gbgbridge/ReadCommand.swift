@@ -101,6 +101,12 @@ struct ReadCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Record every APDU exchange in this file, one JSON object per line (time, step, file and offset, command, response, status word, protected). Holds no access key, session key, nonce or decrypted content: safe to attach to a report.", valueName: "file"))
     var trace: String?
 
+    @Option(name: .long, help: ArgumentHelp("Write the chip evidence (every file as the chip returned it, the checks run, the Active Authentication challenge and signature) as JSON to this file, for a backend to verify (gbgbridge verify --evidence; Docs/server-side-verification.md).", valueName: "file"))
+    var evidence: String?
+
+    @Option(name: .long, help: ArgumentHelp("The 8-byte Active Authentication challenge, base64 (a backend's nonce; default: random).", valueName: "base64"))
+    var challenge: String?
+
     func validate() throws {
         let fields = [documentNumber, birthDate, expiryDate].compactMap { $0 }
         let ways = [mrz != nil, !fields.isEmpty, can != nil].filter { $0 }.count
@@ -114,6 +120,19 @@ struct ReadCommand: AsyncParsableCommand {
         guard timeout > 0, timeout <= 3600 else { throw ValidationError("--timeout must be between 0 and 3600 seconds") }
         _ = try accessKey()
         _ = try requestedDataGroups()
+        _ = try challengeBytes()
+    }
+
+    /// --challenge decoded: exactly 8 bytes.
+    func challengeBytes() throws -> [UInt8]? {
+        try challenge.map(Self.decodeChallenge)
+    }
+
+    static func decodeChallenge(_ text: String) throws -> [UInt8] {
+        guard let bytes = Data(base64Encoded: text), bytes.count == 8 else {
+            throw ValidationError("--challenge must be base64 of exactly 8 bytes (12 characters, e.g. AAECAwQFBgc=)")
+        }
+        return Array(bytes)
     }
 
     func accessKey() throws -> AccessKey {
@@ -154,8 +173,9 @@ struct ReadCommand: AsyncParsableCommand {
             apduTrace = nil
         }
         defer { apduTrace?.close() }
-        let options = ReadOptions(dataGroups: try requestedDataGroups(), trustStore: trustStore,
+        var options = ReadOptions(dataGroups: try requestedDataGroups(), trustStore: trustStore,
                                   accessControl: paceOnly ? .paceOnly : bacOnly ? .bacOnly : .automatic, trace: apduTrace)
+        options.activeAuthenticationChallenge = try challengeBytes()
         let bar = ProgressBar(enabled: isatty(STDERR_FILENO) == 1)
         // A libnfc device is opened only when asked for: `libnfc:<connstring>` opens exactly that
         // one, a bare `libnfc:` the devices libnfc finds (libnfc.conf, LIBNFC_DEVICE, USB).
@@ -203,6 +223,16 @@ struct ReadCommand: AsyncParsableCommand {
 
         let report = ReadReport(result)
         if let dump { try write(dump: dump, result.files) }
+        if let evidence {
+            do {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+                try encoder.encode(ChipEvidence(result)).write(to: URL(fileURLWithPath: evidence), options: .atomic)
+            } catch {
+                printError("gbgbridge read: cannot write the evidence to \(evidence): \(error.localizedDescription)")
+                throw ExitCode(ReadExit.communication)
+            }
+        }
         if let photo {
             guard let base64 = report.photo, let data = Data(base64Encoded: base64) else {
                 printError("gbgbridge read: the chip has no face image to save")

@@ -6,13 +6,26 @@ import MRTD
 struct VerifyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify",
-        abstract: "Passive authentication of a saved dump (EF.SOD and data groups).",
+        abstract: "Verify saved chip data offline: a dump, an EF.SOD with data groups, or chip evidence.",
         discussion: """
             Checks EF.SOD's signature, the hash of every data group given, and the document \
             signer's chain to the --trust anchors. Prints the same shape as `read`.
+
+            With --evidence FILE (what `read --evidence` writes, or nfc.read's data with \
+            evidence: true, or its evidence object alone) it also verifies the chip's Active \
+            Authentication signature with DG15's key over the challenge the chip signed — and, \
+            with --challenge, that this is the challenge the backend chose (a replayed answer \
+            fails). Chip Authentication cannot be re-checked offline: it is reported notChecked \
+            with the host's statement (Docs/server-side-verification.md).
             Exit status: 0 valid or untrusted, 2 bad arguments or unreadable files, 6 invalid.
             """
     )
+
+    @Option(name: .long, help: ArgumentHelp("Chip evidence as JSON (read --evidence, or nfc.read's data with evidence: true).", valueName: "file"))
+    var evidence: String?
+
+    @Option(name: .long, help: ArgumentHelp("With --evidence: the 8-byte Active Authentication challenge the backend chose, base64.", valueName: "base64"))
+    var challenge: String?
 
     @Option(name: .long, help: "A dump directory (EF_SOD.bin, DG1.bin … as `read --dump` writes them).")
     var dump: String?
@@ -29,7 +42,9 @@ struct VerifyCommand: AsyncParsableCommand {
     var json = false
 
     func validate() throws {
-        guard (dump == nil) != (sod == nil) else { throw ValidationError("give --dump DIR or --sod FILE") }
+        guard [dump, sod, evidence].compactMap({ $0 }).count == 1 else { throw ValidationError("give one of --dump DIR, --sod FILE or --evidence FILE") }
+        if challenge != nil, evidence == nil { throw ValidationError("--challenge goes with --evidence") }
+        if let challenge { _ = try ReadCommand.decodeChallenge(challenge) }
         if dump != nil, !dg.isEmpty { throw ValidationError("--dg goes with --sod, not --dump") }
         for entry in dg {
             let parts = entry.split(separator: "=", maxSplits: 1)
@@ -40,8 +55,33 @@ struct VerifyCommand: AsyncParsableCommand {
         if trustOptions.trust.isEmpty { throw ValidationError("give at least one --trust PATH") }
     }
 
+    /// The evidence object in `data`: the object itself, or nfc.read data carrying it under "evidence".
+    static func loadEvidence(_ data: Data) throws -> ChipEvidence {
+        let object = try JSONSerialization.jsonObject(with: data)
+        guard let dictionary = object as? [String: Any] else { throw ValidationError("the evidence file is not a JSON object") }
+        let inner = dictionary["evidence"] ?? dictionary
+        return try JSONDecoder().decode(ChipEvidence.self, from: JSONSerialization.data(withJSONObject: inner))
+    }
+
     func run() async throws {
         let trustStore = try trustOptions.load()
+        if let evidence {
+            let parsed: ChipEvidence
+            let result: PassportReadResult
+            do {
+                parsed = try Self.loadEvidence(try Data(contentsOf: URL(fileURLWithPath: evidence)))
+                result = try EvidenceVerifier(trustStore: trustStore).verify(parsed, challenge: try challenge.map(ReadCommand.decodeChallenge))
+            } catch let error as MRTDError {
+                printError("gbgbridge verify: \(error.reason)")
+                throw ExitCode(ReadExit.badArguments)
+            } catch {
+                printError("gbgbridge verify: \(evidence) is not chip evidence: \(error is DecodingError ? "\(error)".prefix(300) : Substring(error.localizedDescription))")
+                throw ExitCode(ReadExit.badArguments)
+            }
+            try report(result)
+            if result.active.status == .invalid { throw ExitCode(ReadExit.verificationFailed) }
+            return
+        }
         var files: [LDSFile: [UInt8]] = [:]
         do {
             if let dump {
@@ -66,7 +106,11 @@ struct VerifyCommand: AsyncParsableCommand {
             printError("gbgbridge verify: no EF.SOD found (expected EF_SOD.bin in the dump)")
             throw ExitCode(ReadExit.badArguments)
         }
-        let result = PassportReadResult.offline(files: files, trustStore: trustStore)
+        try report(PassportReadResult.offline(files: files, trustStore: trustStore))
+    }
+
+    /// Prints the verification (text or JSON); exit 6 when passive authentication is invalid.
+    func report(_ result: PassportReadResult) throws {
         let report = ReadReport(result)
         if json {
             print(String(decoding: try report.jsonData(pretty: true), as: UTF8.self))
@@ -82,6 +126,12 @@ struct VerifyCommand: AsyncParsableCommand {
                 print("  \(name.padding(toLength: 11, withPad: " ", startingAt: 0)) \(status.rawValue)")
             }
             for (file, reason) in result.parseErrors.sorted(by: { $0.key < $1.key }) { print("  Unparsed    \(file): \(reason)") }
+            if evidence != nil {
+                print("Active authentication: \(report.verification.active.status.rawValue)")
+                print("  \(report.verification.active.detail)")
+                print("Chip authentication: \(report.verification.chip.status.rawValue)")
+                print("  \(report.verification.chip.detail)")
+            }
         }
         if report.verification.passive.status == .invalid { throw ExitCode(ReadExit.verificationFailed) }
     }

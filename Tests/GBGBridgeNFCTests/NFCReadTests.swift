@@ -128,6 +128,52 @@ struct NFCReadTests {
         #expect(!(try logged.jsonString()).contains("L898902C3"))
     }
 
+    /// Zero trust: the backend's challenge goes to the chip, and the evidence carries what it needs.
+    @Test func evidenceWithTheBackendsChallenge() async throws {
+        let rig = try NFCRig(passport: "utopia-td3-pace")
+        await rig.service.refreshReaders()
+        let challenge = "AAECAwQFBgc="
+        rig.request("e1", #"{"accessKey":\#(NFCRig.annaKey),"evidence":true,"activeAuthenticationChallenge":"\#(challenge)"}"#)
+        let response = try #require(await rig.response("e1"))
+        #expect(response.payload.status == .success)
+        let evidence = try #require(response.payload.data?["evidence"])
+        #expect(evidence["chip"]?["activeAuthentication"]?["challenge"] == .string(challenge))
+        let names = evidence["chip"]?["lds"]?.arrayValue?.compactMap { $0["name"]?.stringValue } ?? []
+        #expect(names == ["EF.COM", "EF.SOD", "EF.CardAccess", "DG1", "DG2", "DG11", "DG12", "DG14", "DG15"])
+        let decoded = try evidence.decode(ChipEvidence.self)
+        let verified = try EvidenceVerifier(trustStore: rig.service.trustStore).verify(decoded, challenge: Array(Data(base64Encoded: challenge)!))
+        #expect(verified.active.status == .valid && verified.passiveOutcome.status == .valid)
+        let types = evidence["chip"]?["auth"]?.arrayValue?.compactMap { $0["type"]?.stringValue }
+        #expect(types == ["ACCESS_CONTROL", "PASSIVE_AUTHENTICATION", "CHIP_AUTHENTICATION", "ACTIVE_AUTHENTICATION"])
+    }
+
+    @Test func noEvidenceUnlessAskedFor() async throws {
+        let rig = try NFCRig(passport: "utopia-td3-pace")
+        rig.request("n1", #"{"accessKey":\#(NFCRig.annaKey)}"#)
+        let response = try #require(await rig.response("n1"))
+        #expect(response.payload.status == .success)
+        #expect(response.payload.data?["evidence"] == nil)
+    }
+
+    @Test(arguments: [#""AAECAwQFBg==""#, #""AAECAwQFBgcI""#, #""not base64!""#, "12345678", #""""#])
+    func aBadChallengeIsAnInvalidRequestNamingTheField(challenge: String) async throws {
+        let rig = try NFCRig(passport: "utopia-td3-pace")
+        rig.request("b1", #"{"accessKey":\#(NFCRig.annaKey),"evidence":true,"activeAuthenticationChallenge":\#(challenge)}"#)
+        let response = try #require(await rig.response("b1"))
+        #expect(response.payload.status == .error)
+        #expect(response.payload.error?.code == "INVALID_REQUEST")
+        #expect(response.payload.error?.message.contains("activeAuthenticationChallenge") == true)
+        #expect(response.payload.error?.recoverable == false)
+    }
+
+    @Test func evidenceMustBeABoolean() async throws {
+        let rig = try NFCRig()
+        rig.request("b2", #"{"accessKey":\#(NFCRig.annaKey),"evidence":"yes"}"#)
+        let response = try #require(await rig.response("b2"))
+        #expect(response.payload.error?.code == "INVALID_REQUEST")
+        #expect(response.payload.error?.message.contains("evidence") == true)
+    }
+
     @Test func mrzAndFieldSelection() async throws {
         let rig = try NFCRig()
         let mrz = "P<UTOERIKSSON<<ANNA<MARIA<<<<<<<<<<<<<<<<<<<\\nL898902C36UTO7408122F1204159ZE184226B<<<<<10"

@@ -294,5 +294,24 @@ struct HostilePageTests {
         let code = await page.receiveCloseCode()
         #expect(code == 1000 || code == 1001 || code == nil)
     }
+
+    @Test("JSON endpoints (the demo's backend): POST from the page's origin only, bodies bounded")
+    func jsonEndpointsAreSameOriginAndBounded() async throws {
+        let rig = try await ServerRig.start(configure: { configuration in
+            configuration.maxMessageBytes = 4_096
+            configuration.jsonEndpoints["/demo/echo"] = { body in (200, body) }
+        })
+        defer { Task { await rig.stop() } }
+        let own = "http://127.0.0.1:\(rig.port)"
+        let host = ("Host", "127.0.0.1:\(rig.port)")
+        #expect(try await rig.rawStatus(path: "/demo/echo", headers: [host, ("Origin", own)], method: "POST", body: "{}") == 200)
+        #expect(try await rig.rawStatus(path: "/demo/echo", headers: [host, ("Origin", "https://evil.example")], method: "POST", body: "{}") == 403)
+        #expect(try await rig.rawStatus(path: "/demo/echo", headers: [host], method: "POST", body: "{}") == 403)
+        #expect(try await rig.rawStatus(path: "/demo/echo", headers: [host, ("Origin", own), ("Sec-Fetch-Site", "cross-site")],
+                                        method: "POST", body: "{}") == 403)
+        #expect(try await rig.rawStatus(path: "/demo/echo", headers: [host, ("Origin", own)], method: "POST",
+                                        body: String(repeating: "x", count: 10_000)) == 413)
+        #expect(try await rig.rawStatus(path: "/demo/echo", headers: [("Host", "evil.example"), ("Origin", own)], method: "POST", body: "{}") == 421)
+    }
 }
 

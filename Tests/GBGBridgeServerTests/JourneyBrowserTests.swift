@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 import GBGBridgeServer
 import TestSupport
@@ -61,10 +62,23 @@ struct JourneyBrowserTests {
         }
     }
 
-    @Test func journeyReadsTheVirtualPassportAndShowsNameAndPhoto() async throws {
-        let rig = try await ServerRig.start(staticDirectory: TestFixtures.url("journey").path, passport: "utopia-td3-jpeg2000")
+    /// A fresh Chromium page, closed (with `rig`, when given) however `body` ends.
+    func withPage(_ rig: ServerRig? = nil, _ body: (Page) async throws -> Void) async throws {
         let page = try await Page.open()
         do {
+            try await body(page)
+        } catch {
+            await page.browser.terminate()
+            await rig?.stop()
+            throw error
+        }
+        await page.browser.terminate()
+        await rig?.stop()
+    }
+
+    @Test func journeyReadsTheVirtualPassportAndShowsNameAndPhoto() async throws {
+        let rig = try await ServerRig.start(staticDirectory: TestFixtures.url("journey").path, passport: "utopia-td3-jpeg2000")
+        try await withPage(rig) { page in
             try await page.navigate("\(rig.origin)/?autorun=1&documentNumber=X9Q7R2K41&dateOfBirth=950730&dateOfExpiry=320115")
             let state = try await page.wait(for: "document.body ? document.body.dataset.state : ''", in: ["done", "error"])
             let photo = try await page.wait(for: "document.body.dataset.photo || ''", in: ["413x531"], timeout: .seconds(10))
@@ -81,20 +95,13 @@ struct JourneyBrowserTests {
             #expect(capabilities?.contains("nfc.read ✓") == true)
             #expect(documentImage == 1000)
             #expect(selfieImage == 960)
-        } catch {
-            await page.browser.terminate()
-            await rig.stop()
-            throw error
         }
-        await page.browser.terminate()
-        await rig.stop()
     }
 
     /// `gbgbridge demo`'s default passport: PACE, then Chip and Active Authentication, a drawn face.
     @Test func theDemoPassportShowsThreeValidBadgesAndAFace() async throws {
         let rig = try await ServerRig.start(staticDirectory: TestFixtures.url("journey").path, passport: "utopia-demo")
-        let page = try await Page.open()
-        do {
+        try await withPage(rig) { page in
             try await page.navigate("\(rig.origin)/?autorun=1&documentNumber=L898902C3&dateOfBirth=740812&dateOfExpiry=120415")
             let state = try await page.wait(for: "document.body ? document.body.dataset.state : ''", in: ["done", "error"])
             let photo = try await page.wait(for: "document.body.dataset.photo || ''", in: ["360x480"], timeout: .seconds(10))
@@ -105,13 +112,37 @@ struct JourneyBrowserTests {
             for badge in ["Passive: valid", "Chip: valid", "Active: valid"] {
                 #expect(badges?.contains(badge) == true, "\(badges ?? "")")
             }
-        } catch {
-            await page.browser.terminate()
-            await rig.stop()
-            throw error
         }
-        await page.browser.terminate()
-        await rig.stop()
+    }
+
+    /// README's main job as a user runs it: `gbgbridge demo`, the journey in a browser, the read,
+    /// then "Verify on server": the demo's stand-in backend issued the AA challenge and checks the
+    /// evidence offline.
+    @Test(.enabled(if: GBGBridgeBinary.isBuilt, "needs the gbgbridge binary (swift build)"))
+    func demoVerifiesTheEvidenceOnItsServer() async throws {
+        let port = try CLIShutdownTests().freePort()
+        let demo = try ChildProcess(executable: GBGBridgeBinary.path, arguments: ["demo", "--port", "\(port)"])
+        defer { demo.terminateBlocking(gracePeriod: .seconds(2)) }
+        try await withPage { page in
+            var loaded = false
+            for _ in 0..<100 where !loaded {
+                try await page.navigate("http://127.0.0.1:\(port)/?autorun=1&documentNumber=L898902C3&dateOfBirth=740812&dateOfExpiry=120415")
+                let state = try await page.wait(for: "document.body ? document.body.dataset.state || 'loading' : ''",
+                                                in: ["ready", "done", "error"], timeout: .seconds(2))
+                loaded = ["ready", "done", "error"].contains(state ?? "")
+            }
+            let server = try await page.wait(for: "document.body.dataset.server || ''", in: ["done", "error", "unavailable"])
+            try await page.screenshot(to: Self.artifacts.appendingPathComponent("journey-demo-server-verification.png"))
+            let badges = try await page.evaluate("document.getElementById('server-badges').textContent") as? String
+            let status = try await page.evaluate("document.getElementById('server-status').textContent") as? String
+            let size = try await page.evaluate("document.getElementById('evidence-size').textContent") as? String
+            #expect(server == "done", "\(status ?? "")")
+            #expect(badges?.contains("Server passive: valid") == true, "\(badges ?? "")")
+            #expect(badges?.contains("Server active: valid") == true, "\(badges ?? "")")
+            #expect(badges?.contains("Server chip: notChecked") == true, "\(badges ?? "")")
+            #expect(status?.contains("its own challenge") == true)
+            #expect(size?.hasPrefix("Chip evidence: ") == true)
+        }
     }
 
     @Test func wrongDetailsShowAccessDeniedInThePage() async throws {

@@ -96,17 +96,17 @@ final class ServerRig: Sendable {
 
     /// Sends a raw HTTP/1.1 request and returns the status code (for checks a browser's own
     /// client would not let us make, such as a foreign Host header).
-    func rawStatus(path: String, headers: [(String, String)]) async throws -> Int {
+    func rawStatus(path: String, headers: [(String, String)], method: String = "GET", body: String = "") async throws -> Int {
         let port = self.port
         return try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {
-                continuation.resume(with: Result { try ServerRig.rawStatus(port: port, path: path, headers: headers) })
+                continuation.resume(with: Result { try ServerRig.rawStatus(port: port, path: path, headers: headers, method: method, body: body) })
             }
         }
     }
 
     /// The blocking part of `rawStatus`, run off the cooperative pool.
-    static func rawStatus(port: Int, path: String, headers: [(String, String)]) throws -> Int {
+    static func rawStatus(port: Int, path: String, headers: [(String, String)], method: String = "GET", body: String = "") throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw RigUnavailable(description: "socket failed") }
         defer { close(fd) }
@@ -120,9 +120,10 @@ final class ServerRig: Sendable {
         guard connected == 0 else { throw RigUnavailable(description: "connect failed") }
         var timeout = timeval(tv_sec: 30, tv_usec: 0)  // generous: a loaded test run may stall the main actor
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var text = "GET \(path) HTTP/1.1\r\n"
+        var text = "\(method) \(path) HTTP/1.1\r\n"
         for (name, value) in headers { text += "\(name): \(value)\r\n" }
-        text += "\r\n"
+        if method != "GET" { text += "Content-Length: \(body.utf8.count)\r\n" }
+        text += "\r\n" + body
         let bytes = Array(text.utf8)
         _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress!, bytes.count, 0) }
         var buffer = [UInt8](repeating: 0, count: 512)

@@ -60,6 +60,35 @@ struct ReadCommandTests {
         #expect((verification["active"] as? [String: Any])?["status"] as? String == "notSupported")
     }
 
+    @Test("read --evidence with a backend's challenge, then verify --evidence: valid with that challenge, exit 6 with another")
+    func evidenceRoundTrip() async throws {
+        let file = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("evidence-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let challenge = "3q2+78r+ur4="
+        let outcome = try await PCSCDHarness.withEmulatorCommand(["--passport", "Fixtures/passports/utopia-demo.json"]) {
+            try await read(["--evidence", file.path, "--challenge", challenge])
+        }
+        #expect(outcome.status == 0, "\(outcome.standardError)")
+        let evidence = try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [String: Any]
+        let chip = try #require(evidence?["chip"] as? [String: Any])
+        #expect((chip["activeAuthentication"] as? [String: Any])?["challenge"] as? String == challenge)
+        let verify = ["verify", "--evidence", file.path, "--trust", "Fixtures/pki/csca.cert.pem", "--json"]
+        let good = try await runCommand(GBGBridgeBinary.path, verify + ["--challenge", challenge], timeout: .seconds(30))
+        #expect(good.status == 0, "\(good.standardError)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(good.standardOutput.utf8)) as? [String: Any])
+        let verification = try #require(report["verification"] as? [String: Any])
+        #expect((verification["passive"] as? [String: Any])?["status"] as? String == "valid")
+        #expect((verification["active"] as? [String: Any])?["status"] as? String == "valid")
+        #expect((verification["chip"] as? [String: Any])?["status"] as? String == "notChecked")
+        let replay = try await runCommand(GBGBridgeBinary.path, verify + ["--challenge", "AAAAAAAAAAA="], timeout: .seconds(30))
+        #expect(replay.status == 6, "\(replay.standardOutput)")
+        let text = try await runCommand(GBGBridgeBinary.path, ["verify", "--evidence", file.path, "--trust", "Fixtures/pki/csca.cert.pem"], timeout: .seconds(30))
+        #expect(text.status == 0 && text.standardOutput.contains("Active authentication: valid"), "\(text.standardOutput)")
+        let bad = try await runCommand(GBGBridgeBinary.path, ["verify", "--evidence", file.path, "--trust", "Fixtures/pki/csca.cert.pem",
+                                                              "--challenge", "short"], timeout: .seconds(30))
+        #expect(bad.status != 0 && bad.standardError.contains("--challenge"))
+    }
+
     @Test("emulate --help lists every field profile; bad profile, latency and bit rate values are refused by name")
     func profileAndTimingUsage() async throws {
         let help = try await runCommand(GBGBridgeBinary.path, ["emulate", "--help"], timeout: .seconds(20))

@@ -14,6 +14,8 @@ public struct PassportReadResult: Sendable {
     public var accessControlNote: String?
     /// Whether INTERNAL AUTHENTICATE was sent (the outcome is in `active`).
     public var activeAuthenticationPerformed = false
+    /// The challenge and the chip's signature, when INTERNAL AUTHENTICATE was answered.
+    public var activeAuthenticationExchange: ActiveAuthenticationRecord?
     /// Whether Chip Authentication was attempted (the outcome is in `chip`).
     public var chipAuthenticationPerformed = false
     /// Where the chip key that `chip` rests on came from: `DG14`, or `EF.CardSecurity` (PACE-CAM,

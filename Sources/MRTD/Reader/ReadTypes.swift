@@ -6,6 +6,20 @@ public enum AccessControlPreference: String, Sendable, Hashable, Codable {
     case bacOnly
 }
 
+/// The raw INTERNAL AUTHENTICATE exchange of Active Authentication, for evidence.
+public struct ActiveAuthenticationRecord: Sendable, Hashable {
+    public var challenge: [UInt8]
+    public var signature: [UInt8]
+    /// Whether the challenge was the caller's (`ReadOptions.activeAuthenticationChallenge`) rather than a random one.
+    public var challengeFromCaller: Bool
+
+    public init(challenge: [UInt8], signature: [UInt8], challengeFromCaller: Bool) {
+        self.challenge = challenge
+        self.signature = signature
+        self.challengeFromCaller = challengeFromCaller
+    }
+}
+
 /// What to read and verify.
 public struct ReadOptions: Sendable {
     /// Data groups to read; `nil` reads every one EF.COM or EF.SOD lists.
@@ -17,6 +31,9 @@ public struct ReadOptions: Sendable {
     public var accessControl: AccessControlPreference
     /// Where to record every APDU exchange (`nil`: nowhere). See `APDUTrace` for what it holds.
     public var trace: APDUTrace?
+    /// The 8-byte challenge Active Authentication sends (a backend's nonce, so that it can check
+    /// the signature itself; `nil`: a fresh random one). Any other length is refused by the read.
+    public var activeAuthenticationChallenge: [UInt8]?
 
     public init(dataGroups: [Int]? = nil, verifyPassive: Bool = true, verifyChip: Bool = true, verifyActive: Bool = true,
                 trustStore: TrustStore = TrustStore(), accessControl: AccessControlPreference = .automatic, trace: APDUTrace? = nil) {
