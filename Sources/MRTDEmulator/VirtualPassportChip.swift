@@ -379,6 +379,10 @@ public final class VirtualPassportChip: Sendable {
         }
         guard offset <= content.count else { return ResponseAPDU(statusWord: .wrongP1P2) }
         state.statistics.readBinaryCommands += 1
+        // Le = 00 (or 0000, or none) asks for everything available up to the maximum (ISO 7816-4
+        // §5.1): fewer bytes at the end of the file are a normal answer, 9000. Only an explicit Ne
+        // that runs past the end gets the warning 6282.
+        let upToMaximum = command.ne == nil || (ne == 256 && !command.isExtended) || (ne == 65_536 && command.isExtended)
         if command.ins == 0xB1 {
             // The answer is a discretionary-data object 53 whose whole encoding fits Ne.
             var length = min(ne, content.count - offset)
@@ -386,12 +390,12 @@ public final class VirtualPassportChip: Sendable {
             let chunk = Array(content[offset..<(offset + length)])
             state.statistics.bytesRead += chunk.count
             return ResponseAPDU(data: BERTLV.encode(tag: 0x53, value: chunk),
-                                statusWord: length < ne && offset + length == content.count ? .endOfFileReached : .success)
+                                statusWord: length < ne && offset + length == content.count && !upToMaximum ? .endOfFileReached : .success)
         }
         let end = min(content.count, offset + ne)
         let chunk = Array(content[offset..<end])
         state.statistics.bytesRead += chunk.count
-        return ResponseAPDU(data: chunk, statusWord: chunk.count < ne ? .endOfFileReached : .success)
+        return ResponseAPDU(data: chunk, statusWord: chunk.count < ne && !upToMaximum ? .endOfFileReached : .success)
     }
 
     // MARK: Authentication

@@ -187,6 +187,18 @@ struct EmulatorConformanceTests {
         #expect(unknown.statusWord == StatusWord(rawValue: 0x6D00))
     }
 
+    @Test("READ BINARY of a short file: Le = 00 gets what is there with 9000, an explicit Le past the end 6282 (ISO 7816-4)")
+    func le00AtTheEndOfAFile() async throws {
+        let (chip, _) = try Self.bacChip("utopia-td3-pace")
+        let connection = try await EmulatedReaderBackend(chip: chip).connect(reader: EmulatedReaderBackend(chip: chip).readerName)
+        let cardAccess = try #require(chip.passport.masterFiles[0x011C])
+        #expect(cardAccess.count < 256)
+        // EF.CardAccess by short EF identifier (1C), before any access control.
+        #expect(try await connection.transmit(raw: [0x00, 0xB0, 0x9C, 0x00, 0x00]) == cardAccess + [0x90, 0x00])
+        #expect(try await connection.transmit(raw: [0x00, 0xB0, 0x9C, 0x00, UInt8(cardAccess.count + 4)]) == cardAccess + [0x62, 0x82])
+        #expect(try await connection.transmit(raw: [0x00, 0xB0, 0x9C, 0x00, UInt8(cardAccess.count)]) == cardAccess + [0x90, 0x00])
+    }
+
     @Test("READ BINARY with Le = 00 under short secure messaging returns as many bytes as fit (231 under 3DES), then continues")
     func le00UnderShortSecureMessaging() async throws {
         let (chip, key) = try Self.bacChip()
