@@ -287,7 +287,6 @@ extension PassportReader {
         }
         let keys = PACE.sessionKeys(sharedSecret: agreement.sharedSecret, type: id.keyType)
         channel.session = PACE.secureMessaging(encryptionKey: keys.encryption, macKey: keys.mac, type: id.keyType)
-        shortLimit = id.keyType == .tripleDES ? 0xE7 : 0xDF
         if !channel.extendedLength { readSize = min(readSize, shortLimit) }
         chipAuthenticated = true
         channel.chipAuthenticationPending = true

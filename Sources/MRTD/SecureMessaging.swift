@@ -28,6 +28,10 @@ public struct SecureMessaging: Sendable {
 
     var blockSize: Int { cipher.blockSize }
 
+    /// The largest READ BINARY answer whose protected form still fits a short response (256
+    /// bytes: DO87 with padding, DO99, DO8E): 0xE7 (231) with 3DES, 0xDF (223) with AES.
+    public var largestShortReadLength: Int { blockSize == 8 ? 0xE7 : 0xDF }
+
     /// Counts an answer that went out (or came in) without secure messaging as a response, as
     /// chips that keep the send sequence counter in step with every APDU exchanged do.
     public mutating func countUnprotectedAnswer() {

@@ -221,20 +221,9 @@ public final class VirtualPassportChip: Sendable {
                 // real chips answer it (ISO 7816-4: Le = 00 means "up to 256"); an explicit Le that does
                 // not fit (E8–FF under 3DES) and any other answer: 6700.
                 sm = before
-                var fitted: ResponseAPDU?
-                if command.ins == 0xB0, command.ne == 256, response.statusWord == .success {
-                    var count = response.data.count - 1
-                    while count > 0, fitted == nil {
-                        var attempt = before
-                        let candidate = try attempt.protectResponse(ResponseAPDU(data: Array(response.data.prefix(count)), statusWord: .success))
-                        if candidate.data.count <= 256 {
-                            fitted = candidate
-                            sm = attempt
-                        }
-                        count -= 1
-                    }
-                }
-                protected = try fitted ?? sm.protectResponse(ResponseAPDU(statusWord: .wrongLength))
+                let fits = command.ins == 0xB0 && command.ne == 256 && response.statusWord == .success
+                protected = try sm.protectResponse(fits ? ResponseAPDU(data: Array(response.data.prefix(sm.largestShortReadLength)), statusWord: .success)
+                                                        : ResponseAPDU(statusWord: .wrongLength))
             }
             if state.faults.corruptNextResponseMAC, protected.data.count >= 8 {
                 state.faults.corruptNextResponseMAC = false

@@ -206,7 +206,6 @@ extension PassportReader {
             throw MRTDError(.accessDenied, "the chip's PACE token does not verify (wrong access key, or not the chip it claims)")
         }
         channel.session = PACE.secureMessaging(encryptionKey: keys.encryption, macKey: keys.mac, type: type)
-        shortLimit = type == .tripleDES ? 0xE7 : 0xDF
         if id.mapping == .chipAuthenticationMapping, case .ec(let curve) = domain {
             chipOutcome = try await verifyChipAuthenticationMapping(encryptedData: tokenAnswer[0x8A], chipMapKey: chipMapKey,
                                                                     curve: curve, parameterId: info.parameterId, encryptionKey: keys.encryption,

@@ -129,8 +129,8 @@ public final class PassportReader {
     var cardAccess: [UInt8]?
     var cardSecurity: [UInt8]?
     /// The largest short READ BINARY whose protected answer fits 256 bytes: 0xE7 with 3DES
-    /// secure messaging, 0xDF with AES (16-byte padding).
-    var shortLimit = 0xE7
+    /// secure messaging, 0xDF with AES (16-byte padding) — whatever the session now is.
+    var shortLimit: Int { channel.session?.largestShortReadLength ?? 0xE7 }
     /// Whether Chip Authentication replaced the session keys.
     var chipAuthenticated = false
     /// Whether the Chip Authentication key came from EF.CardSecurity rather than DG14.
@@ -725,8 +725,8 @@ public final class PassportReader {
         if extended {
             // The chip does not take extended APDUs after all: go straight to short reads.
             channel.extendedLength = false
-            readSize = min(readSize, shortReadLimit)
-            return min(length, shortReadLimit)
+            readSize = min(readSize, shortLimit)
+            return min(length, shortLimit)
         }
         if let sw = error.statusWord, sw == .wrongLength || sw.sw1 == 0x6C {
             return stepDown(from: length, exact: sw.sw1 == 0x6C ? Int(sw.sw2) : nil)
@@ -777,8 +777,6 @@ public final class PassportReader {
             }
         }
     }
-
-    var shortReadLimit: Int { shortLimit }
 
     /// The next smaller read size; remembered for the rest of the session.
     func stepDown(from length: Int, exact: Int?) -> Int {
