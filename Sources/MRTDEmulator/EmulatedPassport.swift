@@ -22,10 +22,8 @@ public struct EmulatedPassport: Sendable {
     /// PACE as the chip offers it (`nil`: BAC only).
     public var pace: PACEInfo?
     /// Further PACE protocols the chip accepts (e.g. IM beside GM, as the French ID card 2024);
-    /// EF.CardAccess lists them after `pace`.
-    public var alternativePACE: [PACEInfo] = [] {
-        didSet { if pace != nil { masterFiles[Self.efCardAccess] = DER.set(paceSecurityInfos) } }
-    }
+    /// EF.CardAccess lists them after `pace` (see `enablePACE`).
+    public private(set) var alternativePACE: [PACEInfo] = []
     /// How chip keys' SubjectPublicKeyInfos name their domain parameters (`nil`: as documents do —
     /// explicit parameters in DG14, standardised ids in EF.CardSecurity).
     public var keyEncoding: ChipAuthentication.KeyEncoding?
@@ -82,9 +80,11 @@ public struct EmulatedPassport: Sendable {
         }
     }
 
-    /// Offers PACE with `info` (writing EF.CardAccess), optionally with a CAN and without BAC.
-    public mutating func enablePACE(_ info: PACEInfo, can: String? = nil, bacAllowed: Bool = true) {
+    /// Offers PACE with `info` and any `alternatives` (writing EF.CardAccess), optionally with a
+    /// CAN and without BAC.
+    public mutating func enablePACE(_ info: PACEInfo, alternatives: [PACEInfo] = [], can: String? = nil, bacAllowed: Bool = true) {
         pace = info
+        alternativePACE = alternatives
         self.can = can
         self.bacAllowed = bacAllowed
         masterFiles[Self.efCardAccess] = DER.set(paceSecurityInfos)
@@ -197,7 +197,7 @@ public struct EmulatedPassport: Sendable {
         activeAuthenticationKey = activeKey
         chipAuthenticationKey = caKey
         chipAuthenticationProtocol = caProtocol
-        try configureAccess(description, signer: signer)
+        try configureAccess(description, caKeyInCardSecurity: keyInCardSecurity, signer: signer)
         // DG14 repeats the SecurityInfos of EF.CardAccess for PACE, so a reader can check the
         // unsigned file against signed data (ICAO 9303-11 §9.2; EF.CardSecurity does the same, Doc
         // 9303-10 §3.11.4) — unless the description asks for a chip that does not (a quirk).
@@ -285,7 +285,7 @@ public struct EmulatedPassport: Sendable {
         }
     }
 
-    mutating func configureAccess(_ description: PassportDescription, signer: DocumentSigner) throws(EmulatorError) {
+    mutating func configureAccess(_ description: PassportDescription, caKeyInCardSecurity: Bool, signer: DocumentSigner) throws(EmulatorError) {
         // Without an `access` field a description keeps its original BAC-only chip.
         let access = Self.effectiveAccess(description)
         guard ["pace", "bac", "both"].contains(access) else {
@@ -332,12 +332,11 @@ public struct EmulatedPassport: Sendable {
             infos.append(PACEInfo(protocolID: PACE.ProtocolID(keyAgreement: domain.keyAgreement, mapping: kind, keyType: keyType),
                                   parameterId: publishedId, domainParameters: domainParameters))
         }
-        enablePACE(infos[0], can: description.can, bacAllowed: access == "both")
-        alternativePACE = Array(infos.dropFirst())
+        enablePACE(infos[0], alternatives: Array(infos.dropFirst()), can: description.can, bacAllowed: access == "both")
         if let cam = infos.first(where: { $0.protocolID.mapping == .chipAuthenticationMapping }) {
             try addChipAuthenticationMappingKey(for: cam, signer: signer)
-        } else if try Self.chipAuthenticationKeyInCardSecurity(description) {
-            try publishChipAuthenticationInCardSecurity(infos[0], signer: signer)
+        } else if caKeyInCardSecurity {
+            try publishChipAuthenticationInCardSecurity(signer: signer)
         }
     }
 
@@ -372,7 +371,7 @@ public struct EmulatedPassport: Sendable {
 
     /// An ID card's way: EF.CardAccess announces CA (ChipAuthenticationInfo), EF.CardSecurity
     /// (signed by `signer`) carries the key; there is no DG14 entry for it.
-    mutating func publishChipAuthenticationInCardSecurity(_ info: PACEInfo, signer: DocumentSigner) throws(EmulatorError) {
+    mutating func publishChipAuthenticationInCardSecurity(signer: DocumentSigner) throws(EmulatorError) {
         guard let key = chipAuthenticationKey, let id = chipAuthenticationProtocol else { return }
         let entries = ChipAuthentication.securityInfos(protocolID: id, publicKeyInfo: key.subjectPublicKeyInfo(encoding: keyEncoding ?? .standardized))
         masterFiles[Self.efCardAccess] = DER.set(paceSecurityInfos + [entries[0]])
