@@ -1,4 +1,3 @@
-import Foundation
 import GBGBridge
 import MRTD
 
@@ -62,10 +61,10 @@ struct NFCReadRequest: Sendable {
             self.evidence = flag
         }
         if let challenge = fields["activeAuthenticationChallenge"], !challenge.isNull {
-            guard let text = challenge.stringValue, text.count <= 64, let bytes = Data(base64Encoded: text), bytes.count == 8 else {
+            guard let bytes = challenge.stringValue.flatMap(ActiveAuthentication.challenge(base64:)) else {
                 throw Invalid(message: "activeAuthenticationChallenge must be base64 of exactly 8 bytes (12 characters, e.g. \"AAECAwQFBgc=\")")
             }
-            activeAuthenticationChallenge = Array(bytes)
+            activeAuthenticationChallenge = bytes
         }
         if let reader = fields["reader"], !reader.isNull {
             guard let text = reader.stringValue, !text.isEmpty else { throw Invalid(message: "reader must be a non-empty string") }

@@ -1,3 +1,4 @@
+import Foundation
 import MRTDCrypto
 import SmartCard
 
@@ -23,6 +24,13 @@ public enum ActiveAuthentication {
             }
         }
         return .sha256
+    }
+
+    /// A challenge given as base64 (by a backend, on the command line, in evidence): its bytes
+    /// when they are exactly the 8 INTERNAL AUTHENTICATE sends, else `nil`.
+    public static func challenge(base64 text: String) -> [UInt8]? {
+        guard text.count <= 64, let bytes = Data(base64Encoded: text), bytes.count == 8 else { return nil }
+        return Array(bytes)
     }
 
     /// Checks the chip's answer to `challenge` against the DG15 key.

@@ -311,27 +311,10 @@ for (mapping, parameterId, cipher, ca) in [("GM", 13, "AES-128", "ECDH-brainpool
                  name, iterations, median(own), median(card), median(cpu)))
 }
 print("  (reader = our PACE and CA crypto and protocol handling, excluding the chip's time; process CPU includes the emulated chip's crypto)")
+
 // Field profiles: what a full read (all files, CA/PACE-CAM and AA where the document has them)
 // costs on a real contactless link, by the ISO 14443 timing model (ContactlessTiming): bytes on
 // air, frame delays and chaining at 106 and 424 kbit/s, plus an assumed chip time per APDU.
-final class SizeRecorder: CardConnection, @unchecked Sendable {
-    let inner: any CardConnection
-    private let lock = NSLock()
-    private var exchanges: [(Int, Int)] = []
-    init(_ inner: any CardConnection) { self.inner = inner }
-    var readerName: String { inner.readerName }
-    var atr: [UInt8] { inner.atr }
-    var supportsExtendedLength: Bool { inner.supportsExtendedLength }
-    func transmit(raw: [UInt8]) async throws -> [UInt8] {
-        let response = try await inner.transmit(raw: raw)
-        lock.withLock { exchanges.append((raw.count, response.count)) }
-        return response
-    }
-    func isCardPresent() async -> Bool { await inner.isCardPresent() }
-    func disconnect() async { await inner.disconnect() }
-    var recorded: [(Int, Int)] { lock.withLock { exchanges } }
-}
-
 let chipTimePerAPDU = Duration.milliseconds(arguments.firstIndex(of: "--chip-ms").flatMap { Int(arguments[$0 + 1]) } ?? 5)
 print("")
 print("Field profiles (Fixtures/passports/field): a full read with the MRZ, modelled on a real link — ISO 14443 frames of 256 bytes,")
@@ -341,11 +324,11 @@ for (name, _) in FieldProfiles.all {
     let url = TestFixtures.url("\(FieldProfiles.directory)/\(name).json")
     let description = try PassportDescription.load(from: url)
     let chip = VirtualPassportChip(passport: try EmulatedPassport.load(descriptionAt: url, signer: try TestFixtures.documentSigner()))
-    let connection = SizeRecorder(EmulatedCardConnection(chip: chip))
+    let connection = RecordingConnection(EmulatedCardConnection(chip: chip))
     let result = try await PassportReader(connection: connection, accessKey: try AccessKey.mrz(description.mrz.lines.joined(separator: "\n")),
                                           options: options).read()
     precondition(result.passiveOutcome.status == .valid, "\(name): \(result.passiveOutcome.detail)")
-    let exchanges = connection.recorded
+    let exchanges = connection.recorded.map { ($0.command.count, $0.response.count) }
     func total(_ timing: ContactlessTiming) -> Double {
         exchanges.reduce(Duration.zero) { $0 + timing.exchangeTime(commandBytes: $1.0, responseBytes: $1.1) }.milliseconds
     }

@@ -31,9 +31,9 @@ final class DemoBackend: Sendable {
     func verify(_ body: [UInt8]) -> (status: Int, body: [UInt8]) {
         let evidence: ChipEvidence
         do {
-            evidence = try VerifyCommand.loadEvidence(Data(body))
+            evidence = try ChipEvidence(json: Data(body))
         } catch {
-            return (400, Self.json(["error": ["code": "INVALID_EVIDENCE", "message": "the body is not chip evidence"]]))
+            return (400, Self.json(["error": ["code": error.code.rawValue, "message": error.reason]]))
         }
         // The challenge counts only if this backend issued it, and only once (a replay fails).
         let sent = evidence.chip.activeAuthentication?.challenge

@@ -129,10 +129,10 @@ struct ReadCommand: AsyncParsableCommand {
     }
 
     static func decodeChallenge(_ text: String) throws -> [UInt8] {
-        guard let bytes = Data(base64Encoded: text), bytes.count == 8 else {
+        guard let bytes = ActiveAuthentication.challenge(base64: text) else {
             throw ValidationError("--challenge must be base64 of exactly 8 bytes (12 characters, e.g. AAECAwQFBgc=)")
         }
-        return Array(bytes)
+        return bytes
     }
 
     func accessKey() throws -> AccessKey {

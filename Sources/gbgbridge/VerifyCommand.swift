@@ -55,27 +55,18 @@ struct VerifyCommand: AsyncParsableCommand {
         if trustOptions.trust.isEmpty { throw ValidationError("give at least one --trust PATH") }
     }
 
-    /// The evidence object in `data`: the object itself, or nfc.read data carrying it under "evidence".
-    static func loadEvidence(_ data: Data) throws -> ChipEvidence {
-        let object = try JSONSerialization.jsonObject(with: data)
-        guard let dictionary = object as? [String: Any] else { throw ValidationError("the evidence file is not a JSON object") }
-        let inner = dictionary["evidence"] ?? dictionary
-        return try JSONDecoder().decode(ChipEvidence.self, from: JSONSerialization.data(withJSONObject: inner))
-    }
-
     func run() async throws {
         let trustStore = try trustOptions.load()
         if let evidence {
-            let parsed: ChipEvidence
             let result: PassportReadResult
             do {
-                parsed = try Self.loadEvidence(try Data(contentsOf: URL(fileURLWithPath: evidence)))
+                let parsed = try ChipEvidence(json: try Data(contentsOf: URL(fileURLWithPath: evidence)))
                 result = try EvidenceVerifier(trustStore: trustStore).verify(parsed, challenge: try challenge.map(ReadCommand.decodeChallenge))
             } catch let error as MRTDError {
-                printError("gbgbridge verify: \(error.reason)")
+                printError("gbgbridge verify: \(evidence): \(error.reason)")
                 throw ExitCode(ReadExit.badArguments)
             } catch {
-                printError("gbgbridge verify: \(evidence) is not chip evidence: \(error is DecodingError ? "\(error)".prefix(300) : Substring(error.localizedDescription))")
+                printError("gbgbridge verify: cannot read \(evidence): \(error.localizedDescription)")
                 throw ExitCode(ReadExit.badArguments)
             }
             try report(result)

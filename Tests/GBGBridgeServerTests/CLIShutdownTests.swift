@@ -25,7 +25,7 @@ struct CLIShutdownTests {
     }
 
     func stopWithAReadInProgress() async throws {
-        let port = try freePort()
+        let port = try freeLoopbackPort()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("gbg-cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -107,22 +107,6 @@ struct CLIShutdownTests {
             try await Task.sleep(for: .milliseconds(50))
         }
         throw RawSocketError("the server did not answer on port \(port)")
-    }
-
-    func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer -> Bool in
-                bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
-            }
-        }
-        guard bound else { throw RawSocketError("no free port") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }
 

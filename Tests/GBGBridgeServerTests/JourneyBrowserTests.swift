@@ -120,7 +120,7 @@ struct JourneyBrowserTests {
     /// evidence offline.
     @Test(.enabled(if: GBGBridgeBinary.isBuilt, "needs the gbgbridge binary (swift build)"))
     func demoVerifiesTheEvidenceOnItsServer() async throws {
-        let port = try CLIShutdownTests().freePort()
+        let port = try freeLoopbackPort()
         let demo = try ChildProcess(executable: GBGBridgeBinary.path, arguments: ["demo", "--port", "\(port)"])
         defer { demo.terminateBlocking(gracePeriod: .seconds(2)) }
         try await withPage { page in

@@ -6,22 +6,6 @@ import TestSupport
 import Testing
 @testable import MRTD
 
-/// A connection that keeps every exchange as it went over the air (what an eavesdropper sees).
-final class RecordingConnection: CardConnection {
-    let inner: any CardConnection
-    let exchanges = Mutex<[(command: [UInt8], response: [UInt8])]>([])
-    init(_ inner: any CardConnection) { self.inner = inner }
-    var readerName: String { inner.readerName }
-    var atr: [UInt8] { inner.atr }
-    func transmit(raw: [UInt8]) async throws -> [UInt8] {
-        let response = try await inner.transmit(raw: raw)
-        exchanges.withLock { $0.append((raw, response)) }
-        return response
-    }
-    func isCardPresent() async -> Bool { await inner.isCardPresent() }
-    func disconnect() async { await inner.disconnect() }
-}
-
 @Suite("APDU trace (read --trace): every exchange, no secrets")
 struct APDUTraceTests {
     static let trust = TestFixtures.testTrustStore

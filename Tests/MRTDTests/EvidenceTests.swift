@@ -138,6 +138,13 @@ struct EvidenceTests {
         let aa = try #require(chip["activeAuthentication"] as? [String: Any])
         #expect(Set(aa.keys) == ["challenge", "signature"])
         #expect(try JSONDecoder().decode(ChipEvidence.self, from: data) == evidence)
+        // As a backend receives it: the evidence alone, or nfc.read's data carrying it.
+        #expect(try ChipEvidence(json: data) == evidence)
+        let wrapped = try JSONSerialization.data(withJSONObject: ["accessControl": "PACE", "evidence": object])
+        #expect(try ChipEvidence(json: wrapped) == evidence)
+        for broken in ["[]", "not json", #"{"chip":{"lds":[]}}"#, #"{"mrz":"x","chip":{"lds":"DG1","auth":[]}}"#] {
+            #expect { _ = try ChipEvidence(json: Data(broken.utf8)) } throws: { ($0 as? MRTDError)?.code == .invalidEvidence }
+        }
     }
 }
 

@@ -110,6 +110,39 @@ public struct ChipEvidence: Codable, Sendable, Hashable {
         }
     }
 
+    /// Evidence from JSON: the evidence object itself, or `nfc.read`'s success data carrying it
+    /// under `evidence` (what a backend receives from a journey).
+    public init(json: Data) throws(MRTDError) {
+        let object: Any
+        do {
+            object = try JSONSerialization.jsonObject(with: json)
+        } catch {
+            throw MRTDError(.invalidEvidence, "the evidence is not JSON")
+        }
+        guard let dictionary = object as? [String: Any] else { throw MRTDError(.invalidEvidence, "the evidence is not a JSON object") }
+        do {
+            let inner = try JSONSerialization.data(withJSONObject: dictionary["evidence"] ?? dictionary)
+            self = try JSONDecoder().decode(ChipEvidence.self, from: inner)
+        } catch let error as DecodingError {
+            throw MRTDError(.invalidEvidence, "the JSON is not chip evidence: \(Self.describe(error))")
+        } catch {
+            throw MRTDError(.invalidEvidence, "the JSON is not chip evidence")
+        }
+    }
+
+    /// Which field is missing or of the wrong type (never the values).
+    static func describe(_ error: DecodingError) -> String {
+        func path(_ context: DecodingError.Context) -> String {
+            context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+        }
+        switch error {
+        case .keyNotFound(let key, let context): return "\(path(context)).\(key.stringValue) is missing"
+        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
+            return "\(path(context)) has the wrong type"
+        @unknown default: return "unreadable"
+        }
+    }
+
     /// The files by name, decoded; a name that is not an LDS file or data that is not base64 is an error.
     public func files() throws(MRTDError) -> [LDSFile: [UInt8]] {
         var files: [LDSFile: [UInt8]] = [:]
@@ -159,10 +192,12 @@ public struct EvidenceVerifier: Sendable {
             }
             return VerificationOutcome(status: .notSupported, detail: "no DG15: the chip has no Active Authentication")
         }
-        guard let challenge = Data(base64Encoded: exchange.challenge).map(Array.init), let signature = Data(base64Encoded: exchange.signature).map(Array.init) else {
-            throw MRTDError(.invalidEvidence, "chip.activeAuthentication: challenge and signature must be base64")
+        guard let challenge = ActiveAuthentication.challenge(base64: exchange.challenge) else {
+            throw MRTDError(.invalidEvidence, "chip.activeAuthentication.challenge must be base64 of exactly 8 bytes")
         }
-        guard challenge.count == 8 else { throw MRTDError(.invalidEvidence, "chip.activeAuthentication.challenge must be 8 bytes, not \(challenge.count)") }
+        guard let signature = Data(base64Encoded: exchange.signature).map(Array.init) else {
+            throw MRTDError(.invalidEvidence, "chip.activeAuthentication.signature must be base64")
+        }
         guard let dg15 = result.dg15 else {
             return VerificationOutcome(status: .invalid, detail: "the evidence has an Active Authentication exchange but no DG15 to check it with")
         }
