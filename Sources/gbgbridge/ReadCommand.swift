@@ -227,7 +227,7 @@ struct ReadCommand: AsyncParsableCommand {
             do {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-                try encoder.encode(ChipEvidence(result)).write(to: URL(fileURLWithPath: evidence), options: .atomic)
+                try Self.writePrivately(encoder.encode(ChipEvidence(result)), to: URL(fileURLWithPath: evidence))
             } catch {
                 printError("gbgbridge read: cannot write the evidence to \(evidence): \(error.localizedDescription)")
                 throw ExitCode(ReadExit.communication)
@@ -274,12 +274,25 @@ struct ReadCommand: AsyncParsableCommand {
         throw ExitCode(exit)
     }
 
+    /// Writes personal data (the MRZ, the face, chip files) readable by the owner only (0600),
+    /// replacing the file atomically.
+    static func writePrivately(_ data: Data, to url: URL) throws {
+        let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(getpid()).tmp")
+        guard FileManager.default.createFile(atPath: temporary.path, contents: data, attributes: [.posixPermissions: 0o600]) else {
+            throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: url.path])
+        }
+        guard rename(temporary.path, url.path) == 0 else {
+            unlink(temporary.path)
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: url.path])
+        }
+    }
+
     func write(dump directory: String, _ files: [LDSFile: [UInt8]]) throws {
         let url = URL(fileURLWithPath: directory)
         do {
             try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
             for (file, bytes) in files {
-                try Data(bytes).write(to: url.appendingPathComponent(file.dumpFileName))
+                try Self.writePrivately(Data(bytes), to: url.appendingPathComponent(file.dumpFileName))
             }
         } catch {
             printError("gbgbridge read: cannot write the dump to \(directory): \(error.localizedDescription)")

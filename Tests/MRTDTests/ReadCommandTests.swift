@@ -63,12 +63,24 @@ struct ReadCommandTests {
     @Test("read --evidence with a backend's challenge, then verify --evidence: valid with that challenge, exit 6 with another")
     func evidenceRoundTrip() async throws {
         let file = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("evidence-\(UUID().uuidString).json")
-        defer { try? FileManager.default.removeItem(at: file) }
+        let dump = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("dump-\(UUID().uuidString)")
+        defer {
+            try? FileManager.default.removeItem(at: file)
+            try? FileManager.default.removeItem(at: dump)
+        }
         let challenge = "3q2+78r+ur4="
         let outcome = try await PCSCDHarness.withEmulatorCommand(["--passport", "Fixtures/passports/utopia-demo.json"]) {
-            try await read(["--evidence", file.path, "--challenge", challenge])
+            try await read(["--evidence", file.path, "--challenge", challenge, "--dump", dump.path])
         }
         #expect(outcome.status == 0, "\(outcome.standardError)")
+        // Personal data (MRZ, face): readable by the owner only.
+        let mode = try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        let dg2 = try FileManager.default.attributesOfItem(atPath: dump.appendingPathComponent("DG2.bin").path)[.posixPermissions] as? Int
+        #expect(dg2 == 0o600)
+        let verifiedDump = try await runCommand(GBGBridgeBinary.path, ["verify", "--dump", dump.path, "--trust", "Fixtures/pki/csca.cert.pem"],
+                                                timeout: .seconds(30))
+        #expect(verifiedDump.status == 0 && verifiedDump.standardOutput.contains("Passive authentication: valid"), "\(verifiedDump.standardOutput)")
         let evidence = try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [String: Any]
         let chip = try #require(evidence?["chip"] as? [String: Any])
         #expect((chip["activeAuthentication"] as? [String: Any])?["challenge"] as? String == challenge)
