@@ -238,7 +238,7 @@ struct ReadCommand: AsyncParsableCommand {
                 printError("gbgbridge read: the chip has no face image to save")
                 throw ExitCode(ReadExit.communication)
             }
-            try data.write(to: URL(fileURLWithPath: photo))
+            try Self.writePrivately(data, to: URL(fileURLWithPath: photo))
         }
         if json {
             print(String(decoding: try report.jsonData(pretty: true), as: UTF8.self))

@@ -70,7 +70,8 @@ struct ReadCommandTests {
         }
         let challenge = "3q2+78r+ur4="
         let outcome = try await PCSCDHarness.withEmulatorCommand(["--passport", "Fixtures/passports/utopia-demo.json"]) {
-            try await read(["--evidence", file.path, "--challenge", challenge, "--dump", dump.path])
+            try await read(["--evidence", file.path, "--challenge", challenge, "--dump", dump.path,
+                            "--photo", dump.appendingPathComponent("face.jpg").path])
         }
         #expect(outcome.status == 0, "\(outcome.standardError)")
         // Personal data (MRZ, face): readable by the owner only.
@@ -78,6 +79,8 @@ struct ReadCommandTests {
         #expect(mode == 0o600)
         let dg2 = try FileManager.default.attributesOfItem(atPath: dump.appendingPathComponent("DG2.bin").path)[.posixPermissions] as? Int
         #expect(dg2 == 0o600)
+        let photo = try FileManager.default.attributesOfItem(atPath: dump.appendingPathComponent("face.jpg").path)
+        #expect(photo[.posixPermissions] as? Int == 0o600 && (photo[.size] as? Int ?? 0) > 1_000)
         let verifiedDump = try await runCommand(GBGBridgeBinary.path, ["verify", "--dump", dump.path, "--trust", "Fixtures/pki/csca.cert.pem"],
                                                 timeout: .seconds(30))
         #expect(verifiedDump.status == 0 && verifiedDump.standardOutput.contains("Passive authentication: valid"), "\(verifiedDump.standardOutput)")
