@@ -24,8 +24,10 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
     ],
     targets: [
+        // Outside text made safe for one log line (LogText); shared by the bridge and the card layers.
+        .target(name: "TextSanitizing"),
         // Protocol core: message model, routing, capability slots. No I/O.
-        .target(name: "GBGBridge"),
+        .target(name: "GBGBridge", dependencies: ["TextSanitizing"]),
         // README's "Using the core" example, compiled and tested so it cannot drift from the API.
         .target(name: "GBGBridgeExamples", dependencies: ["GBGBridge"]),
         // Helper programs (pcscd, Chromium) started with posix_spawn in a clean signal state.
@@ -42,7 +44,7 @@ let package = Package(
         .systemLibrary(name: "CLibNFC", pkgConfig: "libnfc", providers: [.apt(["libnfc-dev"])]),
         .target(name: "CLibNFCShim", dependencies: ["CLibNFC"]),
         // APDUs, BER-TLV, the reader/card protocol and its PC/SC and libnfc back ends.
-        .target(name: "SmartCard", dependencies: ["CPCSCLite", "CSmartCardShim", "CLibNFCShim"]),
+        .target(name: "SmartCard", dependencies: ["CPCSCLite", "CSmartCardShim", "CLibNFCShim", "TextSanitizing"]),
         // OpenSSL 3, as Debian's libssl-dev installs it.
         .systemLibrary(
             name: "COpenSSL",

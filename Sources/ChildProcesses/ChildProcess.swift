@@ -70,13 +70,13 @@ public final class ChildProcess: Sendable {
         var cArguments = argv.map { strdup($0) } + [nil]
         defer { cArguments.forEach { free($0) } }
         let environmentLines = environment.map { $0.map { "\($0.key)=\($0.value)" }.sorted() }
-        var cEnvironment = environmentLines.map { $0.map { strdup($0) } + [nil] }
+        let cEnvironment = environmentLines.map { $0.map { strdup($0) } + [nil] }
         defer { cEnvironment?.forEach { free($0) } }
 
         var child: pid_t = 0
         let result: Int32
-        if cEnvironment != nil {
-            result = posix_spawn(&child, executable, &actions, &attributes, &cArguments, &cEnvironment!)
+        if var lines = cEnvironment {
+            result = posix_spawn(&child, executable, &actions, &attributes, &cArguments, &lines)
         } else {
             result = posix_spawn(&child, executable, &actions, &attributes, &cArguments, environ)
         }

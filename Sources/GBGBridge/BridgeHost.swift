@@ -86,7 +86,7 @@ open class BridgeHost: NSObject {
     @ObservationIgnored private var sequence = 0
     @ObservationIgnored private var logSizes: [Int] = []
     @ObservationIgnored private var logBytes = 0
-    @ObservationIgnored private var queryHandler: CapabilityQueryHandler!
+    @ObservationIgnored private var queryHandler: CapabilityQueryHandler?
     @ObservationIgnored private var messageSubscribers: [UUID: AsyncStream<Traffic>.Continuation] = [:]
     @ObservationIgnored private var errorSubscribers: [UUID: AsyncStream<String>.Continuation] = [:]
 
@@ -235,7 +235,7 @@ open class BridgeHost: NSObject {
     /// The `data` a `capability.query` response carries now (Linux addition, e.g. for a
     /// `capabilities.changed` event).
     public func capabilityQueryData() -> [String: JSONValue] {
-        queryHandler.responseData()
+        queryHandler?.responseData() ?? [:]
     }
 
     private var slots: [CaptureCapability] { [documentCapture, selfieCapture] }

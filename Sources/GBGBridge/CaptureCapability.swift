@@ -97,7 +97,7 @@ public final class CaptureCapability {
         if !waiters.isEmpty {
             let pending = waiters
             waiters.removeAll()
-            pending.keys.sorted().forEach { pending[$0]!.resume(returning: result) }
+            pending.sorted { $0.key < $1.key }.forEach { $0.value.resume(returning: result) }
         } else if activeRequest != nil, earlyResult == nil {
             earlyResult = result
         }

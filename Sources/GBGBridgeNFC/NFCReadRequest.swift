@@ -79,7 +79,11 @@ struct NFCReadRequest: Sendable {
         do {
             if let mrz = key["mrz"] {
                 guard let text = mrz.stringValue else { throw Invalid(message: "accessKey.mrz must be a string") }
-                return try AccessKey.mrz(text)
+                do {
+                    return try AccessKey.mrz(text)
+                } catch {
+                    throw Invalid(message: "accessKey.mrz is invalid: \(error.reason)")
+                }
             }
             if let can = key["can"] {
                 guard let text = can.stringValue ?? can.intValue.map(String.init) else {
@@ -87,19 +91,20 @@ struct NFCReadRequest: Sendable {
                 }
                 return try AccessKey.cardAccessNumber(text)
             }
+            var fields: [String] = []
             for field in ["documentNumber", "dateOfBirth", "dateOfExpiry"] {
                 guard let entry = key[field] else {
                     throw Invalid(message: "accessKey.\(field) is missing (or give accessKey.mrz or accessKey.can)")
                 }
-                guard entry.stringValue != nil else { throw Invalid(message: "accessKey.\(field) must be a string") }
+                guard let text = entry.stringValue else { throw Invalid(message: "accessKey.\(field) must be a string") }
+                fields.append(text)
             }
-            return try AccessKey.fields(documentNumber: key["documentNumber"]!.stringValue!,
-                                        dateOfBirth: key["dateOfBirth"]!.stringValue!,
-                                        dateOfExpiry: key["dateOfExpiry"]!.stringValue!)
+            return try AccessKey.fields(documentNumber: fields[0], dateOfBirth: fields[1], dateOfExpiry: fields[2])
         } catch let error as Invalid {
             throw error
         } catch let error as MRTDError {
-            throw Invalid(message: "accessKey: \(error.reason)")
+            // The reason names the field (documentNumber, dateOfBirth, dateOfExpiry, can).
+            throw Invalid(message: "accessKey.\(error.reason)")
         } catch {
             throw Invalid(message: "accessKey is invalid")
         }

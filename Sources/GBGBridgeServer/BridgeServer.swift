@@ -166,7 +166,7 @@ public final class BridgeServer: Sendable {
         let script = BridgeScript.javaScript(token: token, configuration: configuration.bridge)
         router.get("gbg-bridge.js") { [self] request, _ -> Response in
             // A cross-site page may include the script only if its origin is allowed.
-            if request.headers[.secFetchSite] == "cross-site" {
+            if request.headers.secFetchSite == "cross-site" {
                 let referer = request.headers[.referer].flatMap(URL.init(string:)).flatMap(Self.origin(of:))
                 guard let referer, self.allowedOrigins.contains(referer) else {
                     return Response(status: .forbidden)
@@ -182,7 +182,7 @@ public final class BridgeServer: Sendable {
             router.post(RouterPath(path)) { [self] request, _ -> Response in
                 // Only the journey's own pages (or allowed origins) may call it, never a cross-site page.
                 guard let origin = request.headers[.origin], self.allowedOrigins.contains(origin),
-                      request.headers[.secFetchSite] != "cross-site" else {
+                      request.headers.secFetchSite != "cross-site" else {
                     return Response(status: .forbidden)
                 }
                 let body: ByteBuffer
@@ -451,10 +451,9 @@ struct HostCheckMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 }
 
-extension HTTPField.Name {
-    static let secFetchSite = HTTPField.Name("Sec-Fetch-Site")!
-    static let origin = HTTPField.Name("Origin")!
-    static let xContentTypeOptions = HTTPField.Name("X-Content-Type-Options")!
+extension HTTPFields {
+    /// The `Sec-Fetch-Site` header (which swift-http-types has no constant for).
+    var secFetchSite: String? { first { $0.name.canonicalName == "sec-fetch-site" }?.value }
 }
 
 extension TimeAmount {

@@ -191,7 +191,10 @@ public final class DevToolsConnection: Sendable {
         writeLock.withLock { _ in
             var offset = 0
             while offset < bytes.count {
-                let n = bytes.withUnsafeBytes { Glibc.write(writeFD, $0.baseAddress! + offset, bytes.count - offset) }
+                let n = bytes.withUnsafeBytes { raw -> Int in
+                    guard let base = raw.baseAddress else { return 0 }
+                    return Glibc.write(writeFD, base + offset, bytes.count - offset)
+                }
                 if n > 0 { offset += n } else if n < 0 && errno == EINTR { continue } else { return false }
             }
             return true
@@ -203,7 +206,10 @@ public final class DevToolsConnection: Sendable {
         var skipping = false  // inside a message over the size limit: dropped up to its NUL
         var chunk = [UInt8](repeating: 0, count: 65_536)
         while true {
-            let n = chunk.withUnsafeMutableBytes { read(readFD, $0.baseAddress!, $0.count) }
+            let n = chunk.withUnsafeMutableBytes { raw -> Int in
+                guard let base = raw.baseAddress else { return 0 }
+                return read(readFD, base, raw.count)
+            }
             if n < 0 && errno == EINTR { continue }
             if n <= 0 {
                 _ = Glibc.close(readFD)

@@ -31,8 +31,9 @@ public struct CameraDetector {
     /// Checks the capture devices under `devDirectory` (Linux addition, for tests and containers).
     public static func check(devDirectory: String) -> CameraDetector.Result {
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: devDirectory)) ?? [])
-            .filter { $0.hasPrefix("video") && Int($0.dropFirst(5)) != nil }
-            .sorted { Int($0.dropFirst(5))! < Int($1.dropFirst(5))! }
+            .compactMap { name in name.hasPrefix("video") ? Int(name.dropFirst(5)).map { (name, $0) } : nil }
+            .sorted { $0.1 < $1.1 }
+            .map(\.0)
         var devices: [Device] = []
         var deniedCount = 0
         for name in names {

@@ -29,8 +29,9 @@ public enum ChipAuthentication {
         }
 
         public init(keyAgreement: PACE.KeyAgreement, keyType: KeyDerivation.KeyType) {
-            let cipher = keyType.oidArc
-            self.init(oid: "\(ChipAuthentication.protocolPrefix)\(keyAgreement == .dh ? 1 : 2).\(cipher)")!
+            self.keyAgreement = keyAgreement
+            self.keyType = keyType
+            self.oid = "\(ChipAuthentication.protocolPrefix)\(keyAgreement == .dh ? 1 : 2).\(keyType.oidArc)"
         }
 
         /// 3DES runs through MSE:Set KAT, AES through MSE:Set AT + GENERAL AUTHENTICATE.

@@ -48,7 +48,7 @@ public enum DER {
 
     /// Dotted text of an OBJECT IDENTIFIER's content bytes; `nil` when malformed.
     public static func oidString(_ content: [UInt8]) -> String? {
-        guard !content.isEmpty, content.last! & 0x80 == 0 else { return nil }
+        guard let last = content.last, last & 0x80 == 0 else { return nil }
         var arcs: [UInt64] = []
         var value: UInt64 = 0
         for byte in content {

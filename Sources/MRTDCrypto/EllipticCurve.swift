@@ -8,18 +8,20 @@ import COpenSSLShim
 public struct EllipticCurve: Sendable, Hashable, CustomStringConvertible {
     public let name: String
     let nid: Int32
+    /// The named-curve OID (dotted) of this curve.
+    public let oid: String
 
-    public static let nistP192 = EllipticCurve(name: "NIST P-192", nid: NID_X9_62_prime192v1)
-    public static let nistP224 = EllipticCurve(name: "NIST P-224", nid: NID_secp224r1)
-    public static let nistP256 = EllipticCurve(name: "NIST P-256", nid: NID_X9_62_prime256v1)
-    public static let nistP384 = EllipticCurve(name: "NIST P-384", nid: NID_secp384r1)
-    public static let nistP521 = EllipticCurve(name: "NIST P-521", nid: NID_secp521r1)
-    public static let brainpoolP192r1 = EllipticCurve(name: "brainpoolP192r1", nid: NID_brainpoolP192r1)
-    public static let brainpoolP224r1 = EllipticCurve(name: "brainpoolP224r1", nid: NID_brainpoolP224r1)
-    public static let brainpoolP256r1 = EllipticCurve(name: "brainpoolP256r1", nid: NID_brainpoolP256r1)
-    public static let brainpoolP320r1 = EllipticCurve(name: "brainpoolP320r1", nid: NID_brainpoolP320r1)
-    public static let brainpoolP384r1 = EllipticCurve(name: "brainpoolP384r1", nid: NID_brainpoolP384r1)
-    public static let brainpoolP512r1 = EllipticCurve(name: "brainpoolP512r1", nid: NID_brainpoolP512r1)
+    public static let nistP192 = EllipticCurve(name: "NIST P-192", nid: NID_X9_62_prime192v1, oid: "1.2.840.10045.3.1.1")
+    public static let nistP224 = EllipticCurve(name: "NIST P-224", nid: NID_secp224r1, oid: "1.3.132.0.33")
+    public static let nistP256 = EllipticCurve(name: "NIST P-256", nid: NID_X9_62_prime256v1, oid: "1.2.840.10045.3.1.7")
+    public static let nistP384 = EllipticCurve(name: "NIST P-384", nid: NID_secp384r1, oid: "1.3.132.0.34")
+    public static let nistP521 = EllipticCurve(name: "NIST P-521", nid: NID_secp521r1, oid: "1.3.132.0.35")
+    public static let brainpoolP192r1 = EllipticCurve(name: "brainpoolP192r1", nid: NID_brainpoolP192r1, oid: "1.3.36.3.3.2.8.1.1.3")
+    public static let brainpoolP224r1 = EllipticCurve(name: "brainpoolP224r1", nid: NID_brainpoolP224r1, oid: "1.3.36.3.3.2.8.1.1.5")
+    public static let brainpoolP256r1 = EllipticCurve(name: "brainpoolP256r1", nid: NID_brainpoolP256r1, oid: "1.3.36.3.3.2.8.1.1.7")
+    public static let brainpoolP320r1 = EllipticCurve(name: "brainpoolP320r1", nid: NID_brainpoolP320r1, oid: "1.3.36.3.3.2.8.1.1.9")
+    public static let brainpoolP384r1 = EllipticCurve(name: "brainpoolP384r1", nid: NID_brainpoolP384r1, oid: "1.3.36.3.3.2.8.1.1.11")
+    public static let brainpoolP512r1 = EllipticCurve(name: "brainpoolP512r1", nid: NID_brainpoolP512r1, oid: "1.3.36.3.3.2.8.1.1.13")
 
     public var description: String { name }
 
@@ -215,19 +217,9 @@ extension EllipticCurve {
         self = curve
     }
 
-    /// The named-curve OID (dotted) of this curve.
-    public var oid: String {
-        Self.byOID.first { $0.value == self }!.key
-    }
-
     private static let byOID: [String: EllipticCurve] = {
-        let known: [String: EllipticCurve] = [
-            "1.2.840.10045.3.1.1": .nistP192, "1.3.132.0.33": .nistP224, "1.2.840.10045.3.1.7": .nistP256,
-            "1.3.132.0.34": .nistP384, "1.3.132.0.35": .nistP521,
-            "1.3.36.3.3.2.8.1.1.3": .brainpoolP192r1, "1.3.36.3.3.2.8.1.1.5": .brainpoolP224r1,
-            "1.3.36.3.3.2.8.1.1.7": .brainpoolP256r1, "1.3.36.3.3.2.8.1.1.9": .brainpoolP320r1,
-            "1.3.36.3.3.2.8.1.1.11": .brainpoolP384r1, "1.3.36.3.3.2.8.1.1.13": .brainpoolP512r1,
-        ]
-        return known
+        let all: [EllipticCurve] = [.nistP192, .nistP224, .nistP256, .nistP384, .nistP521, .brainpoolP192r1, .brainpoolP224r1,
+                                    .brainpoolP256r1, .brainpoolP320r1, .brainpoolP384r1, .brainpoolP512r1]
+        return Dictionary(all.map { ($0.oid, $0) }, uniquingKeysWith: { first, _ in first })
     }()
 }

@@ -57,8 +57,9 @@ public enum BlockCipher: Sendable, Hashable {
         var written: Int32 = 0
         var finalWritten: Int32 = 0
         let ok = output.withUnsafeMutableBufferPointer { buffer -> Bool in
-            guard EVP_CipherUpdate(context, buffer.baseAddress, &written, input, Int32(input.count)) == 1 else { return false }
-            return EVP_CipherFinal_ex(context, buffer.baseAddress! + Int(written), &finalWritten) == 1
+            guard let base = buffer.baseAddress,
+                  EVP_CipherUpdate(context, base, &written, input, Int32(input.count)) == 1 else { return false }
+            return EVP_CipherFinal_ex(context, base + Int(written), &finalWritten) == 1
         }
         guard ok else { throw CryptoError.openSSL("EVP_Cipher") }
         return Array(output.prefix(Int(written + finalWritten)))

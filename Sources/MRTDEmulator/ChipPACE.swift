@@ -158,17 +158,20 @@ extension VirtualPassportChip {
                 return answer(0x84, ephemeral.publicKey)
             case (0x85?, _?, _?, let shared?):
                 guard command.cla & 0x10 == 0 else { return fail(.conditionsOfUseNotSatisfied) }
+                guard let chipEphemeral = session.ephemeralPublic, let terminalEphemeral = session.terminalEphemeral else {
+                    return fail(.conditionsOfUseNotSatisfied)
+                }
                 let keys = PACE.sessionKeys(sharedSecret: shared, type: type)
                 let oid = session.info.protocolID.oid
                 let expected = try PACE.authenticationToken(macKey: keys.mac, type: type, oid: oid,
-                                                            otherPublicKey: session.ephemeralPublic!, keyAgreement: domain.keyAgreement)
+                                                            otherPublicKey: chipEphemeral, keyAgreement: domain.keyAgreement)
                 guard objects[0].value == expected else {
                     // Wrong password: the tokens cannot match.
                     state.statistics.paceFailures += 1
                     return fail(.verificationFailed)
                 }
                 let token = try PACE.authenticationToken(macKey: keys.mac, type: type, oid: oid,
-                                                         otherPublicKey: session.terminalEphemeral!, keyAgreement: domain.keyAgreement)
+                                                         otherPublicKey: terminalEphemeral, keyAgreement: domain.keyAgreement)
                 var objects = BERTLV.encode(tag: 0x86, value: token)
                 if session.info.protocolID.mapping == .chipAuthenticationMapping {
                     // CA_IC = SK_Map,IC · SK_IC⁻¹ mod n, sent as E(KS_Enc, CA_IC) with IV = E(KS_Enc, −1).

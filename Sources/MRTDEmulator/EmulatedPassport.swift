@@ -291,7 +291,7 @@ public struct EmulatedPassport: Sendable {
         guard ["pace", "bac", "both"].contains(access) else {
             throw EmulatorError("access must be pace, bac or both, not '\(access)'")
         }
-        if let can = description.can, !(6...10).contains(can.count) || !can.allSatisfy(\.isNumber) {
+        if let can = description.can, !((ASCII.digitBytes(can)?.count).map { (6...10).contains($0) } ?? false) {
             throw EmulatorError("can must be 6 to 10 digits")
         }
         guard access != "bac" else {

@@ -100,8 +100,8 @@ public enum LDSBuilder {
     /// The DER LDSSecurityObject with the hashes of `dataGroups`: version 0 for LDS 1.7, version 1
     /// with LDSVersionInfo { ldsVersion, unicodeVersion } (PrintableStrings) for LDS 1.8.
     public static func ldsSecurityObject(dataGroups: [Int: [UInt8]], digest: DigestAlgorithm, ldsVersion: String = "0107") -> [UInt8] {
-        let hashes = dataGroups.keys.sorted().map { number in
-            DER.sequence(DER.integer(number), DER.octetString(digest.hash(dataGroups[number]!)))
+        let hashes = dataGroups.sorted { $0.key < $1.key }.map { number, content in
+            DER.sequence(DER.integer(number), DER.octetString(digest.hash(content)))
         }
         guard ldsVersion != "0107" else {
             return DER.sequence(DER.integer(0), DER.sequence(DER.oid(digest.oid)), DER.sequence(hashes))

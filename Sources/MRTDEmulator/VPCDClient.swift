@@ -186,7 +186,10 @@ public final class VPCDClient: Sendable {
             // Nagle algorithm from waiting for our delayed ACK (~40 ms per APDU otherwise).
             var one: Int32 = 1
             setsockopt(socket, Int32(IPPROTO_TCP), TCP_QUICKACK, &one, socklen_t(MemoryLayout<Int32>.size))
-            let n = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress! + got, count - got, 0) }
+            let n = buffer.withUnsafeMutableBytes { raw -> Int in
+                guard let base = raw.baseAddress else { return 0 }
+                return recv(socket, base + got, count - got, 0)
+            }
             if n > 0 {
                 got += n
             } else if n < 0 && errno == EINTR {
@@ -202,7 +205,10 @@ public final class VPCDClient: Sendable {
         let frame = [UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)] + payload
         var sent = 0
         while sent < frame.count {
-            let n = frame.withUnsafeBytes { Glibc.send(socket, $0.baseAddress! + sent, frame.count - sent, Int32(MSG_NOSIGNAL)) }
+            let n = frame.withUnsafeBytes { raw -> Int in
+                guard let base = raw.baseAddress else { return 0 }
+                return Glibc.send(socket, base + sent, frame.count - sent, Int32(MSG_NOSIGNAL))
+            }
             if n > 0 { sent += n } else if n < 0 && errno == EINTR { continue } else { return false }
         }
         return true

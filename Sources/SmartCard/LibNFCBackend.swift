@@ -1,4 +1,5 @@
 import CLibNFCShim
+import TextSanitizing
 import Foundation
 import Synchronization
 
@@ -95,9 +96,10 @@ public final class LibNFCBackend: CardReaderBackend {
             return name.contains(filter) || connstring.contains(Self.connectionString(fromReaderName: filter))
         }
         if candidates.isEmpty {
-            throw readerMatching == nil
-                ? SmartCardError(.noReaders, "no libnfc device found (name one with libnfc:<connstring> or in /etc/nfc/libnfc.conf)")
-                : SmartCardError(.readerNotFound, "no libnfc device matches '\(readerMatching!)'")
+            guard let readerMatching else {
+                throw SmartCardError(.noReaders, "no libnfc device found (name one with libnfc:<connstring> or in /etc/nfc/libnfc.conf)")
+            }
+            throw SmartCardError(.readerNotFound, "no libnfc device matches '\(LogText.clip(readerMatching))'")
         }
         var firstRound = true
         while true {

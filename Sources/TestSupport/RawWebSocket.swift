@@ -48,7 +48,10 @@ public final class RawSocket: @unchecked Sendable {  // a file descriptor; used 
     public func send(_ bytes: [UInt8]) -> Bool {
         var sent = 0
         while sent < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL)) }
+            let n = bytes.withUnsafeBytes { raw -> Int in
+                guard let base = raw.baseAddress else { return 0 }
+                return Glibc.send(fd, base + sent, bytes.count - sent, Int32(MSG_NOSIGNAL))
+            }
             if n > 0 { sent += n } else if n < 0 && errno == EINTR { continue } else { return false }
         }
         return true
@@ -60,7 +63,10 @@ public final class RawSocket: @unchecked Sendable {  // a file descriptor; used 
     public func receive(max: Int = 65_536) -> [UInt8]? {
         var buffer = [UInt8](repeating: 0, count: max)
         while true {
-            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress!, max, 0) }
+            let n = buffer.withUnsafeMutableBytes { raw -> Int in
+                guard let base = raw.baseAddress else { return 0 }
+                return recv(fd, base, max, 0)
+            }
             if n >= 0 { return Array(buffer[0..<n]) }
             if errno == EINTR { continue }
             return nil

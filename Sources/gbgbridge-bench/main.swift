@@ -210,7 +210,7 @@ do {
     let plain = try quirkyPassport(setup, face: face)
     let undisturbed = try await PassportReader(connection: EmulatedCardConnection(chip: VirtualPassportChip(passport: plain)),
                                                accessKey: paceKey, options: filesOnly).read()
-    let half = undisturbed.statistics.apdus - (plain.applicationFiles[0x0102]!.count / 0xDF) / 2
+    let half = undisturbed.statistics.apdus - ((plain.applicationFiles[0x0102]?.count ?? 0) / 0xDF) / 2
     final class Moments: @unchecked Sendable {
         var started: ContinuousClock.Instant?
         var lost: ContinuousClock.Instant?

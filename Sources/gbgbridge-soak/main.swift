@@ -185,8 +185,12 @@ let server = try BridgeServer(configuration: configuration, logger: Logger(label
     nfc.attach(to: host)
 }, tearDownHost: { host in nfc.detach(from: host) })
 let serving = Task { try await server.run() }
-while server.port == nil { try await Task.sleep(for: .milliseconds(10)) }
-let port = server.port!
+var boundPort = server.port
+while boundPort == nil {
+    try await Task.sleep(for: .milliseconds(10))
+    boundPort = server.port
+}
+let port = boundPort ?? 0
 
 print("soak: \(options.pages) pages for \(options.seconds) s, \(options.queriesPerRead) capability.query per nfc.read, \(options.rate) requests/s per page, port \(port)")
 let startRSS = residentMegabytes()

@@ -139,10 +139,20 @@ struct ReadCommand: AsyncParsableCommand {
         do {
             if let mrz { return try AccessKey.mrz(mrz) }
             if let can { return try AccessKey.cardAccessNumber(can) }
-            return try AccessKey.fields(documentNumber: documentNumber!, dateOfBirth: birthDate!, dateOfExpiry: expiryDate!)
+            return try AccessKey.fields(documentNumber: documentNumber ?? "", dateOfBirth: birthDate ?? "", dateOfExpiry: expiryDate ?? "")
         } catch {
-            throw ValidationError(error.reason)
+            throw ValidationError(Self.optionNames(in: error.reason))
         }
+    }
+
+    /// An access-key reason with the API's field names replaced by this command's options.
+    static func optionNames(in reason: String) -> String {
+        let names = [("documentNumber", "--document-number"), ("dateOfBirth", "--birth-date"), ("dateOfExpiry", "--expiry-date"),
+                     ("can ", "--can "), ("the MRZ", "--mrz: the MRZ")]
+        for (field, option) in names where reason.hasPrefix(field) {
+            return option + reason.dropFirst(field.count)
+        }
+        return reason
     }
 
     func requestedDataGroups() throws -> [Int]? {

@@ -27,7 +27,7 @@ struct TranscriptCommand: AsyncParsableCommand {
         host.documentCapture.permissionState = .notApplicable
         host.documentCapture.handler = { _ in
             // A demonstration capture: a 1×1 transparent PNG.
-            let png = Data(base64Encoded: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGBgAAAABQABh6FO1AAAAABJRU5ErkJggg==")!
+            let png = Data(base64Encoded: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGBgAAAABQABh6FO1AAAAABJRU5ErkJggg==") ?? Data()
             return .document(DocumentCaptureResult(imageData: png, width: 1, height: 1))
         }
         host.registerCustomCapability("demo.echo", version: "1.0") { request, responder in

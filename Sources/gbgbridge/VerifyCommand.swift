@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import GBGBridge
 import MRTD
 
 /// `gbgbridge verify`: passive authentication of saved chip data.
@@ -46,13 +47,19 @@ struct VerifyCommand: AsyncParsableCommand {
         if challenge != nil, evidence == nil { throw ValidationError("--challenge goes with --evidence") }
         if let challenge { _ = try ReadCommand.decodeChallenge(challenge) }
         if dump != nil, !dg.isEmpty { throw ValidationError("--dg goes with --sod, not --dump") }
-        for entry in dg {
-            let parts = entry.split(separator: "=", maxSplits: 1)
-            guard parts.count == 2, let n = Int(parts[0]), (1...16).contains(n) else {
-                throw ValidationError("--dg takes N=FILE with N from 1 to 16, got '\(entry)'")
-            }
-        }
+        _ = try dataGroupFiles()
         if trustOptions.trust.isEmpty { throw ValidationError("give at least one --trust PATH") }
+    }
+
+    /// `--dg N=FILE` entries as (data group number, path).
+    func dataGroupFiles() throws -> [(Int, String)] {
+        try dg.map { entry in
+            let parts = entry.split(separator: "=", maxSplits: 1)
+            guard parts.count == 2, let number = ASCII.number(parts[0]), (1...16).contains(number), !parts[1].isEmpty else {
+                throw ValidationError("--dg takes N=FILE with N from 1 to 16, got '\(LogText.clip(entry))'")
+            }
+            return (number, String(parts[1]))
+        }
     }
 
     func run() async throws {
@@ -82,11 +89,10 @@ struct VerifyCommand: AsyncParsableCommand {
                         files[file] = Array(try Data(contentsOf: url.appendingPathComponent(name)))
                     }
                 }
-            } else {
-                files[.sod] = Array(try Data(contentsOf: URL(fileURLWithPath: sod!)))
-                for entry in dg {
-                    let parts = entry.split(separator: "=", maxSplits: 1)
-                    files[.dataGroup(Int(parts[0])!)] = Array(try Data(contentsOf: URL(fileURLWithPath: String(parts[1]))))
+            } else if let sod {
+                files[.sod] = Array(try Data(contentsOf: URL(fileURLWithPath: sod)))
+                for (number, path) in try dataGroupFiles() {
+                    files[.dataGroup(number)] = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
                 }
             }
         } catch {

@@ -151,7 +151,7 @@ public struct ReadReport: Codable, Sendable, Hashable {
     /// YYMMDD → YYYY-MM-DD. Birth dates are never in the future; expiry dates lie within
     /// 50 years either side of today. Unknown parts (`<`) leave the raw value.
     public static func isoDate(_ yymmdd: String, birth: Bool, now: Date = Date()) -> String {
-        guard yymmdd.count == 6, yymmdd.allSatisfy(\.isNumber), let yy = Int(yymmdd.prefix(2)) else { return yymmdd }
+        guard let digits = ASCII.digitBytes(yymmdd), digits.count == 6, let yy = ASCII.number(digits[0..<2]) else { return yymmdd }
         let currentYear = Calendar(identifier: .gregorian).component(.year, from: now)
         let century = currentYear / 100 * 100
         var year = century + yy
@@ -162,18 +162,18 @@ public struct ReadReport: Codable, Sendable, Hashable {
         } else if year < currentYear - 50 {
             year += 100
         }
-        return String(format: "%04d-%@-%@", year, String(yymmdd.dropFirst(2).prefix(2)), String(yymmdd.suffix(2)))
+        return String(format: "%04d-%@-%@", year, ASCII.string(digits[2..<4]), ASCII.string(digits[4..<6]))
     }
 
     /// YYYYMMDD → YYYY-MM-DD, YYYYMMDDhhmmss → YYYY-MM-DDThh:mm:ss; anything else unchanged.
     public static func isoFullDate(_ text: String) -> String {
-        let digits = Array(text)
-        guard digits.allSatisfy(\.isNumber) else { return text }
+        guard let digits = ASCII.digitBytes(text) else { return text }
+        func part(_ range: Range<Int>) -> String { ASCII.string(digits[range]) }
         if digits.count == 8 {
-            return "\(String(digits[0..<4]))-\(String(digits[4..<6]))-\(String(digits[6..<8]))"
+            return "\(part(0..<4))-\(part(4..<6))-\(part(6..<8))"
         }
         if digits.count == 14 {
-            return "\(String(digits[0..<4]))-\(String(digits[4..<6]))-\(String(digits[6..<8]))T\(String(digits[8..<10])):\(String(digits[10..<12])):\(String(digits[12..<14]))"
+            return "\(part(0..<4))-\(part(4..<6))-\(part(6..<8))T\(part(8..<10)):\(part(10..<12)):\(part(12..<14))"
         }
         return text
     }

@@ -136,21 +136,21 @@ public enum PassiveAuthentication {
         return (.trusted, "document signer chains to CSCA \(csca.subject)", csca.subject)
     }
 
-    /// Seconds since 1970 of an ASN.1 UTCTime (`YYMMDDhhmmssZ`) or GeneralizedTime.
+    /// Seconds since 1970 of an ASN.1 UTCTime (`YYMMDDhhmmssZ`) or GeneralizedTime
+    /// (`YYYYMMDDhhmmss[.f]Z`); `nil` for anything else. Digits are ASCII digits only.
     static func parseASN1Time(_ text: String) -> Double? {
-        var digits = text.filter(\.isNumber)
-        if text.count <= 15 && digits.count == 12 {
-            let year = Int(digits.prefix(2))!
-            digits = (year >= 50 ? "19" : "20") + digits
+        var digits = Array(text.utf8.prefix { ASCII.isDigit($0) })
+        if digits.count == 12 {
+            guard let year = ASCII.number(digits[0..<2]) else { return nil }
+            digits = Array((year >= 50 ? "19" : "20").utf8) + digits
         }
         guard digits.count >= 14 else { return nil }
-        let parts = [4, 2, 2, 2, 2, 2]
         var values: [Int] = []
-        var index = digits.startIndex
-        for length in parts {
-            let end = digits.index(index, offsetBy: length)
-            values.append(Int(digits[index..<end])!)
-            index = end
+        var index = 0
+        for length in [4, 2, 2, 2, 2, 2] {
+            guard let value = ASCII.number(digits[index..<(index + length)]) else { return nil }
+            values.append(value)
+            index += length
         }
         var components = DateComponents()
         (components.year, components.month, components.day, components.hour, components.minute, components.second) =
