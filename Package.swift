@@ -56,7 +56,7 @@ let package = Package(
         // The cryptography eMRTDs need (3DES/AES, MACs, hashes, keys, CMS, X.509) over OpenSSL.
         .target(name: "MRTDCrypto", dependencies: ["COpenSSL", "COpenSSLShim"]),
         // eMRTD reading: LDS, access control, secure messaging, authentication.
-        .target(name: "MRTD", dependencies: ["SmartCard", "MRTDCrypto", "ImageCodecs"]),
+        .target(name: "MRTD", dependencies: ["SmartCard", "MRTDCrypto", "ImageCodecs", "TextSanitizing"]),
         // A virtual eMRTD chip: in-process, or as a card in pcscd through vpcd.
         .target(name: "MRTDEmulator", dependencies: ["MRTD", "MRTDCrypto", "SmartCard"]),
         // nfc.read on a BridgeHost.
@@ -101,6 +101,8 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // Crashes on purpose, linked like gbgbridge, so a test can read a real crash report.
+        .executableTarget(name: "gbgbridge-crash-probe", dependencies: ["CGBGBridgeCLI"]),
         // Reading benchmark (release build, prints figures; not a test).
         .executableTarget(name: "gbgbridge-bench", dependencies: ["MRTD", "MRTDEmulator", "SmartCard", "TestSupport", "ImageCodecs"]),
         // Soak benchmark of the host (release build, prints figures; not a test).

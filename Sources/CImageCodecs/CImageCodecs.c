@@ -50,8 +50,8 @@ static void set_error(char *error, size_t size, const char *message) {
 
 static uint8_t clamp8(double v) { return v < 0 ? 0 : v > 255 ? 255 : (uint8_t)(v + 0.5); }
 
-/* Scales component c's sample to 8 bits. */
-static int sample8(const opj_image_comp_t *c, int index) {
+/* Scales component c's sample to 8 bits (precision checked to 1..16 before). */
+static int sample8(const opj_image_comp_t *c, size_t index) {
     int v = c->data[index];
     if (c->sgnd) v += 1 << (c->prec - 1);
     if (c->prec > 8) v >>= (c->prec - 8);
@@ -59,7 +59,32 @@ static int sample8(const opj_image_comp_t *c, int index) {
     return v < 0 ? 0 : v > 255 ? 255 : v;
 }
 
-int CImageCodecs_decode_jpeg2000(const uint8_t *data, size_t length, int max_pixels,
+static uint32_t be32(const uint8_t *p) { return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]; }
+
+/* Reads the SIZ marker of the codestream in data (a raw J2K codestream, or the one a JP2 file
+   carries) without OpenJPEG, so that what OpenJPEG would allocate for the header alone — one
+   structure per tile — is known before it runs. */
+int CImageCodecs_jpeg2000_size(const uint8_t *data, size_t length, CImageCodecsJPEG2000Size *out) {
+    memset(out, 0, sizeof *out);
+    size_t i = 0;
+    for (; i + 4 <= length; i++) {
+        if (data[i] == 0xFF && data[i + 1] == 0x4F && data[i + 2] == 0xFF && data[i + 3] == 0x51) break;
+    }
+    /* SOC SIZ Lsiz(2) Rsiz(2) Xsiz Ysiz XOsiz YOsiz XTsiz YTsiz XTOsiz YTOsiz (4 each) Csiz(2) */
+    if (i + 4 + 2 + 2 + 32 + 2 > length) return -1;
+    const uint8_t *siz = data + i + 4;
+    uint32_t x = be32(siz + 4), y = be32(siz + 8), xo = be32(siz + 12), yo = be32(siz + 16);
+    uint32_t xt = be32(siz + 20), yt = be32(siz + 24), xto = be32(siz + 28), yto = be32(siz + 32);
+    unsigned components = (unsigned)siz[36] << 8 | siz[37];
+    if (x <= xo || y <= yo || xt == 0 || yt == 0 || xto > xo || yto > yo) return -2;
+    out->width = (uint64_t)(x - xo);
+    out->height = (uint64_t)(y - yo);
+    out->tiles = (((uint64_t)x - xto + xt - 1) / xt) * (((uint64_t)y - yto + yt - 1) / yt);
+    out->components = components;
+    return 0;
+}
+
+int CImageCodecs_decode_jpeg2000(const uint8_t *data, size_t length, const CImageCodecsLimits *limits,
                                  uint8_t **rgb, int *width, int *height, char *error, size_t size) {
     *rgb = NULL;
     if (length < 12) { set_error(error, size, "too short for JPEG 2000"); return -1; }
@@ -68,6 +93,13 @@ int CImageCodecs_decode_jpeg2000(const uint8_t *data, size_t length, int max_pix
     if (memcmp(data, jp2_signature, 12) == 0) format = OPJ_CODEC_JP2;
     else if (data[0] == 0xFF && data[1] == 0x4F && data[2] == 0xFF && data[3] == 0x51) format = OPJ_CODEC_J2K;
     else { set_error(error, size, "not a JP2 file or J2K codestream"); return -2; }
+
+    CImageCodecsJPEG2000Size siz;
+    if (CImageCodecs_jpeg2000_size(data, length, &siz) != 0) { set_error(error, size, "damaged JPEG 2000 size marker"); return -4; }
+    if (siz.components < 1 || siz.components > 4) {
+        set_error(error, size, "JPEG 2000 image with an unsupported number of components"); return -5;
+    }
+    if (siz.tiles > (uint64_t)limits->max_tiles) { set_error(error, size, "JPEG 2000 image with too many tiles"); return -5; }
 
     memory_stream ms = {data, length, 0};
     opj_stream_t *stream = opj_stream_create(OPJ_J2K_STREAM_CHUNK_SIZE, OPJ_TRUE);
@@ -85,24 +117,53 @@ int CImageCodecs_decode_jpeg2000(const uint8_t *data, size_t length, int max_pix
     opj_dparameters_t parameters;
     opj_set_default_decoder_parameters(&parameters);
     opj_image_t *image = NULL;
+    opj_codestream_info_v2_t *info = NULL;
     int result = 0;
     if (!opj_setup_decoder(codec, &parameters) || !opj_read_header(stream, codec, &image)) {
         set_error(error, size, "damaged JPEG 2000 header"); result = -4; goto done;
     }
-    long long pixels = (long long)(image->x1 - image->x0) * (long long)(image->y1 - image->y0);
-    if (image->x1 <= image->x0 || image->y1 <= image->y0 || pixels > max_pixels) {
-        set_error(error, size, "JPEG 2000 image size is zero or too large"); result = -5; goto done;
+    if (image->numcomps < 1 || image->numcomps > 4 || image->x1 <= image->x0 || image->y1 <= image->y0) {
+        set_error(error, size, "JPEG 2000 image of zero size or with an unsupported number of components"); result = -5; goto done;
+    }
+    for (unsigned c = 0; c < image->numcomps; c++) {
+        const opj_image_comp_t *comp = &image->comps[c];
+        if (comp->prec < 1 || comp->prec > 16 || comp->dx == 0 || comp->dy == 0) {
+            set_error(error, size, "JPEG 2000 component with an unsupported precision or sampling"); result = -5; goto done;
+        }
+    }
+    /* The smallest resolution reduction at which the decoded image and the decoder's working
+       memory (a 32-bit sample per component and pixel, about twice over while decoding, plus the
+       RGB output) fit the limits. Chip images are a few hundred pixels a side; one that declares
+       thousands is decoded at a lower resolution level, or refused. */
+    info = opj_get_cstr_info(codec);
+    unsigned levels = info ? info->m_default_tile_info.tccp_info ? info->m_default_tile_info.tccp_info[0].numresolutions : 1 : 1;
+    if (levels < 1) levels = 1;
+    unsigned reduce = 0;
+    for (;; reduce++) {
+        if (reduce >= levels) {
+            set_error(error, size, "JPEG 2000 image too large to decode within the limits"); result = -5; goto done;
+        }
+        uint64_t w = ((uint64_t)(image->x1 - image->x0) + (1ULL << reduce) - 1) >> reduce;
+        uint64_t h = ((uint64_t)(image->y1 - image->y0) + (1ULL << reduce) - 1) >> reduce;
+        uint64_t work = w * h * 3;
+        for (unsigned c = 0; c < image->numcomps; c++) {
+            work += (w / image->comps[c].dx + 1) * (h / image->comps[c].dy + 1) * 4 * 2;
+        }
+        if (w * h <= (uint64_t)limits->max_pixels && work <= (uint64_t)limits->max_bytes) break;
+    }
+    if (reduce > 0 && !opj_set_decoded_resolution_factor(codec, reduce)) {
+        set_error(error, size, "JPEG 2000 image too large to decode within the limits"); result = -5; goto done;
     }
     if (!opj_decode(codec, stream, image) || !opj_end_decompress(codec, stream)) {
         set_error(error, size, "damaged JPEG 2000 image data"); result = -6; goto done;
     }
-    if (image->numcomps < 1) { set_error(error, size, "JPEG 2000 image without components"); result = -7; goto done; }
     int w = (int)image->comps[0].w, h = (int)image->comps[0].h;
-    if (w <= 0 || h <= 0) { set_error(error, size, "JPEG 2000 image of zero size"); result = -7; goto done; }
+    if (w <= 0 || h <= 0 || (uint64_t)w * (uint64_t)h > (uint64_t)limits->max_pixels) {
+        set_error(error, size, "JPEG 2000 image of zero size or too large"); result = -7; goto done;
+    }
     int colour = image->numcomps >= 3;
     for (unsigned i = 0; i < (colour ? 3u : 1u); i++) {
-        /* Subsampled chroma is upsampled by nearest neighbour below; require sane factors. */
-        if (!image->comps[i].data || image->comps[i].dx == 0 || image->comps[i].dy == 0) {
+        if (!image->comps[i].data || image->comps[i].w == 0 || image->comps[i].h == 0) {
             set_error(error, size, "JPEG 2000 component without data"); result = -7; goto done;
         }
     }
@@ -113,7 +174,7 @@ int CImageCodecs_decode_jpeg2000(const uint8_t *data, size_t length, int max_pix
         for (int x = 0; x < w; x++) {
             uint8_t *p = out + ((size_t)y * w + x) * 3;
             if (!colour) {
-                int v = sample8(&image->comps[0], y * w + x);
+                int v = sample8(&image->comps[0], (size_t)y * w + x);
                 p[0] = p[1] = p[2] = (uint8_t)v;
                 continue;
             }
@@ -124,7 +185,7 @@ int CImageCodecs_decode_jpeg2000(const uint8_t *data, size_t length, int max_pix
                 int cx = x / (fx > 0 ? fx : 1), cy = y / (fy > 0 ? fy : 1);
                 if (cx >= (int)comp->w) cx = (int)comp->w - 1;
                 if (cy >= (int)comp->h) cy = (int)comp->h - 1;
-                s[c] = sample8(comp, cy * (int)comp->w + cx);
+                s[c] = sample8(comp, (size_t)cy * comp->w + (size_t)cx);
             }
             if (ycc) {
                 double Y = s[0], cb = s[1] - 128.0, cr = s[2] - 128.0;
@@ -138,6 +199,7 @@ int CImageCodecs_decode_jpeg2000(const uint8_t *data, size_t length, int max_pix
     }
     *rgb = out; *width = w; *height = h;
 done:
+    if (info) opj_destroy_cstr_info(&info);
     if (image) opj_image_destroy(image);
     opj_destroy_codec(codec);
     opj_stream_destroy(stream);
@@ -162,15 +224,18 @@ int CImageCodecs_encode_jpeg(const uint8_t *rgb, int width, int height, int qual
     return 0;
 }
 
-int CImageCodecs_decode_jpeg(const uint8_t *data, size_t length, uint8_t **rgb, int *width, int *height,
-                             char *error, size_t size) {
+int CImageCodecs_decode_jpeg(const uint8_t *data, size_t length, const CImageCodecsLimits *limits,
+                             uint8_t **rgb, int *width, int *height, char *error, size_t size) {
     *rgb = NULL;
     tjhandle handle = tjInitDecompress();
     if (!handle) { set_error(error, size, "libjpeg-turbo could not start"); return -1; }
     int w = 0, h = 0, subsampling = 0, colourspace = 0;
-    if (tjDecompressHeader3(handle, data, length, &w, &h, &subsampling, &colourspace) != 0 || w <= 0 || h <= 0 ||
-        (long long)w * h > 64LL * 1024 * 1024) {
+    if (tjDecompressHeader3(handle, data, length, &w, &h, &subsampling, &colourspace) != 0 || w <= 0 || h <= 0) {
         set_error(error, size, "damaged JPEG header"); tjDestroy(handle); return -2;
+    }
+    /* libjpeg-turbo holds about the output and a row group of each component besides it. */
+    if ((uint64_t)w * (uint64_t)h > (uint64_t)limits->max_pixels || (uint64_t)w * (uint64_t)h * 6 > (uint64_t)limits->max_bytes) {
+        set_error(error, size, "JPEG image too large to decode within the limits"); tjDestroy(handle); return -5;
     }
     uint8_t *out = malloc((size_t)w * h * 3);
     if (!out) { tjDestroy(handle); set_error(error, size, "out of memory"); return -3; }

@@ -174,13 +174,20 @@ open class BridgeHost: NSObject {
 
     /// Takes a message the page posted, as JSON text (what `userContentController(_:didReceive:)`
     /// does on iOS). Undecodable input sets `lastError` to `Failed to decode message: <reason>`
-    /// and changes nothing else.
+    /// and is neither logged nor routed; when its `correlationId` can still be read and it does
+    /// not call itself a response or an event, the page is answered `error` with the reason —
+    /// code `INVALID_REQUEST`, or `UNSUPPORTED_VERSION` for a version other than "1.0" — so a
+    /// page never waits for an answer that will not come (Linux addition).
     public func receive(_ json: String) {
         let message: BridgeMessage
         do {
             message = try BridgeMessage.decode(json: json)
         } catch {
             report(error.description)
+            if error.isAnswerable, let id = error.correlationId {
+                deliver(.response(to: id, action: error.action ?? "", status: .error,
+                                  error: BridgeErrorPayload(code: error.code, message: error.reason, recoverable: false)))
+            }
             return
         }
         let size = json.utf8.count

@@ -252,7 +252,7 @@ public final class NFCReadService {
         do {
             let result = try await reader.read()
             await reader.connection.disconnect()
-            return .success((ReadReport(result), request.evidence ? ChipEvidence(result) : nil))
+            return .success((await ReadReport.make(result), request.evidence ? ChipEvidence(result) : nil))
         } catch {
             await reader.connection.disconnect()
             return .failure(failure(error))

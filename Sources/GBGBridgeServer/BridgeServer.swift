@@ -162,6 +162,7 @@ public final class BridgeServer: Sendable {
     /// `onRunning` is called with the bound port.
     public func run(onRunning: @escaping @Sendable (Int) -> Void = { _ in }) async throws {
         let router = Router(context: BasicRequestContext.self)
+        router.add(middleware: RequestHygieneMiddleware())
         router.add(middleware: HostCheckMiddleware(server: self))
         let script = BridgeScript.javaScript(token: token, configuration: configuration.bridge)
         router.get("gbg-bridge.js") { [self] request, _ -> Response in

@@ -3,8 +3,34 @@ import CImageCodecs
 /// Memory-to-memory image coding over Debian's codecs: JPEG 2000 decoding (OpenJPEG), JPEG
 /// decoding and encoding (libjpeg-turbo), PNG encoding (libpng/zlib). Pixels are 8-bit RGB.
 public enum ImageCodecs {
-    /// The largest image decoded (pixels), so hostile headers cannot make us allocate gigabytes.
-    public static let maxPixels = 16_000_000
+    /// What one decode may cost, checked from the image's header before anything is decoded.
+    public struct Limits: Sendable, Hashable {
+        /// Pixels of the decoded image.
+        public var maxPixels: Int
+        /// Estimated working memory of the decoder, in bytes.
+        public var maxBytes: Int
+        /// JPEG 2000 tiles (OpenJPEG allocates a structure per tile while reading the header).
+        public var maxTiles: Int
+
+        public init(maxPixels: Int, maxBytes: Int, maxTiles: Int = 4_096) {
+            self.maxPixels = maxPixels
+            self.maxBytes = maxBytes
+            self.maxTiles = maxTiles
+        }
+
+        /// Chip images: an ICAO face is a few hundred pixels a side (9303-10 suggests ~420×525),
+        /// so 4 megapixels and 64 MiB leave room for any real one; a JPEG 2000 image that declares
+        /// more is decoded at a lower resolution level.
+        public static let chipImages = Limits(maxPixels: 4_194_304, maxBytes: 64 << 20)
+
+        var c: CImageCodecsLimits {
+            CImageCodecsLimits(max_pixels: UInt64(max(0, maxPixels)), max_bytes: UInt64(max(0, maxBytes)),
+                               max_tiles: UInt64(max(0, maxTiles)))
+        }
+    }
+
+    /// The largest image decoded by default (pixels).
+    public static let maxPixels = Limits.chipImages.maxPixels
 
     public struct Failure: Error, Sendable, Hashable, CustomStringConvertible {
         public let reason: String
@@ -24,20 +50,33 @@ public enum ImageCodecs {
         }
     }
 
-    public static func decodeJPEG2000(_ data: [UInt8]) throws(Failure) -> RGBImage {
-        try decode(data, "JPEG 2000") { pointer, width, height, message in
+    /// Decodes a JP2 file or J2K codestream within `limits` (see `Limits`); blocking and CPU-bound:
+    /// servers call it through `DecodeQueue`.
+    public static func decodeJPEG2000(_ data: [UInt8], limits: Limits = .chipImages) throws(Failure) -> RGBImage {
+        var c = limits.c
+        return try decode(data, "JPEG 2000") { pointer, width, height, message in
             data.withUnsafeBufferPointer {
-                CImageCodecs_decode_jpeg2000($0.baseAddress, $0.count, Int32(maxPixels), &pointer, &width, &height, &message, message.count)
+                CImageCodecs_decode_jpeg2000($0.baseAddress, $0.count, &c, &pointer, &width, &height, &message, message.count)
             }
         }
     }
 
-    public static func decodeJPEG(_ data: [UInt8]) throws(Failure) -> RGBImage {
-        try decode(data, "JPEG") { pointer, width, height, message in
+    /// Decodes a JPEG within `limits`.
+    public static func decodeJPEG(_ data: [UInt8], limits: Limits = .chipImages) throws(Failure) -> RGBImage {
+        var c = limits.c
+        return try decode(data, "JPEG") { pointer, width, height, message in
             data.withUnsafeBufferPointer {
-                CImageCodecs_decode_jpeg($0.baseAddress, $0.count, &pointer, &width, &height, &message, message.count)
+                CImageCodecs_decode_jpeg($0.baseAddress, $0.count, &c, &pointer, &width, &height, &message, message.count)
             }
         }
+    }
+
+    /// A JPEG 2000 image's size as its SIZ marker declares it (no decoding), or `nil`.
+    public static func jpeg2000Size(_ data: [UInt8]) -> (width: Int, height: Int, tiles: Int, components: Int)? {
+        var size = CImageCodecsJPEG2000Size()
+        let rc = data.withUnsafeBufferPointer { CImageCodecs_jpeg2000_size($0.baseAddress, $0.count, &size) }
+        guard rc == 0 else { return nil }
+        return (Int(clamping: size.width), Int(clamping: size.height), Int(clamping: size.tiles), Int(size.components))
     }
 
     private static func decode(_ data: [UInt8], _ name: String,

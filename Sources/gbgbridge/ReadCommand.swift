@@ -182,7 +182,10 @@ struct ReadCommand: AsyncParsableCommand {
         } else {
             apduTrace = nil
         }
-        defer { apduTrace?.close() }
+        defer {
+            apduTrace?.close()
+            if let failure = apduTrace?.writeFailure { printError("gbgbridge read: the trace is incomplete: \(failure)") }
+        }
         var options = ReadOptions(dataGroups: try requestedDataGroups(), trustStore: trustStore,
                                   accessControl: paceOnly ? .paceOnly : bacOnly ? .bacOnly : .automatic, trace: apduTrace)
         options.activeAuthenticationChallenge = try challengeBytes()
@@ -234,21 +237,23 @@ struct ReadCommand: AsyncParsableCommand {
         let report = ReadReport(result)
         if let dump { try write(dump: dump, result.files) }
         if let evidence {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            let json: Data
             do {
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-                try Self.writePrivately(encoder.encode(ChipEvidence(result)), to: URL(fileURLWithPath: evidence))
+                json = try encoder.encode(ChipEvidence(result))
             } catch {
-                printError("gbgbridge read: cannot write the evidence to \(evidence): \(error.localizedDescription)")
+                printError("gbgbridge read: cannot encode the evidence: \(error)")
                 throw ExitCode(ReadExit.communication)
             }
+            try Self.writePrivately(json, to: evidence, what: "the evidence")
         }
         if let photo {
             guard let base64 = report.photo, let data = Data(base64Encoded: base64) else {
                 printError("gbgbridge read: the chip has no face image to save")
                 throw ExitCode(ReadExit.communication)
             }
-            try Self.writePrivately(data, to: URL(fileURLWithPath: photo))
+            try Self.writePrivately(data, to: photo, what: "the photo")
         }
         if json {
             print(String(decoding: try report.jsonData(pretty: true), as: UTF8.self))
@@ -284,28 +289,27 @@ struct ReadCommand: AsyncParsableCommand {
         throw ExitCode(exit)
     }
 
-    /// Writes personal data (the MRZ, the face, chip files) readable by the owner only (0600),
-    /// replacing the file atomically.
-    static func writePrivately(_ data: Data, to url: URL) throws {
-        let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(getpid()).tmp")
-        guard FileManager.default.createFile(atPath: temporary.path, contents: data, attributes: [.posixPermissions: 0o600]) else {
-            throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: url.path])
-        }
-        guard rename(temporary.path, url.path) == 0 else {
-            unlink(temporary.path)
-            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: url.path])
+    /// Writes personal data (the MRZ, the face, chip files) readable by the owner only, from the
+    /// first byte, never through a symlink (`PrivateFile`).
+    static func writePrivately(_ data: Data, to path: String, what: String) throws {
+        do {
+            try PrivateFile.write(data, to: path)
+        } catch {
+            printError("gbgbridge read: \(what): \(error.description)")
+            throw ExitCode(ReadExit.communication)
         }
     }
 
+    /// Every file as <name>.bin in `directory` (a real directory, created 0700 when missing).
     func write(dump directory: String, _ files: [LDSFile: [UInt8]]) throws {
-        let url = URL(fileURLWithPath: directory)
         do {
-            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-            for (file, bytes) in files {
-                try Self.writePrivately(Data(bytes), to: url.appendingPathComponent(file.dumpFileName))
+            let fd = try PrivateFile.openDirectory(directory)
+            defer { close(fd) }
+            for (file, bytes) in files.sorted(by: { $0.key < $1.key }) {
+                try PrivateFile.write(bytes, name: file.dumpFileName, in: fd, displayPath: directory + "/" + file.dumpFileName)
             }
         } catch {
-            printError("gbgbridge read: cannot write the dump to \(directory): \(error.localizedDescription)")
+            printError("gbgbridge read: the dump: \(error.description)")
             throw ExitCode(ReadExit.communication)
         }
     }

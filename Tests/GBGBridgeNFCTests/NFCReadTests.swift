@@ -209,13 +209,15 @@ struct NFCReadTests {
         #expect(response.payload.error?.message.contains("12ab56") == false)
     }
 
-    @Test("data that is not an object is not a bridge message (as on iOS): lastError, no read")
+    @Test("data that is not an object is not a bridge message (as on iOS: lastError), answered INVALID_REQUEST, no read")
     func dataThatIsNotAnObject() async throws {
         let rig = try NFCRig()
         rig.request("bad", #"[1,2]"#)
         #expect(rig.host.lastError == "Failed to decode message: wrong type at 'payload.data': expected an object")
         try await Task.sleep(for: .milliseconds(50))
-        #expect(rig.transport.sentMessages.isEmpty)
+        #expect(rig.transport.sentMessages.map(\.correlationId) == ["bad"])
+        #expect(rig.transport.sentMessages.first?.payload.error?.code == "INVALID_REQUEST")
+        #expect(rig.transport.sentMessages.first?.payload.action == "nfc.read")
         #expect(!rig.service.isBusy)
     }
 

@@ -351,10 +351,9 @@ struct HostMethodConformance {
     @Test("receive(_:) with undecodable input sets lastError and changes nothing else",
           arguments: [
             "", "{", "[]", "42", "null", #"{"version":"1.0"}"#,
-            #"{"version":"1.0","correlationId":"c","type":"request","timestamp":1,"payload":{}}"#,
-            #"{"version":"1.0","correlationId":"c","type":"command","timestamp":1,"payload":{"action":"capability.query"}}"#,
-            #"{"version":1,"correlationId":"c","type":"request","timestamp":1,"payload":{"action":"capability.query"}}"#,
-            #"{"version":"1.0","correlationId":"c","type":"request","timestamp":1,"payload":{"action":"a","data":[1]}}"#,
+            // A response or an event with a broken envelope is never answered.
+            #"{"version":"1.0","correlationId":"c","type":"response","timestamp":1,"payload":{}}"#,
+            #"{"version":"1.0","correlationId":"c","type":"event","timestamp":"x","payload":{"action":"a"}}"#,
           ])
     func undecodable(json: String) async {
         let h = Harness()
@@ -367,6 +366,32 @@ struct HostMethodConformance {
         #expect(h.host.pendingRequests.isEmpty)
         #expect(h.transport.sent.isEmpty)
         #expect(delegate.received.isEmpty && delegate.unhandled.isEmpty && delegate.sent.isEmpty)
+    }
+
+    @Test("an undecodable request whose correlationId can be read is answered INVALID_REQUEST (Linux addition); nothing else changes",
+          arguments: [
+            (#"{"version":"1.0","correlationId":"c","type":"request","timestamp":1,"payload":{}}"#, "", "missing field 'payload.action'"),
+            (#"{"version":"1.0","correlationId":"c","type":"command","timestamp":1,"payload":{"action":"capability.query"}}"#,
+             "capability.query", "'type'"),
+            (#"{"version":1,"correlationId":"c","type":"request","timestamp":1,"payload":{"action":"capability.query"}}"#,
+             "capability.query", "wrong type at 'version'"),
+            (#"{"version":"1.0","correlationId":"c","type":"request","timestamp":1,"payload":{"action":"a","data":[1]}}"#, "a",
+             "'payload.data': expected an object"),
+          ])
+    func undecodableRequestIsAnswered(json: String, action: String, reason: String) async {
+        let h = Harness()
+        let delegate = RecordingDelegate()
+        h.host.delegate = delegate
+        h.transport.post(json)
+        await settle()
+        #expect(h.host.lastError?.hasPrefix("Failed to decode message: ") == true)
+        #expect(h.host.receivedMessages.isEmpty && h.host.pendingRequests.isEmpty)
+        #expect(delegate.received.isEmpty && delegate.unhandled.isEmpty)
+        let answer = h.responses(to: "c")
+        #expect(answer.count == 1)
+        #expect(answer.first?.payload.action == action && answer.first?.payload.status == .error)
+        #expect(answer.first?.payload.error?.code == "INVALID_REQUEST" && answer.first?.payload.error?.recoverable == false)
+        #expect(answer.first?.payload.error?.message.contains(reason) == true)
     }
 
     @Test("responses and events from the page are recorded and reported, never routed")

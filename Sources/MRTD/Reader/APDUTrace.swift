@@ -17,7 +17,8 @@ import Synchronization
 /// replay or copy the chip.
 public final class APDUTrace: Sendable {
     private struct State {
-        var handle: FileHandle?
+        var file: PrivateFile.Stream?
+        var failure: String?
         var sequence = 0
         let started = ContinuousClock.now
     }
@@ -25,14 +26,14 @@ public final class APDUTrace: Sendable {
     private let state: Mutex<State>
     private let lines: (@Sendable (String) -> Void)?
 
-    /// Writes to `url` (created with mode 0600, or truncated).
+    /// Writes to `url`: a new file of mode 0600 in its directory that takes the name on `close()`
+    /// (`PrivateFile`: a symlink or a file already there is replaced, never written through).
     public init(url: URL) throws(MRTDError) {
-        let path = url.path
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else {
-            throw MRTDError(.communicationFailure, "cannot write the trace to \(path): \(String(cString: strerror(errno)))")
+        do {
+            state = Mutex(State(file: try PrivateFile.Stream(path: url.path)))
+        } catch {
+            throw MRTDError(.communicationFailure, "cannot write the trace: \(error.description)")
         }
-        state = Mutex(State(handle: FileHandle(fileDescriptor: fd, closeOnDealloc: true)))
         lines = nil
     }
 
@@ -49,13 +50,21 @@ public final class APDUTrace: Sendable {
         write(object)
     }
 
-    /// Writes the rest and closes the file.
+    /// Writes the rest and gives the file its name.
     public func close() {
         state.withLock { state in
-            try? state.handle?.close()
-            state.handle = nil
+            do {
+                try state.file?.commit()
+            } catch {
+                if state.failure == nil { state.failure = String(describing: error) }
+            }
+            state.file = nil
         }
     }
+
+    /// Why the trace file could not be written (a full disk, a directory that went away), if it
+    /// could not; the read itself goes on regardless.
+    public var writeFailure: String? { state.withLock { $0.failure } }
 
     /// One exchange. `command` is the unprotected command (what the reader meant), `wire` the
     /// bytes sent, `response` those received (nil when the exchange failed with `error`),
@@ -165,7 +174,13 @@ public final class APDUTrace: Sendable {
             object["elapsedMs"] = .number(Self.milliseconds(ContinuousClock.now - state.started))
             let body = object.sorted { $0.key < $1.key }.map { "\(Self.quoted($0.key)):\($0.value.json)" }.joined(separator: ",")
             let line = "{" + body + "}"
-            state.handle?.write(Data((line + "\n").utf8))
+            if let file = state.file, state.failure == nil {
+                do {
+                    try file.write(Array((line + "\n").utf8))
+                } catch {
+                    state.failure = String(describing: error)
+                }
+            }
             return line
         }
         lines?(line)

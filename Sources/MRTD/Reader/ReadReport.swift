@@ -1,4 +1,5 @@
 import Foundation
+import ImageCodecs
 
 /// The `nfc.read` success `data` object (design.md §4), also what `gbgbridge read --json` prints.
 /// Absent values are omitted, never `null`. Contains personal data and the photo: never log it.
@@ -84,8 +85,24 @@ public struct ReadReport: Codable, Sendable, Hashable {
         }
     }
 
-    /// Builds the report; the photo is the first face, transcoded to JPEG when needed.
+    /// Builds the report; the photo is the first face, transcoded to JPEG when needed, here and
+    /// now (blocking: a command-line tool's way; a server uses `make(_:now:)`).
     public init(_ result: PassportReadResult, now: Date = Date()) {
+        self.init(result, now: now, face: result.dg2?.faces.first.flatMap { try? ImageTranscoder.browserJPEG($0.data) })
+    }
+
+    /// Builds the report with the face transcoded on `queue` (at most its width at once, off the
+    /// caller's executor): what a server answering many pages does.
+    public static func make(_ result: PassportReadResult, now: Date = Date(), queue: DecodeQueue = .shared) async -> ReadReport {
+        var face: ImageTranscoder.Output?
+        if let image = result.dg2?.faces.first?.data {
+            face = try? await ImageTranscoder.browserJPEG(image, on: queue)
+        }
+        return ReadReport(result, now: now, face: face)
+    }
+
+    /// Builds the report with `face` as the photo (`nil`: no photo, e.g. when only the checks matter).
+    public init(_ result: PassportReadResult, now: Date = Date(), face: ImageTranscoder.Output?) {
         accessControl = result.accessControl
         paceMapping = result.paceMapping
         paceProtocol = result.paceProtocol
@@ -99,7 +116,7 @@ public struct ReadReport: Codable, Sendable, Hashable {
                 dateOfExpiry: ReadReport.isoDate(mrz.dateOfExpiry, birth: false, now: now),
                 optionalData: [mrz.optionalData, mrz.optionalData2].filter { !$0.isEmpty }.joined(separator: " "))
         }
-        if let face = result.dg2?.faces.first, let jpeg = try? ImageTranscoder.browserJPEG(face.data) {
+        if let jpeg = face {
             photo = Data(jpeg.jpeg).base64EncodedString()
             photoMimeType = "image/jpeg"
             photoWidth = jpeg.width
