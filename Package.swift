@@ -22,6 +22,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types", from: "1.3.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
     ],
     targets: [
         // Outside text made safe for one log line (LogText); shared by the bridge and the card layers.
@@ -82,7 +83,10 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
         // Shared by the test targets: fixtures and the pcscd harness.
-        .target(name: "TestSupport", dependencies: ["MRTDEmulator", "MRTD", "SmartCard", "ChildProcesses"]),
+        .target(name: "TestSupport", dependencies: [
+            "MRTDEmulator", "MRTD", "SmartCard", "ChildProcesses",
+            .product(name: "PropertyBased", package: "swift-property-based"),
+        ]),
         // stdio set-up for the command-line tool.
         .target(name: "CGBGBridgeCLI"),
         // JPEG 2000 decoding and JPEG encoding, as Debian's libopenjp2-7-dev and libturbojpeg0-dev install them.
@@ -112,20 +116,24 @@ let package = Package(
         ]),
         .testTarget(
             name: "GBGBridgeTests",
-            dependencies: ["GBGBridge", "GBGBridgeExamples", "TestSupport"]
+            dependencies: ["GBGBridge", "GBGBridgeExamples", "TestSupport", .product(name: "PropertyBased", package: "swift-property-based")]
         ),
         .testTarget(name: "ChildProcessesTests", dependencies: ["ChildProcesses"]),
+        // Rules every file in Sources/ keeps (no force unwrap, traps only where annotated).
+        .testTarget(name: "SourceRulesTests"),
         .testTarget(
             name: "MRTDCryptoTests",
             dependencies: ["MRTDCrypto", "SmartCard"]
         ),
         .testTarget(
             name: "MRTDTests",
-            dependencies: ["MRTD", "MRTDCrypto", "SmartCard", "MRTDEmulator", "TestSupport", "ImageCodecs"]
+            dependencies: ["MRTD", "MRTDCrypto", "SmartCard", "MRTDEmulator", "TestSupport", "ImageCodecs",
+                           .product(name: "PropertyBased", package: "swift-property-based")]
         ),
         .testTarget(
             name: "GBGBridgeNFCTests",
-            dependencies: ["GBGBridgeNFC", "GBGBridge", "MRTD", "MRTDEmulator", "SmartCard", "TestSupport"]
+            dependencies: ["GBGBridgeNFC", "GBGBridge", "MRTD", "MRTDEmulator", "SmartCard", "TestSupport",
+                           .product(name: "PropertyBased", package: "swift-property-based")]
         ),
         .testTarget(
             name: "GBGBridgeStubsTests",
@@ -136,12 +144,13 @@ let package = Package(
             dependencies: [
                 "GBGBridgeServer", "GBGBridgeNFC", "GBGBridgeStubs", "GBGBridge", "MRTD", "MRTDEmulator", "TestSupport",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "PropertyBased", package: "swift-property-based"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(
             name: "SmartCardTests",
-            dependencies: ["SmartCard", "MRTD", "MRTDEmulator", "TestSupport"]
+            dependencies: ["SmartCard", "MRTD", "MRTDEmulator", "TestSupport", .product(name: "PropertyBased", package: "swift-property-based")]
         ),
         .testTarget(
             name: "MRTDEmulatorTests",

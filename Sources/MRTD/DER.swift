@@ -11,6 +11,7 @@ public enum DER {
 
     /// A non-negative INTEGER.
     public static func integer(_ value: Int) -> [UInt8] {
+        // trap: DER is built from this package's own values (sizes, versions), never from outside input.
         precondition(value >= 0, "DER.integer supports non-negative values")
         return unsignedInteger(minimalBigEndian(UInt64(value)))
     }
@@ -30,6 +31,7 @@ public enum DER {
 
     static func oidContent(_ dotted: String) -> [UInt8] {
         let arcs = dotted.split(separator: ".").compactMap { UInt64($0) }
+        // trap: OIDs are written by this package from constants; an OID of fewer than two arcs is a programming error.
         precondition(arcs.count >= 2, "an OID has at least two arcs")
         var content = base128(arcs[0] * 40 + arcs[1])
         for arc in arcs.dropFirst(2) { content += base128(arc) }

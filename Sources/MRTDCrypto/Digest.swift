@@ -43,6 +43,7 @@ public enum DigestAlgorithm: String, Sendable, Hashable, CaseIterable, Codable {
         case .sha384: name = "SHA2-384"
         case .sha512: name = "SHA2-512"
         }
+        // trap: the default provider always has the SHA family; without it OpenSSL is broken, not the input.
         guard let fetched = FetchedAlgorithms.digest(name) else { fatalError("OpenSSL's default provider lacks \(name)") }
         return fetched
     }
@@ -52,6 +53,7 @@ public enum DigestAlgorithm: String, Sendable, Hashable, CaseIterable, Codable {
         var length: UInt32 = 0
         // EVP_Digest only fails on allocation failure.
         let ok = EVP_Digest(data, data.count, &output, &length, evp, nil)
+        // trap: EVP_Digest fails only when OpenSSL cannot allocate; there is no answer to give without the hash.
         precondition(ok == 1, "EVP_Digest failed")
         return Array(output.prefix(Int(length)))
     }
@@ -62,6 +64,7 @@ public func secureRandomBytes(_ count: Int) -> [UInt8] {
     var bytes = [UInt8](repeating: 0, count: count)
     guard count > 0 else { return bytes }
     let ok = RAND_bytes(&bytes, Int32(count))
+    // trap: without randomness no nonce or key is safe: stopping is the only correct answer.
     precondition(ok == 1, "RAND_bytes failed")
     return bytes
 }

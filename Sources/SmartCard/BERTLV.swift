@@ -61,6 +61,7 @@ public enum BERTLV {
     public static func encodeTag(_ tag: UInt32) -> [UInt8] { minimalBigEndian(UInt64(tag)) }
 
     public static func encodeLength(_ length: Int) -> [UInt8] {
+        // trap: lengths come from Array.count, never from outside input.
         precondition(length >= 0, "negative TLV length")
         switch length {
         case ..<0x80: return [UInt8(length)]

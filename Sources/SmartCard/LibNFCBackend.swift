@@ -42,6 +42,13 @@ public final class LibNFCBackend: CardReaderBackend {
         name.hasPrefix(readerPrefix) ? String(name.dropFirst(readerPrefix.count)) : name
     }
 
+    /// Whether `text` can be handed to libnfc as a connection string: printable ASCII (libnfc's
+    /// drivers parse it with C string functions into fixed buffers) and shorter than
+    /// NFC_BUFSIZE_CONNSTRING (1024).
+    public static func isPlausibleConnectionString(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.count < 1024 && text.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F }
+    }
+
     /// Whether a reader name (or `--reader` value) addresses this back end.
     public static func handles(readerName: String) -> Bool { readerName.hasPrefix(readerPrefix) }
 
@@ -168,10 +175,15 @@ final class LibNFCDevice: Sendable {
     /// Opens the device if needed (on its thread).
     private func openSession() throws -> OpaquePointer {
         if let open = session.withLock({ $0 }) { return open.pointer }
+        guard LibNFCBackend.isPlausibleConnectionString(connectionString) else {
+            throw SmartCardError(.readerNotFound,
+                                 "'\(LogText.clip(connectionString))' is not a libnfc connection string (driver:port, printable ASCII, under 1024 bytes)")
+        }
         var error = [CChar](repeating: 0, count: 256)
         guard let opened = CLibNFCShim_open(connectionString, &error, error.count) else {
             let reason = String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            throw SmartCardError(.readerUnavailable, "\(readerName): \(reason.isEmpty ? "cannot open the device" : reason)")
+            throw SmartCardError(.readerUnavailable,
+                                 "\(LogText.clip(readerName)): \(reason.isEmpty ? "cannot open the device" : LogText.clip(reason, to: 300))")
         }
         session.withLock { $0 = OwnedSession(pointer: opened) }
         return opened

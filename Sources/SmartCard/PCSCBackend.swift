@@ -1,6 +1,7 @@
 import CPCSCLite
 import CSmartCardShim
 import Foundation
+import TextSanitizing
 import Synchronization
 
 /// PC/SC constants (pcsclite.h); kept here as Swift values so the rest of the code sees no C types.
@@ -216,7 +217,7 @@ public final class PCSCBackend: CardReaderBackend {
 
     private static func timeoutReason(_ filter: String?, found: [String]) -> String {
         if found.isEmpty {
-            if let filter { return "no reader matching '\(filter)' appeared before the timeout" }
+            if let filter { return "no reader matching '\(LogText.clip(filter))' appeared before the timeout" }
             return "no reader was connected before the timeout"
         }
         return "no card was presented before the timeout"

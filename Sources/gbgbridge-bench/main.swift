@@ -192,6 +192,7 @@ for setup in quirkSetups {
         results.append(try await PassportReader(connection: EmulatedCardConnection(chip: chip), accessKey: paceKey, options: filesOnly).read())
     }
     let first = results[0]
+    // trap: a benchmark that reads wrongly must stop rather than print figures for a broken read.
     precondition(first.passiveOutcome.status == .valid, "\(setup.name): \(first.passiveOutcome.detail)")
     print(pad(setup.name, 38) + String(format: " %5d  %7d  %3d  %12d  %6@  %7.2f", first.statistics.apdus, minimum,
                                        first.statistics.apdus - minimum, first.statistics.reauthentications, first.accessControl,
@@ -225,6 +226,7 @@ do {
             print(pad(transport, 12) + " the card did not leave")
             return
         }
+        // trap: a benchmark that reads wrongly must stop rather than print figures for a broken read.
         precondition(result.passiveOutcome.status == .valid)
         print(pad(transport, 12) + String(format: " %7d ms  %13d  %5d  %13d  %10.1f  %11.1f  %8.1f", returnAfter, result.statistics.reconnections,
                                           result.statistics.apdus, undisturbed.statistics.apdus, seconds(back - lost) * 1000,
@@ -302,6 +304,7 @@ for (mapping, parameterId, cipher, ca) in [("GM", 13, "AES-128", "ECDH-brainpool
         let result = try await PassportReader(connection: EmulatedCardConnection(chip: chip), accessKey: paceKey,
                                               options: ReadOptions(dataGroups: [14], verifyPassive: false, verifyActive: false, trustStore: trust)).read()
         cpu.append(Double(clock() - startCPU) / Double(CLOCKS_PER_SEC) * 1000)
+        // trap: a benchmark that reads wrongly must stop rather than print figures for a broken read.
         precondition(result.accessControl == "PACE" && result.chip.status == .valid)
         own.append(seconds(result.statistics.readingTime - result.statistics.cardTime) * 1000)
         card.append(seconds(result.statistics.cardTime) * 1000)
@@ -327,6 +330,7 @@ for (name, _) in FieldProfiles.all {
     let connection = RecordingConnection(EmulatedCardConnection(chip: chip))
     let result = try await PassportReader(connection: connection, accessKey: try AccessKey.mrz(description.mrz.lines.joined(separator: "\n")),
                                           options: options).read()
+    // trap: a benchmark that reads wrongly must stop rather than print figures for a broken read.
     precondition(result.passiveOutcome.status == .valid, "\(name): \(result.passiveOutcome.detail)")
     let exchanges = connection.recorded.map { ($0.command.count, $0.response.count) }
     func total(_ timing: ContactlessTiming) -> Double {
@@ -335,6 +339,7 @@ for (name, _) in FieldProfiles.all {
     let usesCAM = description.paceMapping?.uppercased().contains("CAM") == true
     let authenticity = [usesCAM ? "CAM" : nil, description.chipAuthentication != nil ? "CA" : nil,
                         result.active.status == .valid ? "AA" : nil].compactMap { $0 }.joined(separator: "+")
+    // trap: a benchmark that reads wrongly must stop rather than print figures for a broken read.
     precondition(result.chip.status == (usesCAM || description.chipAuthentication != nil ? .valid : .notSupported), "\(name): \(result.chip.detail)")
     print(pad(name, 18), pad(result.accessControl, 7), pad(authenticity.isEmpty ? "none" : authenticity, 10),
           String(format: "%6d  %9d  %8d  %10.0f  %10.0f  %12.0f  %12.0f", exchanges.count, exchanges.reduce(0) { $0 + $1.0 },

@@ -105,8 +105,36 @@ final class ServerRig: Sendable {
         }
     }
 
+    /// Sends a raw HTTP/1.1 request (`Connection: close`) and returns the status and the head of
+    /// the answer, header names lower-cased.
+    func rawResponse(path: String, method: String = "GET") async throws -> (status: Int, headers: [String: String]) {
+        let port = self.port
+        let text = try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result {
+                    try ServerRig.rawExchange(port: port, path: path, headers: [("Host", "127.0.0.1:\(port)"), ("Connection", "close")],
+                                              method: method, body: "", readAll: true)
+                })
+            }
+        }
+        let head = text.components(separatedBy: "\r\n\r\n").first ?? ""
+        var lines = head.components(separatedBy: "\r\n")
+        let status = lines.isEmpty ? -1 : Int(lines.removeFirst().split(separator: " ").dropFirst().first ?? "") ?? -1
+        var headers: [String: String] = [:]
+        for line in lines {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        return (status, headers)
+    }
+
     /// The blocking part of `rawStatus`, run off the cooperative pool.
     static func rawStatus(port: Int, path: String, headers: [(String, String)], method: String = "GET", body: String = "") throws -> Int {
+        let line = try rawExchange(port: port, path: path, headers: headers, method: method, body: body, readAll: false)
+        return Int(line.split(separator: " ").dropFirst().first ?? "") ?? -1
+    }
+
+    static func rawExchange(port: Int, path: String, headers: [(String, String)], method: String, body: String, readAll: Bool) throws -> String {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw RigUnavailable(description: "socket failed") }
         defer { close(fd) }
@@ -125,12 +153,17 @@ final class ServerRig: Sendable {
         if method != "GET" { text += "Content-Length: \(body.utf8.count)\r\n" }
         text += "\r\n" + body
         let bytes = Array(text.utf8)
-        _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress!, bytes.count, 0) }
-        var buffer = [UInt8](repeating: 0, count: 512)
-        let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress!, $0.count, 0) }
-        guard n > 12 else { throw RigUnavailable(description: "no HTTP answer") }
-        let line = String(decoding: buffer[0..<n], as: UTF8.self)
-        return Int(line.split(separator: " ")[1]) ?? -1
+        _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, bytes.count, 0) }
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            guard n > 0 else { break }
+            received += buffer[0..<n]
+            if !readAll || received.count > 1 << 20 { break }
+        }
+        guard received.count > 12 else { throw RigUnavailable(description: "no HTTP answer") }
+        return String(decoding: received, as: UTF8.self)
     }
 
     func upgradeHeaders(host: String? = nil, origin: String? = nil) -> [(String, String)] {
