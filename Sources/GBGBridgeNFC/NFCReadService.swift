@@ -184,7 +184,7 @@ public final class NFCReadService {
         let matching = readers.filter { reader in request.reader.map { reader.name.localizedCaseInsensitiveContains($0) } ?? true }
         guard !matching.isEmpty else {
             let message = readers.isEmpty ? "no NFC reader is connected"
-                : "no reader matches '\(request.reader ?? "")' (readers: \(readers.map(\.name).joined(separator: ", ")))"
+                : "no reader matches '\(LogText.clip(request.reader ?? ""))' (readers: \(readers.map { LogText.clip($0.name) }.joined(separator: ", ")))"
             responder.respond(status: .unsupported, data: nil,
                               error: BridgeErrorPayload(code: "NFC_NOT_AVAILABLE", message: message, recoverable: false))
             return
