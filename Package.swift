@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "GBGBridge", targets: ["GBGBridge"]),
         .library(name: "SmartCard", targets: ["SmartCard"]),
+        .library(name: "SmartCardCore", targets: ["SmartCardCore"]),
         .library(name: "MRTD", targets: ["MRTD"]),
         .library(name: "MRTDEmulator", targets: ["MRTDEmulator"]),
         .library(name: "GBGBridgeNFC", targets: ["GBGBridgeNFC"]),
@@ -44,8 +45,14 @@ let package = Package(
         // libnfc (PN53x readers on UART/I²C/SPI/USB), as Debian's libnfc-dev installs it.
         .systemLibrary(name: "CLibNFC", pkgConfig: "libnfc", providers: [.apt(["libnfc-dev"])]),
         .target(name: "CLibNFCShim", dependencies: ["CLibNFC"]),
-        // APDUs, BER-TLV, the reader/card protocol and its PC/SC and libnfc back ends.
-        .target(name: "SmartCard", dependencies: ["CPCSCLite", "CSmartCardShim", "CLibNFCShim", "TextSanitizing"]),
+        // APDUs, BER-TLV, status words and the reader/card protocol: no C library.
+        .target(name: "SmartCardCore", dependencies: ["TextSanitizing"]),
+        // The PC/SC back end (pcsc-lite).
+        .target(name: "SmartCardPCSC", dependencies: ["SmartCardCore", "CPCSCLite", "CSmartCardShim", "TextSanitizing"]),
+        // The libnfc back end (PN53x readers).
+        .target(name: "SmartCardLibNFC", dependencies: ["SmartCardCore", "CLibNFCShim", "TextSanitizing"]),
+        // The core and both back ends in one import.
+        .target(name: "SmartCard", dependencies: ["SmartCardCore", "SmartCardPCSC", "SmartCardLibNFC"]),
         // OpenSSL 3, as Debian's libssl-dev installs it.
         .systemLibrary(
             name: "COpenSSL",
@@ -57,12 +64,12 @@ let package = Package(
         // The cryptography eMRTDs need (3DES/AES, MACs, hashes, keys, CMS, X.509) over OpenSSL.
         .target(name: "MRTDCrypto", dependencies: ["COpenSSL", "COpenSSLShim"]),
         // eMRTD reading: LDS, access control, secure messaging, authentication.
-        .target(name: "MRTD", dependencies: ["SmartCard", "MRTDCrypto", "ImageCodecs", "TextSanitizing"]),
+        .target(name: "MRTD", dependencies: ["SmartCardCore", "MRTDCrypto", "ImageCodecs", "TextSanitizing"]),
         // A virtual eMRTD chip: in-process, or as a card in pcscd through vpcd.
-        .target(name: "MRTDEmulator", dependencies: ["MRTD", "MRTDCrypto", "SmartCard"]),
+        .target(name: "MRTDEmulator", dependencies: ["MRTD", "MRTDCrypto", "SmartCardCore"]),
         // nfc.read on a BridgeHost.
         .target(name: "GBGBridgeNFC", dependencies: [
-            "GBGBridge", "MRTD", "SmartCard", .product(name: "Logging", package: "swift-log"),
+            "GBGBridge", "MRTD", "SmartCardCore", .product(name: "Logging", package: "swift-log"),
         ]),
         // V4L2 device queries (ioctl with a macro request code) for CameraDetector.
         .target(name: "CV4L2Shim"),

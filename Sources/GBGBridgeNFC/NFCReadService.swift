@@ -2,7 +2,7 @@ import Foundation
 import GBGBridge
 import Logging
 import MRTD
-import SmartCard
+import SmartCardCore
 
 /// `nfc.read` for GBGBridge hosts: reads ePassport / eID chips through a `CardReaderBackend` and
 /// answers with the contract of design.md §4, with live `nfc.read.progress` events.

@@ -1,5 +1,5 @@
 import MRTDCrypto
-import SmartCard
+import SmartCardCore
 
 /// PACE (ICAO 9303-11 §4.4, BSI TR-03110): protocol identifiers, standardised domain
 /// parameters, and the cryptographic steps shared by the reader and the emulated chip.

@@ -1,6 +1,6 @@
 import Foundation
 import MRTDCrypto
-import SmartCard
+import SmartCardCore
 
 /// Active Authentication (ICAO 9303-11 §6.1): the chip signs a random challenge with the private
 /// key whose public half is in DG15 — a copied chip cannot.

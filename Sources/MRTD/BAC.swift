@@ -1,5 +1,5 @@
 import MRTDCrypto
-import SmartCard
+import SmartCardCore
 
 /// Basic Access Control (ICAO 9303-11 §4.3): mutual authentication with keys derived from the
 /// MRZ, ending in 3DES secure messaging.

@@ -1,5 +1,5 @@
 import MRTDCrypto
-import SmartCard
+import SmartCardCore
 
 /// Chip Authentication (ICAO 9303-11 §6.2, BSI TR-03110): the chip proves it holds the private
 /// key of the DG14 public key by agreeing new secure-messaging keys with it. ECDH and DH; with

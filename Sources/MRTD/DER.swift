@@ -1,4 +1,4 @@
-import SmartCard
+import SmartCardCore
 
 /// A small DER writer for the structures this package produces (LDS security objects, test data).
 public enum DER {

@@ -1,4 +1,4 @@
-import SmartCard
+import SmartCardCore
 
 /// A failure while reading or verifying an eMRTD, with a stable code. Reasons never contain the
 /// access key (MRZ, CAN) or key material.

@@ -1,5 +1,5 @@
 import MRTDCrypto
-import SmartCard
+import SmartCardCore
 
 /// Session keys and send sequence counter for ISO 7816-4 / ICAO 9303-11 §9.8 secure messaging,
 /// with both roles: the reader protects commands and checks responses; a chip (the emulator)

@@ -1,4 +1,4 @@
-import SmartCard
+import SmartCardCore
 
 /// Misbehaviour to inject into a virtual chip, for tests of reader robustness.
 public struct ChipFaults: Sendable, Hashable {

@@ -1,6 +1,6 @@
 import MRTD
 import MRTDCrypto
-import SmartCard
+import SmartCardCore
 
 /// The chip's side of PACE (ECDH generic mapping).
 struct ChipPACESession {

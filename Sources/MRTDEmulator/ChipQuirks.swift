@@ -1,4 +1,4 @@
-import SmartCard
+import SmartCardCore
 
 /// How a chip departs from the textbook, as readers report from real documents
 /// (`../shared/field-profiles.md`): each switch reproduces one field behaviour, so a rig can put

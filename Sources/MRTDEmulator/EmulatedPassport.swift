@@ -1,7 +1,7 @@
 import Foundation
 import MRTD
 import MRTDCrypto
-import SmartCard
+import SmartCardCore
 
 /// The content and behaviour of one virtual passport chip: its files, its access key and its
 /// limits. Build one from a description (files are generated and EF.SOD is signed) or from a

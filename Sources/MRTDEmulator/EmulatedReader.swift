@@ -1,4 +1,4 @@
-import SmartCard
+import SmartCardCore
 import Synchronization
 
 /// An in-process reader holding a virtual chip, for fast tests and demos without pcscd. It

@@ -1,7 +1,7 @@
 import Foundation
 import MRTD
 import MRTDCrypto
-import SmartCard
+import SmartCardCore
 
 /// Builds the LDS1 elementary files of a virtual passport from a description: EF.COM, DG1, DG2,
 /// DG7, DG11, DG12, and an EF.SOD signed by a document signer.

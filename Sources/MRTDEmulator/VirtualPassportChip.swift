@@ -1,7 +1,7 @@
 import Foundation
 import MRTD
 import MRTDCrypto
-import SmartCard
+import SmartCardCore
 import Synchronization
 
 /// An ICAO 9303 LDS1 chip that answers APDUs like a real passport: MF and eMRTD application,

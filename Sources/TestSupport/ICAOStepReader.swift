@@ -1,5 +1,5 @@
 import MRTD
-import SmartCard
+import SmartCardCore
 
 /// A deliberately plain reader written step by step from ICAO 9303-11 (§4.3 BAC, §9.8 secure
 /// messaging): no adaptive reading, no retries. Tests use it to prove the emulator behaves like a

@@ -1,4 +1,4 @@
-import SmartCard
+import SmartCardCore
 import Synchronization
 
 /// A connection that keeps every exchange as it went over the air (what an eavesdropper sees):

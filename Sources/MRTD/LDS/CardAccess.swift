@@ -1,5 +1,5 @@
 import MRTDCrypto
-import SmartCard
+import SmartCardCore
 
 /// What EF.CardAccess (or DG14) says about PACE: one `PACEInfo` per supported protocol.
 public struct PACEInfo: Sendable, Hashable, CustomStringConvertible {

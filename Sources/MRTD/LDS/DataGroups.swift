@@ -1,6 +1,6 @@
 import Foundation
 import MRTDCrypto
-import SmartCard
+import SmartCardCore
 
 /// EF.COM: the LDS version and the data groups the chip says it has.
 public struct EFCOM: Sendable, Hashable {
@@ -19,7 +19,7 @@ public struct EFCOM: Sendable, Hashable {
             throw MRTDError(.malformedData, "EF.COM has no tag list (5C)")
         }
         if !tags.isEmpty, tags.count.isMultiple(of: 2), tags.allSatisfy({ (0x30...0x39).contains($0) || (0x41...0x46).contains($0) || (0x61...0x66).contains($0) }),
-           let decoded = SmartCard.bytes(hex: String(decoding: tags, as: UTF8.self)), decoded.allSatisfy({ LDSFile(comTag: $0) != nil }) {
+           let decoded = SmartCardCore.bytes(hex: String(decoding: tags, as: UTF8.self)), decoded.allSatisfy({ LDSFile(comTag: $0) != nil }) {
             tags = decoded
         }
         dataGroups = Array(Set(tags.compactMap { LDSFile(comTag: $0)?.dataGroupNumber })).sorted()

@@ -1,5 +1,5 @@
 import MRTDCrypto
-import SmartCard
+import SmartCardCore
 
 /// EF.SOD: the CMS SignedData over the LDS security object, with the data-group hashes it signs.
 public struct SecurityObject: Sendable {

@@ -1,5 +1,5 @@
 import Foundation
-import SmartCard
+import SmartCardCore
 import Synchronization
 
 /// A record of every APDU exchange of a read, one JSON object per line: what a user attaches to a

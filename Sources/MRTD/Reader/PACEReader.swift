@@ -1,5 +1,5 @@
 import MRTDCrypto
-import SmartCard
+import SmartCardCore
 
 extension PassportReader {
     /// What this reader can run: generic and chip authentication mapping on the standardised

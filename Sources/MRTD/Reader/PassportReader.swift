@@ -1,6 +1,6 @@
 import Foundation
 import MRTDCrypto
-import SmartCard
+import SmartCardCore
 
 /// Everything a read produced: the raw files, what was parsed from them, and the verifications.
 public struct PassportReadResult: Sendable {

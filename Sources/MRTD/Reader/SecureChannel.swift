@@ -1,4 +1,4 @@
-import SmartCard
+import SmartCardCore
 
 /// The reader's link to one chip: plain or secure-messaging APDUs, counters, and the rules for
 /// turning transport failures into `MRTDError`s. Not shared across tasks.

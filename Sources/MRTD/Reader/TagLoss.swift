@@ -1,4 +1,4 @@
-import SmartCard
+import SmartCardCore
 
 /// Tag loss: the document leaves the reader's field in the middle of a read (a hand moves, a
 /// passport slides on the glass). With a `reconnect` closure the read waits for it and goes on

@@ -1,6 +1,6 @@
 import Foundation
 import MRTDCrypto
-import SmartCard
+import SmartCardCore
 
 /// The CSCA certificates (and CRLs) passive authentication trusts: PEM/DER certificate files,
 /// directories of them, and ICAO master lists (CMS over `CscaMasterList`).

@@ -4,16 +4,16 @@ import Synchronization
 /// A thread of its own that runs blocking C calls one after another, so they never occupy the
 /// Swift cooperative pool. pcsc-lite wants each SCARDCONTEXT used from one thread; each context
 /// therefore lives on its own `DedicatedThread`.
-final class DedicatedThread: Sendable {
+package final class DedicatedThread: Sendable {
     private struct State {
         var jobs: [@Sendable () -> Void] = []
         var stopping = false
     }
     private let state = Mutex(State())
     private let condition = NSCondition()
-    let name: String
+    package let name: String
 
-    init(name: String) {
+    package init(name: String) {
         self.name = name
         let thread = Thread { [self] in self.loop() }
         thread.name = name
@@ -50,7 +50,7 @@ final class DedicatedThread: Sendable {
     }
 
     /// Runs `body` on the thread and returns its result to the awaiting task.
-    func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    package func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             let accepted = enqueue {
                 continuation.resume(with: Result { try body() })
@@ -62,12 +62,12 @@ final class DedicatedThread: Sendable {
     }
 
     /// Runs `body` on the thread without waiting for it.
-    func runDetached(_ body: @escaping @Sendable () -> Void) {
+    package func runDetached(_ body: @escaping @Sendable () -> Void) {
         _ = enqueue(body)
     }
 
     /// Lets queued jobs finish, then ends the thread.
-    func stop() {
+    package func stop() {
         condition.lock()
         state.withLock { $0.stopping = true }
         condition.signal()

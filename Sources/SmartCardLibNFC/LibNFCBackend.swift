@@ -1,6 +1,7 @@
 import CLibNFCShim
 import TextSanitizing
 import Foundation
+import SmartCardCore
 import Synchronization
 
 /// Readers driven by libnfc: PN532 on UART/I²C/SPI, PN533 USB sticks and others pcscd does not
@@ -14,8 +15,8 @@ import Synchronization
 /// APDUs are answered `6700` by the connection without reaching the card (the reader layer then
 /// uses short APDUs, as it does for chips without extended length).
 public final class LibNFCBackend: CardReaderBackend {
-    public static let readerPrefix = "libnfc:"
-    public var backendName: String { "libnfc" }
+    public static let readerPrefix = ReaderName.libnfcPrefix
+    public var backendName: String { ReaderName.libnfcBackendName }
 
     /// Devices named explicitly (connection strings without the `libnfc:` prefix).
     public let connectionStrings: [String]

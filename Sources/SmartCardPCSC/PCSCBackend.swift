@@ -1,6 +1,7 @@
 import CPCSCLite
 import CSmartCardShim
 import Foundation
+import SmartCardCore
 import TextSanitizing
 import Synchronization
 

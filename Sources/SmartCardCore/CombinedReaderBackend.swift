@@ -10,14 +10,9 @@ public final class CombinedReaderBackend: CardReaderBackend {
         self.backends = backends
     }
 
-    /// PC/SC, plus libnfc with the given connection strings and its own discovery.
-    public static func standard(libnfcDevices: [String] = [], libnfcDiscovery: Bool = true) -> CombinedReaderBackend {
-        CombinedReaderBackend([PCSCBackend(), LibNFCBackend(connectionStrings: libnfcDevices, discover: libnfcDiscovery)])
-    }
-
     private func candidates(for filter: String?) -> [any CardReaderBackend] {
-        guard let filter, LibNFCBackend.handles(readerName: filter) else { return backends }
-        return backends.filter { $0 is LibNFCBackend }
+        guard let filter, ReaderName.isLibNFC(filter) else { return backends }
+        return backends.filter { $0.backendName == ReaderName.libnfcBackendName }
     }
 
     /// The most useful of several back-end errors: a missing service last.
@@ -58,10 +53,10 @@ public final class CombinedReaderBackend: CardReaderBackend {
     }
 
     public func connect(reader: String) async throws -> any CardConnection {
-        if LibNFCBackend.handles(readerName: reader), let libnfc = backends.first(where: { $0 is LibNFCBackend }) {
+        if ReaderName.isLibNFC(reader), let libnfc = backends.first(where: { $0.backendName == ReaderName.libnfcBackendName }) {
             return try await libnfc.connect(reader: reader)
         }
-        guard let other = backends.first(where: { !($0 is LibNFCBackend) }) else {
+        guard let other = backends.first(where: { $0.backendName != ReaderName.libnfcBackendName }) else {
             throw SmartCardError(.readerNotFound, "no back end drives '\(reader)'")
         }
         return try await other.connect(reader: reader)
@@ -89,4 +84,15 @@ public final class CombinedReaderBackend: CardReaderBackend {
             throw Self.preferred(errors)
         }
     }
+}
+
+/// How reader names say which back end drives them.
+public enum ReaderName {
+    /// The prefix of libnfc readers' names (`libnfc:pn532_uart:/dev/ttyUSB0`).
+    public static let libnfcPrefix = "libnfc:"
+    /// `CardReaderBackend.backendName` of the libnfc back end.
+    public static let libnfcBackendName = "libnfc"
+
+    /// Whether a reader name (or a `--reader` filter) addresses libnfc.
+    public static func isLibNFC(_ name: String) -> Bool { name.hasPrefix(libnfcPrefix) }
 }
