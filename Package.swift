@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "SmartCard", targets: ["SmartCard"]),
         .library(name: "SmartCardCore", targets: ["SmartCardCore"]),
         .library(name: "MRTD", targets: ["MRTD"]),
+        .library(name: "MRTDVerification", targets: ["MRTDVerification"]),
         .library(name: "MRTDEmulator", targets: ["MRTDEmulator"]),
         .library(name: "GBGBridgeNFC", targets: ["GBGBridgeNFC"]),
         .library(name: "GBGBridgeStubs", targets: ["GBGBridgeStubs"]),
@@ -63,13 +64,18 @@ let package = Package(
         .target(name: "COpenSSLShim", dependencies: ["COpenSSL"]),
         // The cryptography eMRTDs need (3DES/AES, MACs, hashes, keys, CMS, X.509) over OpenSSL.
         .target(name: "MRTDCrypto", dependencies: ["COpenSSL", "COpenSSLShim"]),
-        // eMRTD reading: LDS, access control, secure messaging, authentication.
-        .target(name: "MRTD", dependencies: ["SmartCardCore", "MRTDCrypto", "ImageCodecs", "TextSanitizing"]),
+        // The eMRTD's data: MRZ and access keys, LDS files, security infos, DER.
+        .target(name: "LDS", dependencies: ["SmartCardCore", "MRTDCrypto", "TextSanitizing"]),
+        // Verifying what a chip gave: passive authentication, trust store, master lists, CRLs,
+        // evidence. Links neither a card back end nor an image codec.
+        .target(name: "MRTDVerification", dependencies: ["LDS", "SmartCardCore", "MRTDCrypto", "TextSanitizing"]),
+        // Reading eMRTDs: the card session, the protocols (BAC, PACE, CA, AA), the reader.
+        .target(name: "MRTD", dependencies: ["MRTDVerification", "LDS", "SmartCardCore", "MRTDCrypto", "TextSanitizing"]),
         // A virtual eMRTD chip: in-process, or as a card in pcscd through vpcd.
         .target(name: "MRTDEmulator", dependencies: ["MRTD", "MRTDCrypto", "SmartCardCore"]),
         // nfc.read on a BridgeHost.
         .target(name: "GBGBridgeNFC", dependencies: [
-            "GBGBridge", "MRTD", "SmartCardCore", .product(name: "Logging", package: "swift-log"),
+            "GBGBridge", "MRTD", "SmartCardCore", "ImageCodecs", .product(name: "Logging", package: "swift-log"),
         ]),
         // V4L2 device queries (ioctl with a macro request code) for CameraDetector.
         .target(name: "CV4L2Shim"),
@@ -134,7 +140,7 @@ let package = Package(
         ),
         .testTarget(
             name: "MRTDTests",
-            dependencies: ["MRTD", "MRTDCrypto", "SmartCard", "MRTDEmulator", "TestSupport", "ImageCodecs",
+            dependencies: ["MRTD", "MRTDVerification", "LDS", "GBGBridgeNFC", "MRTDCrypto", "SmartCard", "MRTDEmulator", "TestSupport", "ImageCodecs",
                            .product(name: "PropertyBased", package: "swift-property-based")]
         ),
         .testTarget(

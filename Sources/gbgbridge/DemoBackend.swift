@@ -1,4 +1,5 @@
 import Foundation
+import GBGBridgeNFC
 import MRTD
 import MRTDCrypto
 import Synchronization

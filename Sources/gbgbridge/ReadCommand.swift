@@ -1,6 +1,7 @@
 import ArgumentParser
 import CGBGBridgeCLI
 import Foundation
+import GBGBridgeNFC
 import MRTD
 import SmartCard
 import Synchronization

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GBGBridge
+import GBGBridgeNFC
 import MRTD
 
 /// `gbgbridge verify`: passive authentication of saved chip data.

@@ -4,7 +4,9 @@ import SmartCard
 import Synchronization
 import TestSupport
 import Testing
+@testable import LDS
 @testable import MRTD
+@testable import MRTDVerification
 
 @Suite("APDU trace (read --trace): every exchange, no secrets")
 struct APDUTraceTests {

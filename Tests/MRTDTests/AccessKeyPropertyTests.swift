@@ -1,8 +1,11 @@
 import Foundation
+import GBGBridgeNFC
 import PropertyBased
 import TestSupport
 import Testing
+@testable import LDS
 @testable import MRTD
+@testable import MRTDVerification
 
 /// Every text that reaches the MRZ, CAN and date logic, from a journey or the command line, mixed
 /// with Unicode that looks like digits and letters: never a crash, always a typed error that names

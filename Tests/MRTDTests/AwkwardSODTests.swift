@@ -4,7 +4,9 @@ import MRTDEmulator
 import SmartCard
 import TestSupport
 import Testing
+@testable import LDS
 @testable import MRTD
+@testable import MRTDVerification
 
 /// EF.SODs as issuers make them, not as OpenSSL's `CMS_verify` expects them: the signer named by
 /// an issuer whose encoding differs from the certificate's (attribute order, string types, case),

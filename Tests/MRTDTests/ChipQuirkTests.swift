@@ -1,9 +1,12 @@
 import Foundation
+import GBGBridgeNFC
 import MRTDEmulator
 import SmartCard
 import TestSupport
 import Testing
+@testable import LDS
 @testable import MRTD
+@testable import MRTDVerification
 
 /// The checks every quirky read must pass: the same files as the chip holds, verified.
 func expectFaithfulRead(_ result: PassportReadResult, of chip: VirtualPassportChip, quirk: Quirk, passport name: String,

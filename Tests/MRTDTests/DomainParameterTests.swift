@@ -4,7 +4,9 @@ import MRTDEmulator
 import SmartCard
 import TestSupport
 import Testing
+@testable import LDS
 @testable import MRTD
+@testable import MRTDVerification
 
 /// EF.CardAccess with PACEDomainParameterInfo (proprietary parameter ids with explicit domain
 /// parameters), and DG14s that real passports carry.

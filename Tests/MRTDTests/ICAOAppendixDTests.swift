@@ -1,7 +1,9 @@
 import MRTDCrypto
 import SmartCard
 import Testing
+@testable import LDS
 @testable import MRTD
+@testable import MRTDVerification
 
 /// ICAO Doc 9303 Part 11, Appendix D: the worked example of BAC and secure messaging, byte for byte.
 @Suite("ICAO 9303-11 Appendix D (BAC and 3DES secure messaging)")

@@ -1,7 +1,9 @@
 import MRTDCrypto
 import SmartCard
 import Testing
+@testable import LDS
 @testable import MRTD
+@testable import MRTDVerification
 
 /// ICAO Doc 9303 Part 11, Appendix G.2: PACE with DH generic mapping on the RFC 5114 1024-bit
 /// MODP group with a 160-bit prime order subgroup (parameter id 0) and AES-128, byte for byte.

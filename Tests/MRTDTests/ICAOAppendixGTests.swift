@@ -1,7 +1,9 @@
 import MRTDCrypto
 import SmartCard
 import Testing
+@testable import LDS
 @testable import MRTD
+@testable import MRTDVerification
 
 /// ICAO Doc 9303 Part 11, Appendix G.1: PACE with ECDH generic mapping on brainpoolP256r1 and
 /// AES-128, byte for byte.

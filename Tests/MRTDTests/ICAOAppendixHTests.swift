@@ -1,7 +1,9 @@
 import MRTDCrypto
 import SmartCard
 import Testing
+@testable import LDS
 @testable import MRTD
+@testable import MRTDVerification
 
 /// ICAO Doc 9303 Part 11, Appendix H: PACE Integrated Mapping, ECDH example (brainpoolP256r1,
 /// AES-128), byte for byte. Covers the mapping primitives (R(s, t), the point encoding of

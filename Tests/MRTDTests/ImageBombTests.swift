@@ -1,9 +1,12 @@
 import Foundation
+import GBGBridgeNFC
 import ImageCodecs
 import Synchronization
 import TestSupport
 import Testing
+@testable import LDS
 @testable import MRTD
+@testable import MRTDVerification
 
 /// Decompression bombs in DG2: a few hundred bytes of JPEG 2000 that declare thousands of pixels a
 /// side, thousands of tiles or too many components. The header is read first; what would pass the

@@ -1,9 +1,12 @@
 import Foundation
+import GBGBridgeNFC
 import ImageCodecs
 import SmartCard
 import TestSupport
 import Testing
+@testable import LDS
 @testable import MRTD
+@testable import MRTDVerification
 
 @Suite("LDS parsing")
 struct LDSParsingTests {

@@ -1,5 +1,7 @@
 import Testing
+@testable import LDS
 @testable import MRTD
+@testable import MRTDVerification
 
 @Suite("MRZ")
 struct MRZTests {

@@ -1,10 +1,13 @@
 import Foundation
+import GBGBridgeNFC
 import MRTDCrypto
 import MRTDEmulator
 import SmartCard
 import TestSupport
 import Testing
+@testable import LDS
 @testable import MRTD
+@testable import MRTDVerification
 
 /// The reader end to end through real pcscd + vpcd + the emulator.
 @Suite("Reading passports through pcscd", .serialized)

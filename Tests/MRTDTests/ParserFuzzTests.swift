@@ -1,10 +1,13 @@
 import Foundation
+import GBGBridgeNFC
 import ImageCodecs
 import MRTDCrypto
 import SmartCard
 import TestSupport
 import Testing
+@testable import LDS
 @testable import MRTD
+@testable import MRTDVerification
 
 /// Seeded mutation fuzzing of every parser that sees chip or file data: bounded and repeatable,
 /// so it runs in CI. Each parser must return or throw a typed error — never crash or hang.

@@ -3,7 +3,9 @@ import MRTDCrypto
 import SmartCard
 import TestSupport
 import Testing
+@testable import LDS
 @testable import MRTD
+@testable import MRTDVerification
 
 @Suite("Passive authentication with real-world data")
 struct PassiveAuthenticationTests {

@@ -1,11 +1,14 @@
 import Foundation
+import GBGBridgeNFC
 import MRTDEmulator
 import SmartCard
 import Synchronization
 import TestSupport
 import MRTDCrypto
 import Testing
+@testable import LDS
 @testable import MRTD
+@testable import MRTDVerification
 
 @Suite("PassportReader against the in-process emulator")
 struct PassportReaderTests {

@@ -3,7 +3,9 @@ import MRTDCrypto
 import SmartCard
 import TestSupport
 import Testing
+@testable import LDS
 @testable import MRTD
+@testable import MRTDVerification
 
 /// A recorded PACE-CAM session with a real German eID card (Fixtures/traces/de-eid-pace-cam.txt):
 /// with the terminal's keys of the recording, every value we compute — password key, nonce,

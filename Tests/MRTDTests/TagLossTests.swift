@@ -4,7 +4,9 @@ import SmartCard
 import Synchronization
 import TestSupport
 import Testing
+@testable import LDS
 @testable import MRTD
+@testable import MRTDVerification
 
 /// Progress reports of one read, in order.
 final class ProgressLog: Sendable {

@@ -2,87 +2,6 @@ import Foundation
 import MRTDCrypto
 import SmartCardCore
 
-/// Everything a read produced: the raw files, what was parsed from them, and the verifications.
-public struct PassportReadResult: Sendable {
-    /// `BAC` or `PACE`.
-    public var accessControl: String
-    /// `GM`, `IM` or `CAM` for PACE.
-    public var paceMapping: String?
-    /// The PACE protocol, e.g. `PACE-ECDH-GM-AES-128`.
-    public var paceProtocol: String?
-    /// Why the chip was opened with BAC although it offers PACE, when that happened.
-    public var accessControlNote: String?
-    /// Whether INTERNAL AUTHENTICATE was sent (the outcome is in `active`).
-    public var activeAuthenticationPerformed = false
-    /// The challenge and the chip's signature, when INTERNAL AUTHENTICATE was answered.
-    public var activeAuthenticationExchange: ActiveAuthenticationRecord?
-    /// Whether Chip Authentication was attempted (the outcome is in `chip`).
-    public var chipAuthenticationPerformed = false
-    /// Where the chip key that `chip` rests on came from: `DG14`, or `EF.CardSecurity` (PACE-CAM,
-    /// or Chip Authentication on an ID card without DG14).
-    public var chipKeySource: String?
-    /// Every file read, as read.
-    public var files: [LDSFile: [UInt8]]
-    /// Files that were wanted but are absent or protected, with the reason.
-    public var skipped: [LDSFile: String]
-    public var com: EFCOM?
-    public var sod: SecurityObject?
-    public var dg1: DataGroup1?
-    public var dg2: DataGroup2?
-    public var dg7: DataGroup7?
-    public var dg11: DataGroup11?
-    public var dg12: DataGroup12?
-    public var dg14: SecurityInfos?
-    public var dg15: DataGroup15?
-    /// Files that were read but could not be parsed, with the reason.
-    public var parseErrors: [LDSFile: String]
-    public var passive: PassiveAuthenticationResult?
-    public var passiveOutcome: VerificationOutcome
-    public var chip: VerificationOutcome
-    public var active: VerificationOutcome
-    /// Whether EF.CardAccess (unsigned) offers what the signed DG14 and EF.CardSecurity list.
-    public var cardAccessCheck = VerificationOutcome(status: .notChecked, detail: "not checked")
-    public var statistics: ReadStatistics
-
-    init(accessControl: String, files: [LDSFile: [UInt8]], skipped: [LDSFile: String] = [:], com: EFCOM? = nil,
-         sod: SecurityObject? = nil, parseErrors: [LDSFile: String] = [:]) {
-        self.accessControl = accessControl
-        self.files = files
-        self.skipped = skipped
-        self.com = com
-        self.sod = sod
-        self.parseErrors = parseErrors
-        passiveOutcome = VerificationOutcome(status: .notChecked, detail: "passive authentication was not requested")
-        chip = VerificationOutcome(status: .notChecked, detail: "chip authentication was not requested")
-        active = VerificationOutcome(status: .notChecked, detail: "active authentication was not requested")
-        statistics = ReadStatistics(apdus: 0, bytesSent: 0, bytesReceived: 0, fileBytes: 0, cardTime: .zero,
-                                    totalTime: .zero, readingTime: .zero, verificationTime: .zero, readSize: 0,
-                                    extendedLength: false, reauthentications: 0)
-    }
-
-    /// Passive authentication of saved files (a dump): parses them as a read would and verifies
-    /// against `trustStore`. Chip and active authentication need the chip and are `notChecked`.
-    public static func offline(files: [LDSFile: [UInt8]], trustStore: TrustStore) -> PassportReadResult {
-        var result = PassportReadResult(accessControl: "none", files: files)
-        if let bytes = files[.com] {
-            do { result.com = try EFCOM(bytes: bytes) } catch { result.parseErrors[.com] = error.reason }
-        }
-        if let bytes = files[.sod] {
-            do { result.sod = try SecurityObject(bytes: bytes) } catch { result.parseErrors[.sod] = error.reason }
-        }
-        PassportReader.parse(into: &result)
-        PassportReader.verify(&result, options: ReadOptions(verifyChip: false, verifyActive: false, trustStore: trustStore))
-        result.chip = VerificationOutcome(status: .notChecked, detail: "chip authentication needs the chip")
-        result.active = VerificationOutcome(status: .notChecked, detail: "active authentication needs the chip")
-        return result
-    }
-
-    /// The data groups read, sorted (`DG1`, `DG2`, …).
-    public var dataGroupsRead: [String] {
-        files.keys.filter { $0.dataGroupNumber != nil }.sorted().map(\.name)
-    }
-}
-
 /// Reads an eMRTD over an established card connection: access control, then EF.COM, EF.SOD and
 /// the data groups with as few APDUs as the chip allows, then verification.
 ///
@@ -208,7 +127,7 @@ public final class PassportReader {
         report(.reading, percent: 10)
 
         var files: [LDSFile: [UInt8]] = [:]
-        var skipped: [LDSFile: String] = [:]
+        var skipped: [LDSFile: FileAbsence] = [:]
         var parseErrors: [LDSFile: String] = [:]
 
         // EF.COM and EF.SOD first: together they say which data groups exist.
@@ -254,14 +173,14 @@ public final class PassportReader {
 
         let readingDone = ContinuousClock.now
         // Parse what was read.
-        var result = PassportReadResult(accessControl: accessControl, files: files, skipped: skipped, com: com, sod: sod,
+        var result = PassportReadResult(accessControl: accessControl, files: files, absent: skipped, com: com, sod: sod,
                                         parseErrors: parseErrors)
         result.paceMapping = pace?.protocolID.mapping.rawValue
         result.paceProtocol = pace?.protocolID.description
         result.accessControlNote = accessControlNote
         if let cardAccess { result.files[.cardAccess] = cardAccess }
         if let cardSecurity { result.files[.cardSecurity] = cardSecurity }
-        Self.parse(into: &result)
+        ReadVerification.parse(into: &result)
         if chipOutcome?.status == .valid, channel.chipAuthenticationRefuted {
             // MSE and GENERAL AUTHENTICATE went through, but the chip could not go on with the keys.
             chipOutcome = VerificationOutcome(status: .invalid, detail: "the chip answered Chip Authentication but could not continue secure messaging with the agreed keys: it does not hold the \(completedChipAuthentication?.source ?? "DG14") chip key (it may be a copy)")
@@ -274,7 +193,8 @@ public final class PassportReader {
 
         report(.verifying, percent: 92)
         try await surviveTagLoss { () async throws(MRTDError) in try await performActiveAuthentication(&result) }
-        Self.verify(&result, options: options)
+        ReadVerification.verify(&result, passive: options.verifyPassive, chip: options.verifyChip, active: options.verifyActive,
+                                trustStore: options.trustStore)
         report(.verifying, percent: 100)
         result.statistics = ReadStatistics(
             apdus: channel.apduCount, bytesSent: channel.bytesSent, bytesReceived: channel.bytesReceived,
@@ -282,109 +202,6 @@ public final class PassportReader {
             readingTime: readingDone - started, verificationTime: ContinuousClock.now - readingDone, readSize: readSize,
             extendedLength: channel.extendedLength, reauthentications: reauthentications, reconnections: reconnections)
         return result
-    }
-
-    static func parse(into result: inout PassportReadResult) {
-        func attempt<T>(_ file: LDSFile, _ body: ([UInt8]) throws(MRTDError) -> T) -> T? {
-            guard let bytes = result.files[file] else { return nil }
-            do { return try body(bytes) } catch {
-                result.parseErrors[file] = error.reason
-                return nil
-            }
-        }
-        result.dg1 = attempt(.dataGroup(1)) { bytes throws(MRTDError) in try DataGroup1(bytes: bytes) }
-        result.dg2 = attempt(.dataGroup(2)) { bytes throws(MRTDError) in try DataGroup2(bytes: bytes) }
-        result.dg7 = attempt(.dataGroup(7)) { bytes throws(MRTDError) in try DataGroup7(bytes: bytes) }
-        result.dg11 = attempt(.dataGroup(11)) { bytes throws(MRTDError) in try DataGroup11(bytes: bytes) }
-        result.dg12 = attempt(.dataGroup(12)) { bytes throws(MRTDError) in try DataGroup12(bytes: bytes) }
-        result.dg14 = attempt(.dataGroup(14)) { bytes throws(MRTDError) in try SecurityInfos(bytes: bytes) }
-        result.dg15 = attempt(.dataGroup(15)) { bytes throws(MRTDError) in try DataGroup15(bytes: bytes) }
-    }
-
-    static func verify(_ result: inout PassportReadResult, options: ReadOptions) {
-        if options.verifyPassive {
-            if let sod = result.sod {
-                var groups: [Int: [UInt8]] = [:]
-                for (file, bytes) in result.files { if let n = file.dataGroupNumber { groups[n] = bytes } }
-                var passive = PassiveAuthentication.verify(sod: sod, dataGroups: groups, trustStore: options.trustStore)
-                // Files EF.SOD lists that the chip would not give: never silently absent.
-                var missing: [String] = []
-                for (file, reason) in result.skipped {
-                    guard let number = file.dataGroupNumber, sod.dataGroupHashes[number] != nil else { continue }
-                    if reason == protectedReason {
-                        passive.dataGroups[file.name] = .protected
-                    } else {
-                        passive.dataGroups[file.name] = .missing
-                        missing.append(file.name)
-                    }
-                }
-                if !missing.isEmpty {
-                    passive.status = .invalid
-                    passive.detail = "EF.SOD lists \(missing.sorted().joined(separator: ", ")), which the chip does not give: not the document that was signed; "
-                        + passive.detail
-                }
-                result.passive = passive
-                result.passiveOutcome = VerificationOutcome(status: passive.status, detail: passive.detail)
-            } else if let error = result.parseErrors[.sod] {
-                result.passiveOutcome = VerificationOutcome(status: .invalid, detail: "EF.SOD could not be parsed: \(error)")
-            } else {
-                result.passiveOutcome = VerificationOutcome(status: .notSupported, detail: "the chip has no EF.SOD")
-            }
-        }
-        if options.verifyChip && !result.chipAuthenticationPerformed {
-            if result.dg14 == nil, result.sod?.dataGroupHashes[14] != nil, let reason = result.skipped[.dataGroup(14)] {
-                // Downgrade protection: a chip that hides the signed DG14 must not pass as one without CA.
-                result.chip = VerificationOutcome(status: .invalid,
-                                                  detail: "EF.SOD lists DG14 (the chip key), but the chip does not give it (\(reason)): it may be a copy")
-            } else if let dg14 = result.dg14, ChipAuthentication.offer(in: dg14) != nil {
-                result.chip = VerificationOutcome(status: .notChecked, detail: "chip authentication needs the chip")
-            } else {
-                result.chip = VerificationOutcome(status: .notSupported, detail: "the chip offers no Chip Authentication (no DG14 chip key this reader can use)")
-            }
-        }
-        // A key from EF.CardSecurity (PACE-CAM, or CA on a card without DG14): its own signature
-        // and chain must hold.
-        if result.chip.status == .valid, result.chipKeySource == "EF.CardSecurity", let security = result.files[.cardSecurity] {
-            if let signed = try? CMSSignedData(bytes: security), let signer = try? signed.verifySignature(extraCertificates: options.trustStore.certificates) {
-                let instant = signer.notBefore ?? Date().timeIntervalSince1970
-                let (chain, detail, _) = PassiveAuthentication.chain(signer, trustStore: options.trustStore, at: instant)
-                if chain != .trusted {
-                    result.chip = VerificationOutcome(status: .untrusted, detail: result.chip.detail + ", but EF.CardSecurity is not trusted: " + detail)
-                }
-            } else {
-                result.chip = VerificationOutcome(status: .invalid, detail: "EF.CardSecurity's signature does not verify")
-            }
-        } else if result.chip.status == .valid, let passive = result.passive,
-                  passive.dataGroups["DG14"] != .matched || passive.signature != .valid {
-            // The CA key is only as good as DG14's hash in the signed EF.SOD.
-            result.chip = VerificationOutcome(status: .untrusted, detail: result.chip.detail + ", but DG14 is not protected by a valid EF.SOD")
-        }
-        if options.verifyActive && !result.activeAuthenticationPerformed {
-            if result.dg15 == nil, result.sod?.dataGroupHashes[15] != nil, let reason = result.skipped[.dataGroup(15)] {
-                // Downgrade protection: a chip that hides the signed DG15 must not pass as one without AA.
-                result.active = VerificationOutcome(status: .invalid,
-                                                    detail: "EF.SOD lists DG15 (the Active Authentication key), but the chip does not give it (\(reason)): it may be a copy")
-            } else if result.dg15 != nil {
-                result.active = VerificationOutcome(status: .notChecked, detail: "active authentication needs the chip")
-            } else {
-                result.active = VerificationOutcome(status: .notSupported, detail: "the chip offers no Active Authentication (no DG15)")
-            }
-        }
-        // EF.CardAccess is unsigned: what it offered must match what the signed files list.
-        let dg14Signed = result.passive.map { $0.signature == .valid && $0.dataGroups["DG14"] == .matched } ?? false
-        let cardSecuritySigned = result.files[.cardSecurity].flatMap { try? CMSSignedData(bytes: $0) }
-            .map { (try? $0.verifySignature(extraCertificates: options.trustStore.certificates)) != nil } ?? false
-        result.cardAccessCheck = SecurityInfoConsistency.check(
-            cardAccess: result.files[.cardAccess].flatMap { try? SecurityInfos(bytes: $0) },
-            dg14: dg14Signed ? result.dg14 : nil,
-            cardSecurity: cardSecuritySigned ? result.files[.cardSecurity].flatMap(ChipAuthentication.cardSecurityInfos) : nil,
-            usedPACE: result.accessControl == "PACE")
-        // The AA key is only as good as DG15's hash in the signed EF.SOD.
-        if result.active.status == .valid, let passive = result.passive, passive.dataGroups["DG15"] != .matched
-            || passive.signature != .valid {
-            result.active = VerificationOutcome(status: .untrusted,
-                                                detail: result.active.detail + ", but DG15 is not protected by a valid EF.SOD")
-        }
     }
 
     // MARK: Access control
@@ -580,7 +397,7 @@ public final class PassportReader {
 
     enum FileOutcome {
         case content([UInt8])
-        case absent(String)
+        case absent(FileAbsence)
     }
 
     func readFile(_ file: LDSFile, index: Int, of count: Int) async throws(MRTDError) -> FileOutcome {
@@ -660,7 +477,7 @@ public final class PassportReader {
             return .content(response.data)
         case .securityStatusNotSatisfied, .conditionsOfUseNotSatisfied:
             shortFileIdentifiers = true
-            return .absent(Self.protectedReason)
+            return .absent(.protected)
         case .wrongLength:
             length = stepDown(from: length, exact: nil)
             return nil
@@ -668,7 +485,7 @@ public final class PassportReader {
             length = stepDown(from: length, exact: Int(response.statusWord.sw2))
             return nil
         case .fileNotFound where shortFileIdentifiers == true:
-            return .absent(Self.absentReason)
+            return .absent(.notPresent)
         case .fileNotFound, .commandNotAllowedNoEF, .incorrectP1P2, .insNotSupported, .claNotSupported,
              .functionNotSupported, .wrongP1P2:
             // No support for short EF identifiers (6A82 can mean either: SELECT tells which).
@@ -681,16 +498,14 @@ public final class PassportReader {
         }
     }
 
-    static let absentReason = "not present on the chip"
-    static let protectedReason = "access protected (needs Extended Access Control)"
 
     /// SELECT `file` by its identifier and read its first chunk.
     func selectAndReadFirstChunk(_ file: LDSFile, length: Int) async throws(MRTDError) -> FileOutcome {
         let select = try await selectSecurely(.selectFile(file.fid))
         switch select.statusWord {
         case .success: break
-        case .fileNotFound: return .absent(Self.absentReason)
-        case .securityStatusNotSatisfied, .conditionsOfUseNotSatisfied: return .absent(Self.protectedReason)
+        case .fileNotFound: return .absent(.notPresent)
+        case .securityStatusNotSatisfied, .conditionsOfUseNotSatisfied: return .absent(.protected)
         default:
             throw MRTDError(.unexpectedStatus, "selecting \(file) failed: \(select.statusWord.meaning)", statusWord: select.statusWord)
         }

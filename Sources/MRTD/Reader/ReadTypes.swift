@@ -6,20 +6,6 @@ public enum AccessControlPreference: String, Sendable, Hashable, Codable {
     case bacOnly
 }
 
-/// The raw INTERNAL AUTHENTICATE exchange of Active Authentication, for evidence.
-public struct ActiveAuthenticationRecord: Sendable, Hashable {
-    public var challenge: [UInt8]
-    public var signature: [UInt8]
-    /// Whether the challenge was the caller's (`ReadOptions.activeAuthenticationChallenge`) rather than a random one.
-    public var challengeFromCaller: Bool
-
-    public init(challenge: [UInt8], signature: [UInt8], challengeFromCaller: Bool) {
-        self.challenge = challenge
-        self.signature = signature
-        self.challengeFromCaller = challengeFromCaller
-    }
-}
-
 /// What to read and verify.
 public struct ReadOptions: Sendable {
     /// Data groups to read; `nil` reads every one EF.COM or EF.SOD lists.
@@ -79,36 +65,3 @@ public struct ReadProgress: Sendable, Hashable {
     public static let cardRemovedReason = "cardRemoved"
 }
 
-/// A verification outcome other than passive authentication (chip, active).
-public struct VerificationOutcome: Sendable, Hashable, Codable {
-    public var status: VerificationStatus
-    public var detail: String
-
-    public init(status: VerificationStatus, detail: String) {
-        self.status = status
-        self.detail = detail
-    }
-}
-
-/// Counters of one read, for benchmarks and diagnostics.
-public struct ReadStatistics: Sendable, Hashable {
-    public var apdus: Int
-    public var bytesSent: Int
-    public var bytesReceived: Int
-    /// Payload bytes of the files read.
-    public var fileBytes: Int
-    /// Time spent in the card (transmit calls).
-    public var cardTime: Duration
-    public var totalTime: Duration
-    /// Access control and file reading (card time included), without parsing and verification.
-    public var readingTime: Duration
-    /// Parsing and verification after the last APDU.
-    public var verificationTime: Duration
-    /// The largest READ BINARY length that worked.
-    public var readSize: Int
-    public var extendedLength: Bool
-    /// How often secure messaging had to be re-established.
-    public var reauthentications: Int
-    /// How often the card left the field and the read went on after it came back.
-    public var reconnections: Int = 0
-}

@@ -1,3 +1,4 @@
+import MRTD
 import Foundation
 import ImageCodecs
 

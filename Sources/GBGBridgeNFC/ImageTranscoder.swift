@@ -1,3 +1,4 @@
+import MRTD
 import ImageCodecs
 
 /// Turns chip images into something every browser shows: JPEG 2000 (most EU passports' faces)

@@ -295,7 +295,7 @@ public struct DataGroup15: Sendable {
 // MARK: - Helpers
 
 /// Parses an LDS file: one object with the expected tag (trailing padding allowed).
-func parseLDS(_ bytes: [UInt8], expecting tag: UInt32, _ name: String) throws(MRTDError) -> TLV {
+package func parseLDS(_ bytes: [UInt8], expecting tag: UInt32, _ name: String) throws(MRTDError) -> TLV {
     let object: TLV
     do {
         object = try BERTLV.parseSingle(bytes)
@@ -308,7 +308,7 @@ func parseLDS(_ bytes: [UInt8], expecting tag: UInt32, _ name: String) throws(MR
     return object
 }
 
-func children(of object: TLV, _ name: String) throws(MRTDError) -> [TLV] {
+package func children(of object: TLV, _ name: String) throws(MRTDError) -> [TLV] {
     do {
         return try object.children()
     } catch {

@@ -110,7 +110,7 @@ public struct PACEInfo: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// How much we prefer this protocol: ECDH over DH, stronger ciphers first, CAM > IM > GM.
-    var preference: Int {
+    package var preference: Int {
         var score = protocolID.keyAgreement == .ecdh ? 100 : 0
         switch protocolID.keyType {
         case .aes256: score += 40
