@@ -45,6 +45,9 @@ public struct PassportReadResult: Sendable {
     /// Whether EF.CardAccess (unsigned) offers what the signed DG14 and EF.CardSecurity list.
     public var cardAccessCheck = VerificationOutcome(status: .notChecked, detail: "not checked")
     public var statistics: ReadStatistics
+    /// The steps of the read in order (access control, files, chip and active authentication,
+    /// verification): how each ended, its APDUs and its time. Empty for saved files.
+    public var steps: [ReadStepRecord] = []
 
     package init(accessControl: String, files: [LDSFile: [UInt8]], absent: [LDSFile: FileAbsence] = [:], com: EFCOM? = nil,
                  sod: SecurityObject? = nil, parseErrors: [LDSFile: String] = [:]) {

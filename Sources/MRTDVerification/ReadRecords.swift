@@ -62,3 +62,18 @@ public struct ReadStatistics: Sendable, Hashable {
         self.reconnections = reconnections
     }
 }
+
+/// One step of a read: its name, how it ended (`done` or an error code), its APDUs and time.
+public struct ReadStepRecord: Sendable, Hashable {
+    public var name: String
+    public var outcome: String
+    public var apdus: Int
+    public var duration: Duration
+
+    public init(name: String, outcome: String, apdus: Int, duration: Duration) {
+        self.name = name
+        self.outcome = outcome
+        self.apdus = apdus
+        self.duration = duration
+    }
+}

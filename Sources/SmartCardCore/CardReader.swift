@@ -45,6 +45,35 @@ public protocol CardReaderBackend: Sendable {
     func connect(reader: String) async throws -> any CardConnection
 }
 
+/// Where a connection's card is, as the reader sees it.
+public enum CardPresence: String, Sendable, Hashable {
+    /// The connection's card is still there, powered as it was.
+    case present
+    /// No card in the field.
+    case absent
+    /// A card is there, but it was removed and put back or reset since the connection was made:
+    /// a new power-on, so any session with the chip is gone.
+    case replaced
+}
+
+/// A reader's limits as it reports them itself (no card needed): PC/SC's SCARD_ATTR_MAXINPUT and
+/// the part 10 property dwMaxAPDUDataSize where the driver gives them. `nil` = the reader does
+/// not say.
+public struct ReaderCapabilities: Sendable, Hashable, Codable {
+    /// The longest command APDU the reader passes on, in bytes.
+    public var maxCommandLength: Int?
+    /// The most data an extended APDU may carry through this reader (0: short APDUs only).
+    public var maxAPDUDataSize: Int?
+    /// Whether the reader carries extended-length APDUs at all (`nil`: unknown, the card decides).
+    public var extendedLength: Bool?
+
+    public init(maxCommandLength: Int? = nil, maxAPDUDataSize: Int? = nil, extendedLength: Bool? = nil) {
+        self.maxCommandLength = maxCommandLength
+        self.maxAPDUDataSize = maxAPDUDataSize
+        self.extendedLength = extendedLength
+    }
+}
+
 /// A connected card. Calls are serialised by the implementation; they may block on I/O but never
 /// block the Swift cooperative thread pool.
 public protocol CardConnection: AnyObject, Sendable {
@@ -62,12 +91,25 @@ public protocol CardConnection: AnyObject, Sendable {
     /// Whether the card is still there.
     func isCardPresent() async -> Bool
 
+    /// Where the card is now, looked at after a transport failure: still there as it was, gone,
+    /// or back with a new power-on (its sessions lost).
+    func presence() async -> CardPresence
+
+    /// What the reader says of its own limits (PC/SC attributes), without asking the card.
+    func capabilities() async -> ReaderCapabilities
+
     /// Releases the card (leaving it powered). Further calls fail.
     func disconnect() async
 }
 
 extension CardConnection {
     public var supportsExtendedLength: Bool { true }
+
+    public func presence() async -> CardPresence { await isCardPresent() ? .present : .absent }
+
+    public func capabilities() async -> ReaderCapabilities {
+        ReaderCapabilities(extendedLength: supportsExtendedLength ? nil : false)
+    }
 
     /// Sends a command APDU and returns its response. Handles the transport-level status words:
     /// `61xx` (fetches the rest with GET RESPONSE) and `6Cxx` (resends with the exact Le).

@@ -75,6 +75,7 @@ public final class APDUTrace: Sendable {
         let (step, detail) = Self.step(of: command, context: context)
         object["step"] = .text(step)
         if let detail { object["detail"] = .text(detail) }
+        if let phase = context.phase { object["phase"] = .text(phase) }
         if command.ins == 0xB0 || command.ins == 0xB1 {
             if let file = context.file { object["file"] = .text(file) }
             if let offset = Self.offset(of: command) { object["offset"] = .number(Double(offset)) }
@@ -110,10 +111,18 @@ public final class APDUTrace: Sendable {
 
     /// What the reader is doing besides what the command says: the protocol whose MSE / GENERAL
     /// AUTHENTICATE this is, its stage, and the file being read.
-    struct TraceContext {
-        var step: String?
-        var detail: String?
-        var file: String?
+    package struct TraceContext {
+        /// The step of the read (`access control`, `data groups` …) the exchange belongs to.
+        package var phase: String?
+        package var step: String?
+        package var detail: String?
+        package var file: String?
+
+        package init(step: String? = nil, detail: String? = nil, file: String? = nil) {
+            self.step = step
+            self.detail = detail
+            self.file = file
+        }
     }
 
     static func step(of command: CommandAPDU, context: TraceContext) -> (String, String?) {

@@ -2,16 +2,17 @@ import MRTDCrypto
 import SmartCardCore
 
 extension ChipAuthentication.ChipKey {
-    /// An ephemeral key pair in the same group and the shared secret with this key.
-    public func agree() throws(CryptoError) -> (ephemeralPublicKey: [UInt8], sharedSecret: [UInt8]) {
+    /// An ephemeral key pair in the same group and the shared secret with this key (the
+    /// terminal's side of Chip Authentication).
+    package func agree() throws(CryptoError) -> (ephemeralPrivateKey: [UInt8], ephemeralPublicKey: [UInt8], sharedSecret: [UInt8]) {
         switch self {
         case .ec(let curve, let point):
             let ephemeral = try curve.generateKeyPair()
-            return (ephemeral.publicKey, try curve.xCoordinate(try curve.multiply(ephemeral.privateKey, point: point)))
+            return (ephemeral.privateKey, ephemeral.publicKey, try curve.xCoordinate(try curve.multiply(ephemeral.privateKey, point: point)))
         case .dh(let group, let value):
             guard group.isValidPublicKey(value) else { throw CryptoError(.invalidInput, "the chip's DH key is not in its group") }
             let ephemeral = try group.generateKeyPair()
-            return (ephemeral.publicKey, try group.power(value, ephemeral.privateKey))
+            return (ephemeral.privateKey, ephemeral.publicKey, try group.power(value, ephemeral.privateKey))
         }
     }
 }

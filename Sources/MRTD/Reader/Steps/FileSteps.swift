@@ -1,0 +1,108 @@
+import SmartCardCore
+
+/// The files: EF.COM and EF.SOD (which say what the chip holds), Chip Authentication on the key
+/// the chip publishes, then the data groups asked for.
+extension ReadContext {
+    /// EF.COM and EF.SOD; after each, a BAC-opened chip without SFI support is looked at again for PACE.
+    func readSecurityObjects() async throws(MRTDError) {
+        for (index, file) in [LDSFile.com, .sod].enumerated() where files[file] == nil && absent[file] == nil {
+            switch try await readFile(file, index: index, of: 4) {
+            case .content(let bytes): files[file] = bytes
+            case .absent(let why): absent[file] = why
+            }
+            try await lookAgainForPACE()
+        }
+        if com == nil, let bytes = files[.com] {
+            do { com = try EFCOM(bytes: bytes) } catch { parseErrors[.com] = error.reason }
+        }
+        if sod == nil, let bytes = files[.sod] {
+            do { sod = try SecurityObject(bytes: bytes) } catch { parseErrors[.sod] = error.reason }
+        }
+    }
+
+    /// The data groups EF.COM or EF.SOD list.
+    var listedDataGroups: Set<Int> { Set(com?.dataGroups ?? []).union(sod?.dataGroupHashes.keys ?? [:].keys) }
+
+    /// The data groups this read reads, in order: those asked for (or all listed), DG14 and DG15
+    /// when verification needs them, DG14 first (Chip Authentication changes the keys before the
+    /// rest is read).
+    var dataGroupsToRead: [Int] {
+        var wanted = options.dataGroups.map { Set($0) } ?? listedDataGroups
+        if options.dataGroups == nil, wanted.isEmpty { wanted = [1, 2] }
+        if options.verifyChip, listedDataGroups.contains(14) { wanted.insert(14) }
+        if options.verifyActive, listedDataGroups.contains(15) { wanted.insert(15) }
+        var order = wanted.sorted()
+        if options.verifyChip, let position = order.firstIndex(of: 14) {
+            order.remove(at: position)
+            order.insert(14, at: 0)
+        }
+        return order
+    }
+
+    /// Chip Authentication (ICAO 9303-11 §6.2) with the key the chip publishes: PACE-CAM already
+    /// proved it; an ID card's key is in EF.CardSecurity (read when the chip was opened); a
+    /// passport's in DG14 (read now). A failed CA leaves no usable session: the chip is opened again.
+    func authenticateChip() async throws(MRTDError) {
+        guard options.verifyChip, chipOutcome == nil else { return }
+        if let mappingOutcome {
+            chipOutcome = mappingOutcome
+            chipKeySource = .cardSecurity
+            return
+        }
+        if cardAccessOffersChipAuthentication, let security = cardSecurity {
+            guard let infos = ChipAuthentication.cardSecurityInfos(security) else {
+                chipOutcome = VerificationOutcome(status: .invalid, detail: "EF.CardSecurity is not a signed security object")
+                chipKeySource = .cardSecurity
+                return
+            }
+            if let offer = ChipAuthentication.offer(in: infos) {
+                try await runChipAuthentication(offer, source: .cardSecurity)
+                return
+            }
+        }
+        guard listedDataGroups.contains(14) else { return }
+        if files[.dataGroup(14)] == nil, absent[.dataGroup(14)] == nil {
+            switch try await readFile(.dataGroup(14), index: 2, of: dataGroupsToRead.count + 2) {
+            case .content(let bytes): files[.dataGroup(14)] = bytes
+            case .absent(let why): absent[.dataGroup(14)] = why
+            }
+        }
+        // Read before the card left and came back, DG14 is not read again.
+        guard let bytes = files[.dataGroup(14)] else { return }
+        guard let infos = try? SecurityInfos(bytes: bytes) else {
+            chipOutcome = VerificationOutcome(status: .invalid, detail: "DG14 cannot be parsed")
+            chipKeySource = .dg14
+            return
+        }
+        guard let offer = ChipAuthentication.offer(in: infos) else {
+            chipOutcome = VerificationOutcome(status: .notSupported, detail: "DG14 offers no Chip Authentication with a key this reader can use")
+            chipKeySource = .dg14
+            return
+        }
+        try await runChipAuthentication(offer, source: .dg14)
+    }
+
+    private func runChipAuthentication(_ offer: ChipAuthentication.Offer, source: ChipKeySource) async throws(MRTDError) {
+        let result = try await ChipAuthenticationProtocol(offer: offer, source: source).run(on: session)
+        chipOutcome = result.outcome
+        chipKeySource = source
+        if result.outcome.status == .valid {
+            chipAuthentication = result
+        } else {
+            try await reauthenticate()
+        }
+    }
+
+    /// The data groups not read yet, in `dataGroupsToRead` order.
+    func readDataGroups() async throws(MRTDError) {
+        let order = dataGroupsToRead
+        for (index, number) in order.enumerated() {
+            let file = LDSFile.dataGroup(number)
+            guard files[file] == nil, absent[file] == nil else { continue }
+            switch try await readFile(file, index: index + 2, of: order.count + 2) {
+            case .content(let bytes): files[file] = bytes
+            case .absent(let why): absent[file] = why
+            }
+        }
+    }
+}

@@ -1,0 +1,284 @@
+import SmartCardCore
+
+/// The reader's one link to one chip, and the only code that speaks APDUs to it: plain or under
+/// secure messaging, with the chip's answers classified once (`CardStatus`) and every transport
+/// fault turned into one of four outcomes:
+///
+/// | fault | outcome (`MRTDError.Code`) |
+/// |---|---|
+/// | no answer, or the card absent / back with a new power-on when looked at | `cardRemoved` (tag lost) |
+/// | the transport failed and the card is still there, powered as it was | `communicationFailure` |
+/// | the chip answered in plain where secure messaging was due, or refused ours (6987/6988) | `secureMessagingDropped` |
+/// | a protected answer whose MAC or protection is wrong | `secureMessagingFailure` |
+///
+/// 61xx is answered with GET RESPONSE here, below secure messaging. What the session learns of
+/// the chip (`ChipLimits`) is kept for the whole read, across new sessions and tag loss.
+/// Not shared across tasks.
+package final class CardSession {
+    /// Replaced when the card left the field and came back (`TagLossRecovery`).
+    package private(set) var connection: any CardConnection
+    package var secureMessaging: SecureMessaging? {
+        // An unprotected answer of a session that ended says nothing about the next one.
+        didSet { if secureMessaging == nil { conventionPending = false } }
+    }
+    package var limits: ChipLimits
+    package private(set) var apduCount = 0
+    package private(set) var bytesSent = 0
+    package private(set) var bytesReceived = 0
+    /// Time spent waiting for the card (transmit calls), to tell it from our own work.
+    package private(set) var cardTime: Duration = .zero
+    /// Whether this chip counts an unprotected answer in its send sequence counter (`nil`: not
+    /// learnt yet; tried as `true` first, as JMRTD and ICAO's "every APDU" reading do).
+    package var unprotectedAnswersCountInSSC: Bool?
+    /// An unprotected answer came while the convention was unknown: the next protected exchange
+    /// tells which one the chip follows.
+    private var conventionPending = false
+    /// Chip Authentication installed keys no protected answer has confirmed yet: a chip that
+    /// answered MSE / GENERAL AUTHENTICATE without holding the key shows only here.
+    package var chipAuthenticationPending = false
+    /// The first protected exchange after Chip Authentication failed: the chip does not hold the
+    /// key it claimed.
+    package private(set) var chipAuthenticationRefuted = false
+    /// Where every exchange is recorded, and what the reader is doing (step, detail, file).
+    package let trace: APDUTrace?
+    package var traceContext = APDUTrace.TraceContext()
+    private var lastExchangeDuration: Duration = .zero
+
+    /// How long, at most, a card that stopped answering is watched before the fault is judged
+    /// (pcscd notices a card leaving only at its next poll, every 400 ms).
+    static let presenceSettling: Duration = .milliseconds(1_200)
+
+    package init(connection: any CardConnection, trace: APDUTrace? = nil) {
+        self.connection = connection
+        self.trace = trace
+        limits = ChipLimits(transportCarriesExtendedLength: connection.supportsExtendedLength)
+    }
+
+    /// Takes what the reader says of its own limits before any probing (no APDU).
+    package func adoptReaderCapabilities() async {
+        let capabilities = await connection.capabilities()
+        if capabilities.extendedLength == false || capabilities.maxAPDUDataSize == 0
+            || capabilities.maxCommandLength.map({ $0 < 262 }) == true {
+            limits.transportCarriesExtendedLength = false
+            limits.extendedLength = false
+        }
+    }
+
+    /// A new connection after the card came back: no secure messaging on it yet.
+    package func replace(connection: any CardConnection) {
+        self.connection = connection
+        secureMessaging = nil
+        chipAuthenticationPending = false
+    }
+
+    // MARK: Sending
+
+    /// How a command travels.
+    package enum Protection: Sendable {
+        case plain
+        case secure
+        /// Under secure messaging when a session is on, plain otherwise.
+        case current
+    }
+
+    /// Sends `command` and returns the chip's answer. Throws only for faults (see the type's
+    /// table), never for a status word: those come back classified in the answer.
+    package func send(_ command: CommandAPDU, _ protection: Protection = .current) async throws(MRTDError) -> CardAnswer {
+        switch protection {
+        case .plain: return try await plain(command)
+        case .secure: return try await secure(command)
+        case .current: return secureMessaging == nil ? try await plain(command) : try await secure(command)
+        }
+    }
+
+    /// Sends a command that has an Le, resending it once with the exact length a 6Cxx names
+    /// (READ BINARY learns lengths itself and does not come here).
+    package func sendAdjustingLength(_ command: CommandAPDU, _ protection: Protection = .current) async throws(MRTDError) -> CardAnswer {
+        let answer = try await send(command, protection)
+        guard case .wrongLength(let exact?) = answer.status, command.ne != nil else { return answer }
+        var again = command
+        again.ne = exact
+        return try await send(again, protection)
+    }
+
+    private func plain(_ command: CommandAPDU) async throws(MRTDError) -> CardAnswer {
+        let encoded = try Self.encode(command)
+        let raw = try await exchange(encoded, command: command, protected: false)
+        let response: ResponseAPDU
+        do {
+            response = try ResponseAPDU(bytes: raw)
+        } catch {
+            record(command, encoded, raw, protected: false, status: nil, error: "malformed answer")
+            throw MRTDError(.communicationFailure, "the chip's answer is malformed: \(error.reason)")
+        }
+        record(command, encoded, raw, protected: false, status: response.statusWord)
+        return CardAnswer(data: response.data, statusWord: response.statusWord, protected: false)
+    }
+
+    /// A command under secure messaging. An error status the chip sends without protection (as
+    /// many do) is returned as that status and the session goes on, the send sequence counter
+    /// counted the way this chip counts such answers; see `SecureMessaging.unprotect` for what
+    /// ends a session.
+    private func secure(_ command: CommandAPDU) async throws(MRTDError) -> CardAnswer {
+        guard var sm = secureMessaging else { throw MRTDError(.secureMessagingDropped, "no secure-messaging session") }
+        let protected = try sm.protect(command)
+        let encoded = try Self.encode(protected)
+        let raw = try await exchange(encoded, command: command, protected: true)
+        let response: ResponseAPDU
+        do {
+            response = try ResponseAPDU(bytes: raw)
+        } catch {
+            record(command, encoded, raw, protected: true, status: nil, error: "malformed answer")
+            end(refuting: true)
+            throw MRTDError(.secureMessagingFailure, "the chip's answer is malformed")
+        }
+        if response.data.isEmpty, Self.isPlainErrorStatus(response.statusWord) {
+            if conventionPending {
+                // The chip checked this command's MAC before it answered: our SSC was its SSC.
+                conventionPending = false
+                unprotectedAnswersCountInSSC = true
+            }
+            if unprotectedAnswersCountInSSC != false { sm.countUnprotectedAnswer() }
+            if unprotectedAnswersCountInSSC == nil { conventionPending = true }
+            secureMessaging = sm
+            record(command, encoded, raw, protected: true, status: response.statusWord)
+            return CardAnswer(data: [], statusWord: response.statusWord, protected: false)
+        }
+        do {
+            let plain = try sm.unprotect(response)
+            record(command, encoded, raw, protected: true, status: plain.statusWord)
+            secureMessaging = sm
+            chipAuthenticationPending = false
+            if conventionPending {
+                conventionPending = false
+                unprotectedAnswersCountInSSC = true
+            }
+            return CardAnswer(data: plain.data, statusWord: plain.statusWord, protected: true)
+        } catch {
+            // The SSC has moved on, but so has the chip's: either way this session is over.
+            record(command, encoded, raw, protected: true, status: nil, error: "\(error.code): \(error.reason)")
+            if conventionPending, error.code == .secureMessagingDropped {
+                // The first protected exchange after an unprotected answer failed: this chip does
+                // not count such answers. The caller opens a new session and goes on.
+                unprotectedAnswersCountInSSC = false
+            }
+            end(refuting: true)
+            throw error
+        }
+    }
+
+    private func end(refuting: Bool) {
+        secureMessaging = nil
+        if refuting, chipAuthenticationPending {
+            chipAuthenticationPending = false
+            chipAuthenticationRefuted = true
+        }
+    }
+
+    /// Status words a chip may send without secure messaging to report an error: everything but
+    /// success, "more data" and the secure-messaging errors themselves, which end the session.
+    static func isPlainErrorStatus(_ status: StatusWord) -> Bool {
+        switch CardStatus(status) {
+        case .ok, .moreData, .secureMessagingRejected: return false
+        default: return status.sw1 != 0x90
+        }
+    }
+
+    static func encode(_ command: CommandAPDU) throws(MRTDError) -> [UInt8] {
+        do { return try command.encoded() } catch { throw MRTDError(.communicationFailure, error.reason) }
+    }
+
+    // MARK: The wire
+
+    /// Sends raw bytes and returns the whole answer: 61xx is followed with GET RESPONSE (ISO
+    /// 7816-4 §5.3.3; below secure messaging, so a protected answer arrives whole). Transport
+    /// faults are judged here (`judge`).
+    private func exchange(_ bytes: [UInt8], command: CommandAPDU, protected: Bool) async throws(MRTDError) -> [UInt8] {
+        do throws(MRTDError) {
+            var response = try await transmit(bytes)
+            var data: [UInt8] = []
+            var rounds = 0
+            while response.count >= 2, response[response.count - 2] == 0x61 {
+                rounds += 1
+                guard rounds <= 64 else {
+                    throw MRTDError(.communicationFailure, "the chip kept answering 61xx (more data) after 64 GET RESPONSE commands")
+                }
+                data += response.dropLast(2)
+                let remaining = response[response.count - 1] == 0 ? 256 : Int(response[response.count - 1])
+                response = try await transmit(try Self.encode(CommandAPDU(cla: command.cla & 0x03, ins: 0xC0, p1: 0, p2: 0, ne: remaining)))
+            }
+            return rounds == 0 ? response : data + response
+        } catch {
+            record(command, bytes, nil, protected: protected, status: nil, error: "\(error.code): \(error.reason)")
+            throw error
+        }
+    }
+
+    private func transmit(_ bytes: [UInt8]) async throws(MRTDError) -> [UInt8] {
+        if Task.isCancelled { throw MRTDError(.cancelled, "reading was cancelled") }
+        apduCount += 1
+        bytesSent += bytes.count
+        let started = ContinuousClock.now
+        defer {
+            lastExchangeDuration = ContinuousClock.now - started
+            cardTime += lastExchangeDuration
+        }
+        let response: [UInt8]
+        do {
+            response = try await connection.transmit(raw: bytes)
+        } catch let error as SmartCardError {
+            throw await judge(error)
+        } catch {
+            if error is CancellationError || Task.isCancelled { throw MRTDError(.cancelled, "reading was cancelled") }
+            throw MRTDError(.communicationFailure, "the reader failed: \(error)")
+        }
+        bytesReceived += response.count
+        if response.isEmpty {
+            // No answer at all: the card left the field mid-command (vpcd says so this way, and
+            // pcscd may not notice before the card is back).
+            throw MRTDError(.cardRemoved, "the card stopped answering during reading (it left the reader)")
+        }
+        guard response.count >= 2 else {
+            throw await judge(SmartCardError(.invalidResponse, "the chip returned \(response.count) byte, not a response"))
+        }
+        return response
+    }
+
+    /// A transport fault, judged by looking at the card: gone, or back with a new power-on, is
+    /// the card leaving the field (tag loss); still there as it was is a failure of the link.
+    /// Real readers report a lost tag as a communication error too (SCARD_E_COMM_ERROR,
+    /// SCARD_F_COMM_ERROR, SCARD_E_NOT_TRANSACTED on ACR122U; libnfc's "RF transmission error"),
+    /// not only as SCARD_W_REMOVED_CARD, so every fault is looked at before it is called fatal.
+    /// The card is watched for `presenceSettling` before it is believed still there: a reader
+    /// that polls notices a departed card late.
+    private func judge(_ error: SmartCardError) async -> MRTDError {
+        switch error.code {
+        case .cancelled: return MRTDError(.cancelled, "reading was cancelled")
+        case .cardRemoved, .noCard: return MRTDError(.cardRemoved, "the card was removed during reading")
+        default: break
+        }
+        if Task.isCancelled { return MRTDError(.cancelled, "reading was cancelled") }
+        let deadline = ContinuousClock.now + Self.presenceSettling
+        while true {
+            switch await connection.presence() {
+            case .absent: return MRTDError(.cardRemoved, "the card was removed during reading (\(error.reason))")
+            case .replaced: return MRTDError(.cardRemoved, "the card left the reader and came back during reading (\(error.reason))")
+            case .present: break
+            }
+            guard ContinuousClock.now < deadline else { break }
+            do {
+                try await Task.sleep(for: .milliseconds(100))
+            } catch {
+                return MRTDError(.cancelled, "reading was cancelled")
+            }
+        }
+        if error.code == .cardUnresponsive { return MRTDError(.communicationFailure, "the chip stopped responding") }
+        return MRTDError(.communicationFailure, "\(error.reason) (the card is still on the reader)")
+    }
+
+    private func record(_ command: CommandAPDU, _ wire: [UInt8], _ response: [UInt8]?, protected: Bool, status: StatusWord?,
+                        error: String? = nil) {
+        trace?.record(command: command, wire: wire, response: response, protected: protected, status: status,
+                      duration: lastExchangeDuration, context: traceContext, error: error)
+    }
+}
