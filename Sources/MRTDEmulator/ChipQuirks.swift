@@ -40,6 +40,26 @@ public struct ChipQuirks: Codable, Sendable, Hashable {
     /// … and comes back after this many milliseconds (default 500; rigs that move the card
     /// themselves ignore it).
     public var tagLossReturnAfterMilliseconds: Int?
+    /// With `tagLossAfterAPDUs`: the card leaves right after answering that APDU (its link closes
+    /// before the next command), not when the next command arrives.
+    public var tagLossAfterAnswer: Bool?
+    /// The answer to this APDU (counted from power-on) is broken on the wire (one byte arrives):
+    /// a transport failure while the card stays in the field, its state moved on.
+    public var brokenAnswerAtAPDU: Int?
+    /// Files (identifiers such as `0103`) that SELECT finds but READ BINARY refuses with 6982,
+    /// by identifier and by short EF identifier alike: data groups behind Extended Access Control
+    /// on a chip opened without Terminal Authentication.
+    public var protectedFiles: [String]?
+    /// Secure-messaging answers without DO'99': the MAC covers DO'87' only and the status travels
+    /// in the plain trailer; error answers come without secure messaging and without a count in
+    /// the send sequence counter. As vsmartcard's ePass.
+    public var noStatusObject: Bool?
+    /// Every answer with data comes as 61xx, its bytes fetched with GET RESPONSE (as T=0 cards
+    /// and some readers hand them over), below secure messaging.
+    public var getResponseAnswers: Bool?
+    /// A READ BINARY that reaches the end of its file is answered 6282 (with the data), whatever
+    /// the Le asked for.
+    public var endOfFileWarning: Bool?
 
     public init() {}
 
@@ -62,7 +82,7 @@ public struct ChipQuirks: Codable, Sendable, Hashable {
     func resolved() throws(EmulatorError) -> Resolved {
         var resolved = Resolved()
         resolved.noShortFileIdentifier = try Self.statusWord(noShortFileIdentifier, field: "noShortFileIdentifier",
-                                                            allowed: ["6A82", "6986", "6A86", "6D00", "6E00"])
+                                                            allowed: ["6A82", "6986", "6A86", "6B00", "6D00", "6E00"])
         resolved.selectMasterFile = try Self.statusWord(selectMasterFile, field: "selectMasterFile", allowed: ["6A82", "6A86", "6D00"])
         resolved.plainErrors = plainErrors ?? false
         resolved.plainErrorsCountInSSC = plainErrorsCountInSSC ?? true
@@ -87,7 +107,23 @@ public struct ChipQuirks: Codable, Sendable, Hashable {
             let back = tagLossReturnAfterMilliseconds ?? 500
             guard (0...600_000).contains(back) else { throw EmulatorError("quirks.tagLossReturnAfterMilliseconds must be 0…600000") }
             resolved.tagLoss = (after, back)
+            resolved.tagLossAfterAnswer = tagLossAfterAnswer ?? false
+        } else if tagLossAfterAnswer == true {
+            throw EmulatorError("quirks.tagLossAfterAnswer goes with quirks.tagLossAfterAPDUs")
         }
+        if let at = brokenAnswerAtAPDU {
+            guard at > 0 else { throw EmulatorError("quirks.brokenAnswerAtAPDU must be positive") }
+            resolved.brokenAnswerAt = at
+        }
+        for text in protectedFiles ?? [] {
+            guard let bytes = bytes(hex: text), bytes.count == 2 else {
+                throw EmulatorError("quirks.protectedFiles holds file identifiers such as 0103, not '\(text)'")
+            }
+            resolved.protectedFiles.insert(UInt16(bytes[0]) << 8 | UInt16(bytes[1]))
+        }
+        resolved.noStatusObject = noStatusObject ?? false
+        resolved.getResponseAnswers = getResponseAnswers ?? false
+        resolved.endOfFileWarning = endOfFileWarning ?? false
         return resolved
     }
 
@@ -105,6 +141,12 @@ public struct ChipQuirks: Codable, Sendable, Hashable {
         var selectMasterFile: StatusWord?
         var cardAccessUnreadable = false
         var tagLoss: (afterAPDUs: Int, returnAfterMilliseconds: Int)?
+        var tagLossAfterAnswer = false
+        var brokenAnswerAt: Int?
+        var protectedFiles: Set<UInt16> = []
+        var noStatusObject = false
+        var getResponseAnswers = false
+        var endOfFileWarning = false
     }
 
     /// The switches that are on, as `name=value` (for logs and `--help`).
@@ -122,7 +164,12 @@ public struct ChipQuirks: Codable, Sendable, Hashable {
         if let value = selectMasterFile { parts.append("selectMasterFile=\(value)") }
         if cardAccessUnreadable == true { parts.append("cardAccessUnreadable") }
         if dg14WithoutCardAccessInfos == true { parts.append("dg14WithoutCardAccessInfos") }
-        if let value = tagLossAfterAPDUs { parts.append("tagLossAfterAPDUs=\(value)") }
+        if let value = tagLossAfterAPDUs { parts.append("tagLossAfterAPDUs=\(value)" + (tagLossAfterAnswer == true ? " (after answering)" : "")) }
+        if let value = brokenAnswerAtAPDU { parts.append("brokenAnswerAtAPDU=\(value)") }
+        if let files = protectedFiles, !files.isEmpty { parts.append("protectedFiles=\(files.joined(separator: ","))") }
+        if noStatusObject == true { parts.append("noStatusObject") }
+        if getResponseAnswers == true { parts.append("getResponseAnswers") }
+        if endOfFileWarning == true { parts.append("endOfFileWarning") }
         return parts
     }
 }

@@ -33,6 +33,8 @@ public struct EmulatedPassport: Sendable {
     public var can: String?
     /// The private key INTERNAL AUTHENTICATE signs with (Active Authentication).
     public var activeAuthenticationKey: PrivateKey?
+    /// The hash the chip signs Active Authentication challenges with (ECDSA).
+    public var activeAuthenticationDigest: DigestAlgorithm = .sha256
     /// The Chip Authentication key and protocol.
     public var chipAuthenticationKey: ChipAuthenticationKey?
     public var chipAuthenticationProtocol: ChipAuthentication.ProtocolID?
@@ -154,10 +156,13 @@ public struct EmulatedPassport: Sendable {
         if let dg11 = description.dg11 { groups[11] = LDSBuilder.dg11(dg11) }
         if let dg12 = description.dg12 { groups[12] = LDSBuilder.dg12(dg12) }
         var activeKey: PrivateKey?
+        var activeDigest = DigestAlgorithm.sha256
         var securityInfos: [[UInt8]] = []
         if let kind = description.activeAuthentication {
-            let (key, dg15, aaInfo) = try Self.activeAuthentication(kind, clone: description.clone ?? false)
+            let (key, dg15, aaInfo, digest) = try Self.activeAuthentication(kind, clone: description.clone ?? false,
+                                                                             x962Identifier: description.activeAuthenticationX962Identifier ?? false)
             activeKey = key
+            activeDigest = digest
             groups[15] = dg15
             if let aaInfo { securityInfos.append(aaInfo) }
         } else if description.clone == true, description.chipAuthentication == nil {
@@ -195,6 +200,7 @@ public struct EmulatedPassport: Sendable {
         }
         self.keyEncoding = keyEncoding
         activeAuthenticationKey = activeKey
+        activeAuthenticationDigest = activeDigest
         chipAuthenticationKey = caKey
         chipAuthenticationProtocol = caProtocol
         try configureAccess(description, caKeyInCardSecurity: keyInCardSecurity, signer: signer)
@@ -259,27 +265,62 @@ public struct EmulatedPassport: Sendable {
         }
     }
 
-    /// A fresh AA key, DG15 with its public key (another key's when `clone`), and the DG14
-    /// ActiveAuthenticationInfo for ECDSA.
-    static func activeAuthentication(_ kind: String, clone: Bool) throws(EmulatorError) -> (PrivateKey, [UInt8], [UInt8]?) {
-        func make() throws(CryptoError) -> PrivateKey {
-            switch kind.uppercased() {
-            case "RSA-1024": return try PrivateKey.generateRSA(bits: 1024)
-            case "RSA-2048": return try PrivateKey.generateRSA(bits: 2048)
-            case "ECDSA-P256": return try PrivateKey.generateEC(curveName: "prime256v1")
-            case "ECDSA-BRAINPOOLP256R1": return try PrivateKey.generateEC(curveName: "brainpoolP256r1")
-            default: throw CryptoError(.unsupportedAlgorithm, "activeAuthentication must be RSA-1024, RSA-2048, ECDSA-P256 or ECDSA-brainpoolP256r1")
+    /// What an `activeAuthentication` description asks for: `RSA-1024`, `RSA-2048`, or
+    /// `ECDSA-<curve>[-SHA<n>]` (curves P256, P384, P521, brainpoolP256r1, brainpoolP384r1,
+    /// brainpoolP512r1; SHA-1 … SHA-512, default SHA-256).
+    struct ActiveAuthenticationKind {
+        var curve: String?
+        var rsaBits: Int?
+        var digest: DigestAlgorithm = .sha256
+
+        init(_ text: String) throws(EmulatorError) {
+            let parts = text.split(separator: "-").map(String.init)
+            let usage = "activeAuthentication must be RSA-1024, RSA-2048 or ECDSA-<curve>[-SHA<n>] (curves P256, P384, P521, brainpoolP256r1, brainpoolP384r1, brainpoolP512r1), not '\(text)'"
+            switch parts.first?.uppercased() {
+            case "RSA":
+                guard parts.count == 2, let bits = Int(parts[1]), [1024, 2048, 3072].contains(bits) else { throw EmulatorError(usage) }
+                rsaBits = bits
+            case "ECDSA":
+                let curves = ["P256": "prime256v1", "P384": "secp384r1", "P521": "secp521r1", "BRAINPOOLP256R1": "brainpoolP256r1",
+                              "BRAINPOOLP384R1": "brainpoolP384r1", "BRAINPOOLP512R1": "brainpoolP512r1"]
+                guard (2...3).contains(parts.count), let name = curves[parts[1].uppercased()] else { throw EmulatorError(usage) }
+                curve = name
+                if parts.count == 3 {
+                    guard let digest = DigestAlgorithm.allCases.first(where: { $0.rawValue.replacingOccurrences(of: "-", with: "") == parts[2].uppercased() }) else {
+                        throw EmulatorError(usage)
+                    }
+                    self.digest = digest
+                }
+            default:
+                throw EmulatorError(usage)
             }
+        }
+    }
+
+    /// A fresh AA key, DG15 with its public key (another key's when `clone`), the DG14
+    /// ActiveAuthenticationInfo for ECDSA — the TR-03111 ecdsa-plain identifier of the hash the
+    /// chip signs with (ICAO 9303-11 §6.1 requires the plain format), or the X9.62 one when
+    /// `x962Identifier` — and the hash.
+    static func activeAuthentication(_ text: String, clone: Bool, x962Identifier: Bool = false) throws(EmulatorError)
+        -> (PrivateKey, [UInt8], [UInt8]?, DigestAlgorithm)
+    {
+        let kind = try ActiveAuthenticationKind(text)
+        func make() throws(CryptoError) -> PrivateKey {
+            if let bits = kind.rsaBits { return try PrivateKey.generateRSA(bits: bits) }
+            return try PrivateKey.generateEC(curveName: kind.curve ?? "prime256v1")
         }
         do {
             let key = try make()
             let published = clone ? try make() : key
             let dg15 = BERTLV.encode(tag: 0x6F, value: published.subjectPublicKeyInfo)
             var info: [UInt8]?
-            if kind.uppercased().hasPrefix("ECDSA") {
-                info = DER.sequence(DER.oid(ActiveAuthentication.infoOID), DER.integer(1), DER.oid("1.2.840.10045.4.3.2"))
+            if kind.curve != nil {
+                let x962: [DigestAlgorithm: String] = [.sha1: "1.2.840.10045.4.1", .sha224: "1.2.840.10045.4.3.1", .sha256: "1.2.840.10045.4.3.2",
+                                                       .sha384: "1.2.840.10045.4.3.3", .sha512: "1.2.840.10045.4.3.4"]
+                let oid = x962Identifier ? (x962[kind.digest] ?? "1.2.840.10045.4.3.2") : ActiveAuthentication.plainSignatureOID(kind.digest)
+                info = DER.sequence(DER.oid(ActiveAuthentication.infoOID), DER.integer(1), DER.oid(oid))
             }
-            return (key, dg15, info)
+            return (key, dg15, info, kind.digest)
         } catch {
             throw EmulatorError(error.reason)
         }

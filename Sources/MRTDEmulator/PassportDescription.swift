@@ -57,9 +57,14 @@ public struct PassportDescription: Codable, Sendable, Hashable {
     /// (TR-03110 standardizedDomainParameters + parameter id). Default: as documents do —
     /// `explicit` in DG14 (passports), `standardized` in EF.CardSecurity (ID cards, PACE-CAM).
     public var chipKeyEncoding: String?
-    /// Active Authentication key: `RSA-1024`, `RSA-2048`, `ECDSA-P256` or `ECDSA-brainpoolP256r1`
-    /// (a fresh key per chip; DG15 holds its public half).
+    /// Active Authentication key: `RSA-1024`, `RSA-2048`, `RSA-3072`, or `ECDSA-<curve>[-SHA<n>]`
+    /// (P256, P384, P521, brainpoolP256r1, brainpoolP384r1, brainpoolP512r1; the hash the chip
+    /// signs with, default SHA-256). A fresh key per chip; DG15 holds its public half, DG14's
+    /// ActiveAuthenticationInfo names the TR-03111 ecdsa-plain algorithm.
     public var activeAuthentication: String?
+    /// Name the ECDSA algorithm in DG14 with its X9.62 identifier (ecdsa-with-SHA*) instead of the
+    /// TR-03111 ecdsa-plain one, as some documents do (the signature is plain r ‖ s either way).
+    public var activeAuthenticationX962Identifier: Bool?
     /// A "cloned chip": DG15 and DG14 hold public keys that do not match the chip's own, so Active
     /// Authentication and Chip Authentication fail (as on a copy of a genuine chip's files).
     public var clone: Bool?

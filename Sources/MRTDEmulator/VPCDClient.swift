@@ -244,6 +244,12 @@ public final class VPCDClient: Sendable {
                 if delay > .zero { Thread.sleep(forTimeInterval: delay.milliseconds / 1_000) }
                 guard send(socket, response) else { return "sending a response failed" }
                 onEvent(.apdu(command: payload.count, response: response.count))
+                if chip.isRemoved {
+                    // Answered, then out of the field: the link closes before the next command.
+                    state.withLock { $0.inserted = false }
+                    onEvent(.cardRemoved)
+                    return "the card left the field after answering"
+                }
             case .removed:
                 state.withLock { $0.inserted = false }
                 onEvent(.cardRemoved)

@@ -53,6 +53,10 @@ public final class VirtualPassportChip: Sendable {
         var returnsAt: ContinuousClock.Instant?
         /// The tag-loss quirk strikes once per chip.
         var tagLossDone = false
+        /// The broken-answer quirk strikes once per chip.
+        var brokenAnswerDone = false
+        /// What GET RESPONSE still has to hand over (`getResponseAnswers`).
+        var pendingAnswer: [UInt8] = []
         var statistics = Statistics()
     }
 
@@ -134,7 +138,7 @@ public final class VirtualPassportChip: Sendable {
                 state.authenticated = false
                 return .removed
             }
-            if let loss = quirks.tagLoss, !state.tagLossDone, state.apdusSincePowerOn >= loss.afterAPDUs {
+            if let loss = quirks.tagLoss, !quirks.tagLossAfterAnswer, !state.tagLossDone, state.apdusSincePowerOn >= loss.afterAPDUs {
                 // The document moved on the reader: gone, and back in a moment.
                 state.tagLossDone = true
                 state.removed = true
@@ -144,11 +148,60 @@ public final class VirtualPassportChip: Sendable {
             state.apdusSinceFaults += 1
             state.apdusSincePowerOn += 1
             state.statistics.apdus += 1
-            return .response(handle(command, &state))
+            if quirks.getResponseAnswers, let fetched = getResponse(command, &state) { return .response(fetched) }
+            var answer = handle(command, &state)
+            if quirks.getResponseAnswers, answer.count > 2 {
+                state.pendingAnswer = answer
+                answer = announce(state)
+            }
+            if let loss = quirks.tagLoss, quirks.tagLossAfterAnswer, !state.tagLossDone, state.apdusSincePowerOn >= loss.afterAPDUs {
+                // Answered, then gone: the link closes before the next command.
+                state.tagLossDone = true
+                state.removed = true
+                state.returnsAt = ContinuousClock.now + .milliseconds(loss.returnAfterMilliseconds)
+            }
+            if let at = quirks.brokenAnswerAt, !state.brokenAnswerDone, state.apdusSincePowerOn >= at {
+                // The chip did its work; one byte of the answer reaches the reader.
+                state.brokenAnswerDone = true
+                return .response(Array(answer.prefix(1)))
+            }
+            return .response(answer)
         }
     }
 
     // MARK: Dispatch
+
+    /// `getResponseAnswers`: GET RESPONSE (00 C0 00 00 Le) hands over the next part of the held
+    /// answer; `nil` for any other command (which drops what was held).
+    private func getResponse(_ raw: [UInt8], _ state: inout State) -> [UInt8]? {
+        guard raw.count >= 4, raw[1] == 0xC0, raw[0] & 0x80 == 0 else {
+            state.pendingAnswer = []
+            return nil
+        }
+        guard !state.pendingAnswer.isEmpty else { return StatusWord.conditionsOfUseNotSatisfied.bytes }
+        let ne = raw.count == 5 ? Int(raw[4]) : 0
+        return nextChunk(ne: ne, &state)
+    }
+
+    /// The held answer announced: 61xx with how many bytes follow (xx = 00 for 256 or more).
+    private func announce(_ state: State) -> [UInt8] {
+        [0x61, UInt8(min(state.pendingAnswer.count - 2, 256) & 0xFF)]
+    }
+
+    /// Up to `ne` (0 = 256) bytes of the held answer's data; 61xx while more remain, the answer's
+    /// own status word with the last part.
+    private func nextChunk(ne: Int, _ state: inout State) -> [UInt8] {
+        let data = Array(state.pendingAnswer.dropLast(2))
+        let status = Array(state.pendingAnswer.suffix(2))
+        let take = min(ne == 0 ? 256 : ne, data.count)
+        let rest = Array(data.dropFirst(take))
+        if rest.isEmpty {
+            state.pendingAnswer = []
+            return Array(data.prefix(take)) + status
+        }
+        state.pendingAnswer = rest + status
+        return Array(data.prefix(take)) + announce(state)
+    }
 
     private func handle(_ raw: [UInt8], _ state: inout State) -> [UInt8] {
         guard let outer = try? CommandAPDU(bytes: raw) else { return StatusWord.wrongLength.bytes }
@@ -195,6 +248,10 @@ public final class VirtualPassportChip: Sendable {
             if !command.isExtended, response.data.count > 256 { return StatusWord.wrongLength.bytes }
             return response.bytes
         }
+        if quirks.noStatusObject, response.statusWord != .success, response.data.isEmpty {
+            // As vsmartcard's ePass: an error answer carries no MAC, and the counter does not move.
+            return response.statusWord.bytes
+        }
         if quirks.plainErrors, response.data.isEmpty, response.statusWord != .success {
             // An error answered without secure messaging, as some chips do.
             if quirks.plainErrorsCountInSSC { state.sm?.countUnprotectedAnswer() }
@@ -214,7 +271,9 @@ public final class VirtualPassportChip: Sendable {
         guard var sm = state.sm else { return response.bytes }
         do {
             let before = sm
-            var protected = try sm.protectResponse(response, oddINS: command.ins & 1 == 1 && !response.data.isEmpty)
+            let oddINS = command.ins & 1 == 1 && !response.data.isEmpty
+            var protected = quirks.noStatusObject ? try sm.protectResponseWithoutStatus(response, oddINS: oddINS)
+                                                  : try sm.protectResponse(response, oddINS: oddINS)
             if !command.isExtended, protected.data.count > 256 {
                 // The protected answer would not fit a short response. A READ BINARY asking for up
                 // to 256 bytes (Le = 00) gets as many as fit — 223 under AES, 231 under 3DES — as
@@ -222,8 +281,10 @@ public final class VirtualPassportChip: Sendable {
                 // not fit (E8–FF under 3DES) and any other answer: 6700.
                 sm = before
                 let fits = command.ins == 0xB0 && command.ne == 256 && response.statusWord == .success
-                protected = try sm.protectResponse(fits ? ResponseAPDU(data: Array(response.data.prefix(sm.largestShortReadLength)), statusWord: .success)
-                                                        : ResponseAPDU(statusWord: .wrongLength))
+                let shorter = fits ? ResponseAPDU(data: Array(response.data.prefix(sm.largestShortReadLength)), statusWord: .success)
+                                   : ResponseAPDU(statusWord: .wrongLength)
+                protected = quirks.noStatusObject && fits ? try sm.protectResponseWithoutStatus(shorter, oddINS: oddINS)
+                                                          : try sm.protectResponse(shorter, oddINS: oddINS)
             }
             if state.faults.corruptNextResponseMAC, protected.data.count >= 8 {
                 state.faults.corruptNextResponseMAC = false
@@ -355,6 +416,7 @@ public final class VirtualPassportChip: Sendable {
         }
         guard let fid = state.selectedFile else { return ResponseAPDU(statusWord: .commandNotAllowedNoEF) }
         guard mayAccess(state.df, state, fid: fid) else { return ResponseAPDU(statusWord: .securityStatusNotSatisfied) }
+        if state.df == .application, quirks.protectedFiles.contains(fid) { return ResponseAPDU(statusWord: .securityStatusNotSatisfied) }
         guard let content = file(fid, in: state.df) else { return ResponseAPDU(statusWord: .fileNotFound) }
         if quirks.cardAccessUnreadable, state.df == .master, fid == EmulatedPassport.efCardAccess {
             return ResponseAPDU(statusWord: .securityStatusNotSatisfied)
@@ -384,6 +446,7 @@ public final class VirtualPassportChip: Sendable {
         let end = min(content.count, offset + ne)
         let chunk = Array(content[offset..<end])
         state.statistics.bytesRead += chunk.count
+        if quirks.endOfFileWarning, end == content.count { return ResponseAPDU(data: chunk, statusWord: .endOfFileReached) }
         return ResponseAPDU(data: chunk, statusWord: chunk.count < ne && !upToMaximum ? .endOfFileReached : .success)
     }
 
@@ -398,7 +461,7 @@ public final class VirtualPassportChip: Sendable {
         if let publicKey = try? PublicKey(subjectPublicKeyInfo: key.subjectPublicKeyInfo), publicKey.keyType == .rsa {
             signature = try? ActiveAuthentication.signISO9796(key: key, modulusBytes: publicKey.byteSize, challenge: command.data)
         } else {
-            signature = try? key.ecdsaSignPlain(digest: DigestAlgorithm.sha256.hash(command.data))
+            signature = try? key.ecdsaSignPlain(digest: passport.activeAuthenticationDigest.hash(command.data))
         }
         guard let signature else { return ResponseAPDU(statusWord: .noPreciseDiagnosis) }
         state.statistics.activeAuthentications += 1

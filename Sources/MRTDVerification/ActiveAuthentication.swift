@@ -11,15 +11,36 @@ public enum ActiveAuthentication {
     /// ISO/IEC 10118-3 hash identifiers used in the ISO 9796-2 trailer (`?? CC`).
     static let trailerHashes: [UInt8: DigestAlgorithm] = [0x33: .sha1, 0x34: .sha256, 0x35: .sha512, 0x36: .sha384, 0x38: .sha224]
 
-    /// The ECDSA digest named by DG14's ActiveAuthenticationInfo (SHA-256 when DG14 says nothing).
+    /// The signature algorithms an ActiveAuthenticationInfo may name, by OID. ICAO 9303-11 §6.1
+    /// requires the plain signature format of BSI TR-03111 (r ‖ s), whose identifiers are
+    /// ecdsa-plain-SHA1 … SHA512 (0.4.0.127.0.7.1.1.4.1.1–.5); documents also carry the X9.62
+    /// ecdsa-with-SHA* identifiers for the same signatures. Both name the hash the chip signs with.
+    public static let ecdsaSignatureAlgorithms: [String: DigestAlgorithm] = [
+        // BSI TR-03111 §5.2.1 (ecdsa-plain-signatures).
+        "0.4.0.127.0.7.1.1.4.1.1": .sha1, "0.4.0.127.0.7.1.1.4.1.2": .sha224, "0.4.0.127.0.7.1.1.4.1.3": .sha256,
+        "0.4.0.127.0.7.1.1.4.1.4": .sha384, "0.4.0.127.0.7.1.1.4.1.5": .sha512,
+        // ANSI X9.62 / RFC 5758.
+        "1.2.840.10045.4.1": .sha1, "1.2.840.10045.4.3.1": .sha224, "1.2.840.10045.4.3.2": .sha256,
+        "1.2.840.10045.4.3.3": .sha384, "1.2.840.10045.4.3.4": .sha512,
+    ]
+
+    /// The TR-03111 ecdsa-plain identifier for signatures with `digest`.
+    public static func plainSignatureOID(_ digest: DigestAlgorithm) -> String {
+        switch digest {
+        case .sha1: return "0.4.0.127.0.7.1.1.4.1.1"
+        case .sha224: return "0.4.0.127.0.7.1.1.4.1.2"
+        case .sha256: return "0.4.0.127.0.7.1.1.4.1.3"
+        case .sha384: return "0.4.0.127.0.7.1.1.4.1.4"
+        case .sha512: return "0.4.0.127.0.7.1.1.4.1.5"
+        }
+    }
+
+    /// The ECDSA digest named by DG14's ActiveAuthenticationInfo (SHA-256 when DG14 says nothing
+    /// this reader knows).
     public static func ecdsaDigest(in dg14: SecurityInfos?) -> DigestAlgorithm {
-        let table: [String: DigestAlgorithm] = [
-            "1.2.840.10045.4.1": .sha1, "1.2.840.10045.4.3.1": .sha224, "1.2.840.10045.4.3.2": .sha256,
-            "1.2.840.10045.4.3.3": .sha384, "1.2.840.10045.4.3.4": .sha512,
-        ]
         for entry in dg14?.entries ?? [] where entry.oid == infoOID {
             if let fields = try? BERTLV.parseSingle(entry.der).children(), fields.count >= 3, fields[2].tag == 0x06,
-               let oid = DER.oidString(fields[2].value), let digest = table[oid] {
+               let oid = DER.oidString(fields[2].value), let digest = ecdsaSignatureAlgorithms[oid] {
                 return digest
             }
         }

@@ -18,6 +18,8 @@ enum PCSC {
     static let stateUnavailable: DWORD = 0x0008
     static let stateEmpty: DWORD = 0x0010
     static let statePresent: DWORD = 0x0020
+    /// SCardStatus's card state: SCARD_PRESENT.
+    static let cardStatePresent: DWORD = 0x0004
     static let stateExclusive: DWORD = 0x0080
     static let stateMute: DWORD = 0x0200
     static let pnpReaderName = "\\\\?PnP?\\Notification"
@@ -310,6 +312,50 @@ final class PCSCConnection: CardConnection {
             try PCSC.check(result, "SCardTransmit")
             return Array(response.prefix(Int(length)))
         }
+    }
+
+    /// SCardStatus on this connection's handle: a card removed or reset since the connection
+    /// was made shows as SCARD_W_REMOVED_CARD / SCARD_W_RESET_CARD, and the reader's state then
+    /// says whether a card is there again (a new power-on) or none is.
+    func presence() async -> CardPresence {
+        let name = readerName
+        return (try? await context.thread.run { [self] () throws -> CardPresence in
+            let handle = try handle()
+            var atr = [UInt8](repeating: 0, count: 33)
+            var atrLength = DWORD(atr.count)
+            var state: DWORD = 0
+            var proto: DWORD = 0
+            var nameLength: DWORD = 0
+            let rc = PCSC.status(SCardStatus(handle, nil, &nameLength, &state, &proto, &atr, &atrLength))
+            switch rc {
+            case .success:
+                return state & PCSC.cardStatePresent != 0 ? .present : .absent
+            case .noSmartcard:
+                return .absent
+            default:
+                // Removed, reset, or the handle no longer usable: what is in the reader now?
+                let reader = try PCSCContext.statusChange(try context.context(), names: [name], current: [PCSC.stateUnaware],
+                                                          timeoutMilliseconds: 0)?.first
+                guard let reader, reader.eventState & PCSC.statePresent != 0 else { return .absent }
+                return .replaced
+            }
+        }) ?? .absent
+    }
+
+    func capabilities() async -> ReaderCapabilities {
+        (try? await context.thread.run { [self] () throws -> ReaderCapabilities in
+            let handle = try handle()
+            var maxInput: DWORD = 0
+            var maxData: DWORD = 0
+            let found = CSmartCardShim_reader_limits(handle, &maxInput, &maxData)
+            var capabilities = ReaderCapabilities()
+            if found & 1 != 0, maxInput > 0 { capabilities.maxCommandLength = Int(maxInput) }
+            if found & 2 != 0 {
+                capabilities.maxAPDUDataSize = Int(maxData)
+                capabilities.extendedLength = maxData > 0
+            }
+            return capabilities
+        }) ?? ReaderCapabilities()
     }
 
     func isCardPresent() async -> Bool {

@@ -5,7 +5,7 @@ import MRTDEmulator
 /// readers report from real documents, so a rig can put a field problem in front of a reader.
 /// They add to (and override) the `quirks` of a passport description.
 struct QuirkOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("Refuse READ BINARY with a short EF identifier, answering this status word (6A82, 6986, 6A86, 6D00 or 6E00); SELECT by file identifier works.", valueName: "sw"))
+    @Option(name: .long, help: ArgumentHelp("Refuse READ BINARY with a short EF identifier, answering this status word (6A82, 6986, 6A86, 6B00, 6D00 or 6E00); SELECT by file identifier works.", valueName: "sw"))
     var noShortFileIdentifier: String?
 
     @Flag(name: .long, help: "Answer error status words (6A82, 6982, 6282, 6700 …) without secure messaging while it is on.")
@@ -44,6 +44,24 @@ struct QuirkOptions: ParsableArguments {
     @Option(name: .customLong("tag-loss-return-after-ms"), help: ArgumentHelp("… and comes back after this many milliseconds (default 500).", valueName: "ms"))
     var tagLossReturnAfterMilliseconds: Int?
 
+    @Flag(name: .customLong("tag-loss-after-answer"), help: "With --tag-loss-after-apdus: the card leaves right after answering that APDU (its link closes before the next command).")
+    var tagLossAfterAnswer = false
+
+    @Option(name: .customLong("broken-answer-at-apdu"), help: ArgumentHelp("The answer to this APDU (from power-on) arrives broken, one byte (once): a transport failure while the card stays in the field.", valueName: "n"))
+    var brokenAnswerAtAPDU: Int?
+
+    @Option(name: .customLong("protected-file"), help: ArgumentHelp("SELECT finds this file but READ BINARY answers 6982 (a data group behind Extended Access Control), e.g. 0103; repeatable.", valueName: "fid"))
+    var protectedFiles: [String] = []
+
+    @Flag(name: .long, help: "Secure-messaging answers without DO'99' (the MAC over DO'87' only, the status in the plain trailer; errors unprotected and not counted), as vsmartcard's ePass.")
+    var noStatusObject = false
+
+    @Flag(name: .long, help: "Every answer with data comes as 61xx, fetched with GET RESPONSE.")
+    var getResponseAnswers = false
+
+    @Flag(name: .long, help: "Answer a READ BINARY that reaches the end of its file with 6282 (and the data).")
+    var endOfFileWarning = false
+
     /// `base` with the switches given on the command line turned on.
     func applied(to base: ChipQuirks?) -> ChipQuirks {
         var quirks = base ?? ChipQuirks()
@@ -60,6 +78,12 @@ struct QuirkOptions: ParsableArguments {
         if dg14WithoutCardAccessInfos { quirks.dg14WithoutCardAccessInfos = true }
         if let tagLossAfterAPDUs { quirks.tagLossAfterAPDUs = tagLossAfterAPDUs }
         if let tagLossReturnAfterMilliseconds { quirks.tagLossReturnAfterMilliseconds = tagLossReturnAfterMilliseconds }
+        if tagLossAfterAnswer { quirks.tagLossAfterAnswer = true }
+        if let brokenAnswerAtAPDU { quirks.brokenAnswerAtAPDU = brokenAnswerAtAPDU }
+        if !protectedFiles.isEmpty { quirks.protectedFiles = (quirks.protectedFiles ?? []) + protectedFiles }
+        if noStatusObject { quirks.noStatusObject = true }
+        if getResponseAnswers { quirks.getResponseAnswers = true }
+        if endOfFileWarning { quirks.endOfFileWarning = true }
         return quirks
     }
 
@@ -82,7 +106,9 @@ struct QuirkOptions: ParsableArguments {
         let names = ["quirks.noShortFileIdentifier": "--no-short-file-identifier", "quirks.selectMasterFile": "--select-master-file",
                      "quirks.selectLe": "--select-le", "quirks.paceParameterIdInMSE": "--pace-parameter-id-in-mse",
                      "quirks.tagLossAfterAPDUs": "--tag-loss-after-apdus",
-                     "quirks.tagLossReturnAfterMilliseconds": "--tag-loss-return-after-ms"]
+                     "quirks.tagLossReturnAfterMilliseconds": "--tag-loss-return-after-ms",
+                     "quirks.tagLossAfterAnswer": "--tag-loss-after-answer", "quirks.brokenAnswerAtAPDU": "--broken-answer-at-apdu",
+                     "quirks.protectedFiles": "--protected-file"]
         return names.reduce(message) { $0.replacingOccurrences(of: $1.key, with: $1.value) }
     }
 }

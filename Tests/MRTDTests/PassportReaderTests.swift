@@ -307,6 +307,43 @@ struct ActiveAuthenticationTests {
         #expect(result.passiveOutcome.status == .valid)
     }
 
+    @Test("ECDSA with every hash TR-03111 names, identified as ecdsa-plain-SHA* or as X9.62 ecdsa-with-SHA*: the named hash is used",
+          arguments: ["ECDSA-P256-SHA1", "ECDSA-P256-SHA224", "ECDSA-P256-SHA256", "ECDSA-P384-SHA384", "ECDSA-brainpoolP384r1-SHA384",
+                      "ECDSA-brainpoolP256r1-SHA224", "ECDSA-P521-SHA512", "ECDSA-brainpoolP512r1-SHA512"], [false, true])
+    func ecdsaHashes(kind: String, x962: Bool) async throws {
+        var description = try TestFixtures.description("utopia-td3-pace")
+        description.activeAuthentication = kind
+        description.activeAuthenticationX962Identifier = x962
+        let passport = try EmulatedPassport(description: description, baseDirectory: TestFixtures.url("passports"),
+                                            signer: try TestFixtures.documentSigner())
+        let result = try await PassportReader(connection: EmulatedCardConnection(chip: VirtualPassportChip(passport: passport)),
+                                              accessKey: try PassportReaderTests.key("utopia-td3-pace"),
+                                              options: ReadOptions(trustStore: PassportReaderTests.trust)).read()
+        #expect(result.active.status == .valid, "\(kind): \(result.active.detail)")
+        let hash = String(kind.split(separator: "-").last ?? "")
+        #expect(result.active.detail.replacingOccurrences(of: "-", with: "").contains(hash), "\(result.active.detail)")
+        // DG14 names the algorithm as asked: TR-03111's plain identifier by default.
+        let infos = try #require(result.dg14)
+        let oid = try #require(infos.entries.first { $0.oid == ActiveAuthentication.infoOID }.flatMap { entry in
+            (try? BERTLV.parseSingle(entry.der).children()).flatMap { $0.count >= 3 ? DER.oidString($0[2].value) : nil }
+        })
+        #expect(oid.hasPrefix(x962 ? "1.2.840.10045.4" : "0.4.0.127.0.7.1.1.4.1."), "\(oid)")
+    }
+
+    @Test("TR-03111 ecdsa-plain identifiers map to their hashes (BSI TR-03111 §5.2.1)")
+    func plainIdentifiers() {
+        let expected: [(String, DigestAlgorithm)] = [("0.4.0.127.0.7.1.1.4.1.1", .sha1), ("0.4.0.127.0.7.1.1.4.1.2", .sha224),
+                                                     ("0.4.0.127.0.7.1.1.4.1.3", .sha256), ("0.4.0.127.0.7.1.1.4.1.4", .sha384),
+                                                     ("0.4.0.127.0.7.1.1.4.1.5", .sha512)]
+        for (oid, digest) in expected {
+            #expect(ActiveAuthentication.ecdsaSignatureAlgorithms[oid] == digest)
+            #expect(ActiveAuthentication.plainSignatureOID(digest) == oid)
+            let dg14 = try? SecurityInfos(bytes: BERTLV.encode(tag: 0x6E, value: DER.set([DER.sequence(DER.oid(ActiveAuthentication.infoOID),
+                                                                                                    DER.integer(1), DER.oid(oid))])))
+            #expect(ActiveAuthentication.ecdsaDigest(in: dg14) == digest, "\(oid)")
+        }
+    }
+
     @Test("a cloned chip fails", arguments: ["RSA-1024", "ECDSA-P256"])
     func cloned(kind: String) async throws {
         let result = try await read("utopia-td3-pace", clone: true, kind: kind)

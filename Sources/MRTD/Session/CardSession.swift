@@ -200,8 +200,8 @@ package final class CardSession {
             var rounds = 0
             while response.count >= 2, response[response.count - 2] == 0x61 {
                 rounds += 1
-                guard rounds <= 64 else {
-                    throw MRTDError(.communicationFailure, "the chip kept answering 61xx (more data) after 64 GET RESPONSE commands")
+                guard rounds <= 300 else {
+                    throw MRTDError(.communicationFailure, "the chip kept answering 61xx (more data) after 300 GET RESPONSE commands")
                 }
                 data += response.dropLast(2)
                 let remaining = response[response.count - 1] == 0 ? 256 : Int(response[response.count - 1])

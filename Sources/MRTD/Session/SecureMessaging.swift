@@ -160,14 +160,40 @@ public struct SecureMessaging: Sendable {
         guard constantTimeEqual(expected, checksum) else {
             throw MRTDError(.secureMessagingFailure, "response MAC does not match", statusWord: response.statusWord)
         }
-        guard let status, status.count == 2 else {
-            throw MRTDError(.secureMessagingFailure, "response has no status (DO99)")
+        // Without DO'99' (as vsmartcard's ePass and some chips answer) the status is the plain
+        // trailer's: the MAC has verified and still covers every data object, so the data is the
+        // chip's; only the status word travels unauthenticated, and a forged one can at most make
+        // the reader stop or step down, never accept data the chip did not send.
+        // (Docs/reading-and-verification.md, "Secure messaging without DO'99'".)
+        let statusWord: StatusWord
+        if let status {
+            guard status.count == 2 else { throw MRTDError(.secureMessagingFailure, "the response's status object (DO99) is malformed") }
+            statusWord = StatusWord(sw1: status[0], sw2: status[1])
+        } else {
+            statusWord = response.statusWord
         }
         let data = try cryptogram.map { cryptogram throws(MRTDError) in try decrypt(cryptogram) } ?? []
-        return ResponseAPDU(data: data, statusWord: StatusWord(sw1: status[0], sw2: status[1]))
+        return ResponseAPDU(data: data, statusWord: statusWord)
     }
 
     // MARK: Chip role
+
+    /// A chip's answer protected without DO'99' (DO'87' or DO'85', then DO'8E' over them alone),
+    /// the status left to the plain trailer: what some chips and vsmartcard's ePass send.
+    package mutating func protectResponseWithoutStatus(_ response: ResponseAPDU, oddINS: Bool = false) throws(MRTDError) -> ResponseAPDU {
+        do {
+            incrementSSC()
+            var objects: [UInt8] = []
+            if !response.data.isEmpty {
+                let cryptogram = try encrypt(response.data)
+                objects += oddINS ? BERTLV.encode(tag: 0x85, value: cryptogram) : BERTLV.encode(tag: 0x87, value: [0x01] + cryptogram)
+            }
+            objects += BERTLV.encode(tag: 0x8E, value: try mac(objects))
+            return ResponseAPDU(data: objects, statusWord: response.statusWord)
+        } catch {
+            throw MRTDError(.cryptoFailure, "protecting a response failed: \(error.reason)")
+        }
+    }
 
     /// Checks and decrypts a protected command as a chip does. Throws when the MAC is wrong or
     /// secure-messaging objects are missing; the caller answers `6988` / `6987` and drops the session.
