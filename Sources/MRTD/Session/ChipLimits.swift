@@ -2,9 +2,12 @@
 /// spoken to. Learnt once — from the reader's own attributes, then from the chip's first
 /// answers — and kept for the whole read, across new sessions and tag loss.
 package struct ChipLimits: Sendable {
-    /// Read sizes to step down through, largest first: the one ladder every READ BINARY uses.
-    package static let readLengthLadder = [32_768, 16_384, 8_192, 4_096, 2_048, 1_024, 512, 256, 0xE7, 0xDF, 0xC0, 0xA0, 0x80,
-                                           0x60, 0x40, 0x20, 0x10, 0x08]
+    /// Read sizes to step down through when a chip refuses a length without saying which it
+    /// takes (6700), largest first: the one ladder every READ BINARY uses. Below 256 its rungs
+    /// are the caps field chips have: 0xDF (the largest short read under AES secure messaging,
+    /// which many chips also take in plain), 0xA0 (a common safe size), 0x80 and halves. (0xE7,
+    /// the 3DES limit, is where a 3DES session starts, not a rung.) A 6Cxx names the length.
+    package static let readLengthLadder = [32_768, 16_384, 8_192, 4_096, 2_048, 1_024, 512, 256, 0xDF, 0xA0, 0x80, 0x40, 0x20, 0x10, 0x08]
     /// The largest extended READ BINARY asked for (its protected answer stays under 64 KiB).
     package static let extendedReadLength = 32_768
 
