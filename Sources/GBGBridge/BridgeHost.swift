@@ -65,7 +65,7 @@ open class BridgeHost: NSObject {
     @ObservationIgnored public var logRedactor: (@Sendable (BridgeMessage) -> BridgeMessage)?
 
     /// A request being served or waiting: what it holds and how to end it.
-    private struct OpenRequest {
+    struct OpenRequest {
         enum Kind {
             case handler(HostResponder, Task<Void, Never>)
             case slot(CaptureCapability)
@@ -77,13 +77,13 @@ open class BridgeHost: NSObject {
         var sequence: Int
     }
 
-    @ObservationIgnored private let queryProvider: QueryProvider
-    @ObservationIgnored private weak var transport: BridgeTransport?
-    @ObservationIgnored private var handlers: [String: any BridgeCapabilityHandler] = [:]
-    @ObservationIgnored private var customCapabilities: [String: CustomCapability] = [:]
-    @ObservationIgnored private var open: [String: OpenRequest] = [:]
-    @ObservationIgnored private var openBytes = 0
-    @ObservationIgnored private var sequence = 0
+    @ObservationIgnored let queryProvider: QueryProvider
+    @ObservationIgnored weak var transport: BridgeTransport?
+    @ObservationIgnored var handlers: [String: any BridgeCapabilityHandler] = [:]
+    @ObservationIgnored var customCapabilities: [String: CustomCapability] = [:]
+    @ObservationIgnored var open: [String: OpenRequest] = [:]
+    @ObservationIgnored var openBytes = 0
+    @ObservationIgnored var sequence = 0
     @ObservationIgnored private var logSizes: [Int] = []
     @ObservationIgnored private var logBytes = 0
     @ObservationIgnored private var queryHandler: CapabilityQueryHandler?
@@ -249,12 +249,12 @@ open class BridgeHost: NSObject {
 
     /// The slot that takes requests for `action`: its own action, unless the slot has no handler
     /// and a custom capability was registered for that action.
-    private func slot(for action: String) -> CaptureCapability? {
+    func slot(for action: String) -> CaptureCapability? {
         slots.first { $0.actionId == action && ($0.handler != nil || customCapabilities[action] == nil) }
     }
 
     /// Whether a slot with a handler claims `id` (as its capability id or action).
-    private func slotClaims(_ id: String) -> Bool {
+    func slotClaims(_ id: String) -> Bool {
         slots.contains { $0.handler != nil && ($0.id == id || $0.actionId == id) }
     }
 
@@ -281,7 +281,7 @@ open class BridgeHost: NSObject {
         return result
     }
 
-    private func refreshCapabilities() {
+    func refreshCapabilities() {
         guard queryProvider == .rich else { return }
         let current = dynamicCapabilities().mapValues(\.supported)
         if current != capabilities { capabilities = current }
@@ -380,103 +380,9 @@ open class BridgeHost: NSObject {
     /// pending requests.
     public var openRequestCount: Int { open.count }
 
-    // MARK: Routing
-
-    private func route(_ request: BridgeMessage, size: Int) {
-        let id = request.correlationId
-        let action = request.payload.action
-        if isOpen(id) {
-            reject(request, code: "INVALID_REQUEST", message: "correlationId already in use", recoverable: false)
-            return
-        }
-        if let query = handlers[action] as? CapabilityQueryHandler {
-            // Answered at once: the provider runs on the main actor anyway.
-            deliver(.response(to: id, action: action, status: .success, data: query.responseData()))
-            return
-        }
-        if open.count >= configuration.maxRequestsInFlight
-            || openBytes + size > configuration.maxRequestBytesInFlight {
-            reject(request, code: "TOO_MANY_REQUESTS",
-                   message: "the host holds \(open.count) requests of this page already; answer or wait for them first",
-                   recoverable: true)
-            return
-        }
-        if let slot = slot(for: action) {
-            routeToSlot(slot, request, size: size)
-        } else if let custom = customCapabilities[action], !slotClaims(action) {
-            runHandler(request, size: size) { request, responder in await custom.handler(request, responder) }
-        } else if let handler = handlers[action] {
-            runHandler(request, size: size) { request, responder in await handler.handle(request: request, responder: responder) }
-        } else {
-            pendingRequests.append(request)
-            openRequest(id, OpenRequest(kind: .pending, request: request, bytes: size, sequence: 0))
-            delegate?.bridgeHost(self, unhandledRequest: request)
-        }
-    }
-
-    private func routeToSlot(_ slot: CaptureCapability, _ request: BridgeMessage, size: Int) {
-        guard slot.isSupported else {
-            deliver(.response(to: request.correlationId, action: request.payload.action, status: .unsupported,
-                              error: BridgeErrorPayload(code: "UNSUPPORTED", message: "\(slot.id) is not available on this host",
-                                                        recoverable: false)))
-            return
-        }
-        guard slot.activeRequest == nil else {
-            reject(request, code: "BUSY", message: "A \(slot.id) capture request is already in progress", recoverable: true)
-            return
-        }
-        let id = request.correlationId
-        openRequest(id, OpenRequest(kind: .slot(slot), request: request, bytes: size, sequence: 0))
-        slot.start(request) { [weak self] request, result in
-            guard let self else { return }
-            self.close(request.correlationId)
-            self.deliver(.response(to: request.correlationId, action: request.payload.action, status: result.status,
-                                   data: result.data, error: result.error))
-        }
-    }
-
-    private func runHandler(_ request: BridgeMessage, size: Int,
-                            _ body: @escaping @Sendable (BridgeMessage, BridgeResponder) async -> Void) {
-        let id = request.correlationId
-        let responder = HostResponder(request: request) { [weak self] response in
-            self?.close(id)
-            self?.deliver(response)
-        }
-        let task = Task { await body(request, responder) }
-        openRequest(id, OpenRequest(kind: .handler(responder, task), request: request, bytes: size, sequence: 0))
-    }
-
-    private func reject(_ request: BridgeMessage, code: String, message: String, recoverable: Bool) {
-        deliver(.response(to: request.correlationId, action: request.payload.action, status: .error,
-                          error: BridgeErrorPayload(code: code, message: message, recoverable: recoverable)))
-    }
-
-    /// Whether a request with this correlation id is still being served or waiting.
-    private func isOpen(_ id: String) -> Bool {
-        guard let entry = open[id] else { return false }
-        if case .pending = entry.kind, !pendingRequests.contains(where: { $0.correlationId == id }) {
-            close(id)  // the app removed it from `pendingRequests` itself
-            return false
-        }
-        return true
-    }
-
-    private func openRequest(_ id: String, _ entry: OpenRequest) {
-        var entry = entry
-        sequence += 1
-        entry.sequence = sequence
-        open[id] = entry
-        openBytes += entry.bytes
-    }
-
-    private func close(_ id: String) {
-        guard let entry = open.removeValue(forKey: id) else { return }
-        openBytes -= entry.bytes
-    }
-
     // MARK: Delivery and the log
 
-    private func deliver(_ message: BridgeMessage) {
+    func deliver(_ message: BridgeMessage) {
         guard let transport else {
             report("WebView not attached")
             return
@@ -550,7 +456,7 @@ open class BridgeHost: NSObject {
         messageSubscribers.values.forEach { $0.yield(traffic) }
     }
 
-    private func report(_ error: String) {
+    func report(_ error: String) {
         lastError = error
         errorSubscribers.values.forEach { $0.yield(error) }
         delegate?.bridgeHost(self, didEncounterError: error)

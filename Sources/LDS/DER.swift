@@ -1,23 +1,23 @@
 import SmartCardCore
 
 /// A small DER writer for the structures this package produces (LDS security objects, test data).
-public enum DER {
-    public static func sequence(_ parts: [UInt8]...) -> [UInt8] { sequence(parts) }
-    public static func sequence(_ parts: [[UInt8]]) -> [UInt8] { BERTLV.encode(tag: 0x30, value: parts.flatMap { $0 }) }
-    public static func set(_ parts: [[UInt8]]) -> [UInt8] { BERTLV.encode(tag: 0x31, value: parts.flatMap { $0 }) }
-    public static func octetString(_ value: [UInt8]) -> [UInt8] { BERTLV.encode(tag: 0x04, value: value) }
-    public static let null: [UInt8] = [0x05, 0x00]
-    public static func boolean(_ value: Bool) -> [UInt8] { [0x01, 0x01, value ? 0xFF : 0x00] }
+package enum DER {
+    package static func sequence(_ parts: [UInt8]...) -> [UInt8] { sequence(parts) }
+    package static func sequence(_ parts: [[UInt8]]) -> [UInt8] { BERTLV.encode(tag: 0x30, value: parts.flatMap { $0 }) }
+    package static func set(_ parts: [[UInt8]]) -> [UInt8] { BERTLV.encode(tag: 0x31, value: parts.flatMap { $0 }) }
+    package static func octetString(_ value: [UInt8]) -> [UInt8] { BERTLV.encode(tag: 0x04, value: value) }
+    package static let null: [UInt8] = [0x05, 0x00]
+    package static func boolean(_ value: Bool) -> [UInt8] { [0x01, 0x01, value ? 0xFF : 0x00] }
 
     /// A non-negative INTEGER.
-    public static func integer(_ value: Int) -> [UInt8] {
+    package static func integer(_ value: Int) -> [UInt8] {
         // trap: DER is built from this package's own values (sizes, versions), never from outside input.
         precondition(value >= 0, "DER.integer supports non-negative values")
         return unsignedInteger(minimalBigEndian(UInt64(value)))
     }
 
     /// A non-negative INTEGER from big-endian magnitude bytes.
-    public static func unsignedInteger(_ magnitude: [UInt8]) -> [UInt8] {
+    package static func unsignedInteger(_ magnitude: [UInt8]) -> [UInt8] {
         var bytes = Array(magnitude.drop { $0 == 0 })
         if bytes.isEmpty { bytes = [0] }
         if bytes[0] & 0x80 != 0 { bytes.insert(0, at: 0) }
@@ -25,7 +25,7 @@ public enum DER {
     }
 
     /// An OBJECT IDENTIFIER from dotted text (`2.23.136.1.1.1`).
-    public static func oid(_ dotted: String) -> [UInt8] {
+    package static func oid(_ dotted: String) -> [UInt8] {
         BERTLV.encode(tag: 0x06, value: oidContent(dotted))
     }
 
@@ -49,7 +49,7 @@ public enum DER {
     }
 
     /// Dotted text of an OBJECT IDENTIFIER's content bytes; `nil` when malformed.
-    public static func oidString(_ content: [UInt8]) -> String? {
+    package static func oidString(_ content: [UInt8]) -> String? {
         guard let last = content.last, last & 0x80 == 0 else { return nil }
         var arcs: [UInt64] = []
         var value: UInt64 = 0
@@ -67,7 +67,7 @@ public enum DER {
     }
 
     /// A context-specific tag `[number]` around `content`.
-    public static func context(_ number: UInt8, constructed: Bool = true, _ content: [UInt8]) -> [UInt8] {
+    package static func context(_ number: UInt8, constructed: Bool = true, _ content: [UInt8]) -> [UInt8] {
         BERTLV.encode(tag: UInt32(0x80 | (constructed ? 0x20 : 0) | number), value: content)
     }
 }

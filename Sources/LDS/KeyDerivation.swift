@@ -3,7 +3,7 @@ import MRTDCrypto
 /// ICAO 9303-11 §9.7.1 key derivation: K = KDF(K_seed, c) for encryption (c = 1), MAC (c = 2)
 /// and the PACE password key (c = 3).
 public enum KeyDerivation {
-    public enum Purpose: UInt8, Sendable {
+    package enum Purpose: UInt8, Sendable {
         case encryption = 1
         case mac = 2
         case password = 3
@@ -48,7 +48,7 @@ public enum KeyDerivation {
 
     /// Derives a key from shared secret `seed` (the BAC key seed, a PACE/CA shared secret or a
     /// password hash).
-    public static func derive(_ seed: [UInt8], purpose: Purpose, type: KeyType) -> [UInt8] {
+    package static func derive(_ seed: [UInt8], purpose: Purpose, type: KeyType) -> [UInt8] {
         let input = seed + [0, 0, 0, purpose.rawValue]
         switch type {
         case .tripleDES:
@@ -64,7 +64,7 @@ public enum KeyDerivation {
     }
 
     /// Sets the DES parity bit (least significant, odd parity) of every byte.
-    public static func adjustParity(_ key: [UInt8]) -> [UInt8] {
+    package static func adjustParity(_ key: [UInt8]) -> [UInt8] {
         key.map { byte in
             let high = byte & 0xFE
             return high.nonzeroBitCount.isMultiple(of: 2) ? high | 1 : high
@@ -73,7 +73,7 @@ public enum KeyDerivation {
 
     /// The BAC key seed: the first 16 bytes of SHA-1 over the MRZ information
     /// (document number, date of birth, date of expiry, each with its check digit).
-    public static func bacKeySeed(mrzInformation: String) -> [UInt8] {
+    package static func bacKeySeed(mrzInformation: String) -> [UInt8] {
         Array(DigestAlgorithm.sha1.hash(Array(mrzInformation.utf8)).prefix(16))
     }
 }

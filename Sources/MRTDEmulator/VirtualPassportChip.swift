@@ -62,7 +62,7 @@ public final class VirtualPassportChip: Sendable {
 
     public let passport: EmulatedPassport
     public let atr: [UInt8]
-    private let bacKeys: BAC.Keys
+    let bacKeys: BAC.Keys
     private let state = Mutex(State())
     /// The field behaviours this chip reproduces (`passport.quirks`, checked when it was loaded).
     let quirks: ChipQuirks.Resolved
@@ -298,7 +298,7 @@ public final class VirtualPassportChip: Sendable {
         }
     }
 
-    private func dropSession(_ state: inout State) {
+    func dropSession(_ state: inout State) {
         state.sm = nil
         state.pendingSession = nil
         state.chipAuthenticationSelected = false
@@ -318,191 +318,6 @@ public final class VirtualPassportChip: Sendable {
         case 0x86: return generalAuthenticate(command, &state)
         default: return ResponseAPDU(statusWord: .insNotSupported)
         }
-    }
-
-    // MARK: Files
-
-    private func file(_ fid: UInt16, in df: DF) -> [UInt8]? {
-        switch df {
-        case .master: return passport.masterFiles[fid]
-        case .application: return passport.applicationFiles[fid]
-        }
-    }
-
-    /// Before access control only the MF's public files (EF.CardAccess, EF.ATR/INFO) are readable;
-    /// EF.CardSecurity and the application need PACE or BAC.
-    private func mayAccess(_ df: DF, _ state: State, fid: UInt16? = nil) -> Bool {
-        if state.authenticated { return true }
-        return df == .master && fid != 0x011D
-    }
-
-    private func sfiToFID(_ sfi: UInt8, in df: DF) -> UInt16? {
-        switch df {
-        case .master:
-            switch sfi {
-            case 0x1C: return EmulatedPassport.efCardAccess
-            case 0x1D: return 0x011D
-            case 0x01: return EmulatedPassport.efATRInfo
-            default: return nil
-            }
-        case .application:
-            switch sfi {
-            case 0x1E: return EmulatedPassport.efCOM
-            case 0x1D: return EmulatedPassport.efSOD
-            case 0x01...0x10: return EmulatedPassport.dataGroupFID(Int(sfi))
-            default: return nil
-            }
-        }
-    }
-
-    private func select(_ command: CommandAPDU, _ state: inout State) -> ResponseAPDU {
-        switch quirks.selectLe {
-        case .refused? where command.ne != nil: return ResponseAPDU(statusWord: .wrongLength)
-        case .required? where command.ne == nil: return ResponseAPDU(statusWord: .wrongLength)
-        default: break
-        }
-        switch command.p1 {
-        case 0x04:
-            guard command.data == EmulatedPassport.eMRTDApplicationID else { return ResponseAPDU(statusWord: .fileNotFound) }
-            state.df = .application
-            state.selectedFile = nil
-            return ResponseAPDU(statusWord: .success)
-        case 0x00 where command.data.isEmpty || command.data == [0x3F, 0x00]:
-            if let answer = quirks.selectMasterFile { return ResponseAPDU(statusWord: answer) }
-            state.df = .master
-            state.selectedFile = nil
-            return ResponseAPDU(statusWord: .success)
-        case 0x00, 0x02:
-            guard command.data.count == 2 else { return ResponseAPDU(statusWord: .lcInconsistentWithP1P2) }
-            let fid = UInt16(command.data[0]) << 8 | UInt16(command.data[1])
-            guard mayAccess(state.df, state, fid: fid) else { return ResponseAPDU(statusWord: .securityStatusNotSatisfied) }
-            guard let content = file(fid, in: state.df) else { return ResponseAPDU(statusWord: .fileNotFound) }
-            state.selectedFile = fid
-            if command.p2 & 0x0C == 0x0C { return ResponseAPDU(statusWord: .success) }
-            // FCP: file size and id.
-            let fcp = BERTLV.encode(tag: 0x62, value: BERTLV.encode(tag: 0x80, value: [UInt8(content.count >> 8 & 0xFF), UInt8(content.count & 0xFF)])
-                + BERTLV.encode(tag: 0x82, value: [0x01]) + BERTLV.encode(tag: 0x83, value: command.data))
-            return ResponseAPDU(data: fcp, statusWord: .success)
-        default:
-            return ResponseAPDU(statusWord: .incorrectP1P2)
-        }
-    }
-
-    private func readBinary(_ command: CommandAPDU, _ state: inout State) -> ResponseAPDU {
-        var offset: Int
-        if command.ins == 0xB1 {
-            guard let object = try? BERTLV.parseSingle(command.data), object.tag == 0x54, (1...3).contains(object.value.count) else {
-                return ResponseAPDU(statusWord: .wrongData)
-            }
-            offset = object.value.reduce(0) { $0 << 8 | Int($1) }
-            if command.p1 != 0 || command.p2 != 0 {
-                // P1-P2 may carry a file id (00 = current EF).
-                let fid = UInt16(command.p1) << 8 | UInt16(command.p2)
-                guard mayAccess(state.df, state) else { return ResponseAPDU(statusWord: .securityStatusNotSatisfied) }
-                guard file(fid, in: state.df) != nil else { return ResponseAPDU(statusWord: .fileNotFound) }
-                state.selectedFile = fid
-            }
-        } else if command.p1 & 0x80 != 0 {
-            if let answer = quirks.noShortFileIdentifier { return ResponseAPDU(statusWord: answer) }
-            guard command.p1 & 0x60 == 0, let fid = sfiToFID(command.p1 & 0x1F, in: state.df) else {
-                return ResponseAPDU(statusWord: .incorrectP1P2)
-            }
-            guard mayAccess(state.df, state, fid: fid) else { return ResponseAPDU(statusWord: .securityStatusNotSatisfied) }
-            guard file(fid, in: state.df) != nil else { return ResponseAPDU(statusWord: .fileNotFound) }
-            state.selectedFile = fid
-            offset = Int(command.p2)
-        } else {
-            offset = Int(command.p1) << 8 | Int(command.p2)
-        }
-        guard let fid = state.selectedFile else { return ResponseAPDU(statusWord: .commandNotAllowedNoEF) }
-        guard mayAccess(state.df, state, fid: fid) else { return ResponseAPDU(statusWord: .securityStatusNotSatisfied) }
-        if state.df == .application, quirks.protectedFiles.contains(fid) { return ResponseAPDU(statusWord: .securityStatusNotSatisfied) }
-        guard let content = file(fid, in: state.df) else { return ResponseAPDU(statusWord: .fileNotFound) }
-        if quirks.cardAccessUnreadable, state.df == .master, fid == EmulatedPassport.efCardAccess {
-            return ResponseAPDU(statusWord: .securityStatusNotSatisfied)
-        }
-        let ne = command.ne ?? 256
-        if quirks.refuseLe00, ne == 256, !command.isExtended { return ResponseAPDU(statusWord: .wrongLength) }
-        let cap = min(passport.maxReadLength, state.faults.readLengthCap ?? Int.max)
-        guard ne <= cap else {
-            if quirks.exactLengthHint, cap < 256 { return ResponseAPDU(statusWord: StatusWord(sw1: 0x6C, sw2: UInt8(cap))) }
-            return ResponseAPDU(statusWord: .wrongLength)
-        }
-        guard offset <= content.count else { return ResponseAPDU(statusWord: .wrongP1P2) }
-        state.statistics.readBinaryCommands += 1
-        // Le = 00 (or 0000, or none) asks for everything available up to the maximum (ISO 7816-4
-        // §5.1): fewer bytes at the end of the file are a normal answer, 9000. Only an explicit Ne
-        // that runs past the end gets the warning 6282.
-        let upToMaximum = command.ne == nil || (ne == 256 && !command.isExtended) || (ne == 65_536 && command.isExtended)
-        if command.ins == 0xB1 {
-            // The answer is a discretionary-data object 53 whose whole encoding fits Ne.
-            var length = min(ne, content.count - offset)
-            while length > 0, BERTLV.encode(tag: 0x53, value: [UInt8](repeating: 0, count: length)).count > ne { length -= 1 }
-            let chunk = Array(content[offset..<(offset + length)])
-            state.statistics.bytesRead += chunk.count
-            return ResponseAPDU(data: BERTLV.encode(tag: 0x53, value: chunk),
-                                statusWord: length < ne && offset + length == content.count && !upToMaximum ? .endOfFileReached : .success)
-        }
-        let end = min(content.count, offset + ne)
-        let chunk = Array(content[offset..<end])
-        state.statistics.bytesRead += chunk.count
-        if quirks.endOfFileWarning, end == content.count { return ResponseAPDU(data: chunk, statusWord: .endOfFileReached) }
-        return ResponseAPDU(data: chunk, statusWord: chunk.count < ne && !upToMaximum ? .endOfFileReached : .success)
-    }
-
-    // MARK: Authentication
-
-    /// Active Authentication: sign the terminal's challenge with the AA key.
-    private func internalAuthenticate(_ command: CommandAPDU, _ state: inout State) -> ResponseAPDU {
-        guard state.authenticated else { return ResponseAPDU(statusWord: .securityStatusNotSatisfied) }
-        guard let key = passport.activeAuthenticationKey else { return ResponseAPDU(statusWord: .insNotSupported) }
-        guard command.data.count == 8 else { return ResponseAPDU(statusWord: .wrongLength) }
-        let signature: [UInt8]?
-        if let publicKey = try? PublicKey(subjectPublicKeyInfo: key.subjectPublicKeyInfo), publicKey.keyType == .rsa {
-            signature = try? ActiveAuthentication.signISO9796(key: key, modulusBytes: publicKey.byteSize, challenge: command.data)
-        } else {
-            signature = try? key.ecdsaSignPlain(digest: passport.activeAuthenticationDigest.hash(command.data))
-        }
-        guard let signature else { return ResponseAPDU(statusWord: .noPreciseDiagnosis) }
-        state.statistics.activeAuthentications += 1
-        return ResponseAPDU(data: signature, statusWord: .success)
-    }
-
-    private func getChallenge(_ command: CommandAPDU, _ state: inout State) -> ResponseAPDU {
-        guard command.ne == 8, command.data.isEmpty else { return ResponseAPDU(statusWord: .wrongLength) }
-        // A PACE-only chip does not do BAC: no challenge before access control.
-        guard passport.bacAllowed || state.authenticated else { return ResponseAPDU(statusWord: .conditionsOfUseNotSatisfied) }
-        let challenge = secureRandomBytes(8)
-        state.challenge = challenge
-        return ResponseAPDU(data: challenge, statusWord: .success)
-    }
-
-    private func externalAuthenticate(_ command: CommandAPDU, _ state: inout State) -> ResponseAPDU {
-        guard passport.bacAllowed else { return ResponseAPDU(statusWord: .conditionsOfUseNotSatisfied) }
-        guard let rndIC = state.challenge else { return ResponseAPDU(statusWord: .conditionsOfUseNotSatisfied) }
-        state.challenge = nil
-        guard command.data.count == 40 else { return ResponseAPDU(statusWord: .wrongLength) }
-        let encrypted = Array(command.data[0..<32])
-        let checksum = Array(command.data[32..<40])
-        guard let expected = try? retailMAC(key: bacKeys.mac, iso9797Pad(encrypted, blockSize: 8)), expected == checksum,
-              let s = try? BlockCipher.tripleDES.cbc(encrypt: false, key: bacKeys.encryption, encrypted),
-              Array(s[8..<16]) == rndIC else {
-            state.statistics.bacFailures += 1
-            dropSession(&state)
-            return ResponseAPDU(statusWord: .verificationFailed)
-        }
-        let rndIFD = Array(s[0..<8])
-        let kIFD = Array(s[16..<32])
-        let kIC = secureRandomBytes(16)
-        // R = RND.IC ‖ RND.IFD ‖ K.IC, encrypted and MACed like the reader's S.
-        guard let answer = try? BAC.authenticationData(keys: bacKeys, rndIFD: rndIC, rndIC: rndIFD, kIFD: kIC) else {
-            return ResponseAPDU(statusWord: .noPreciseDiagnosis)
-        }
-        state.sm = BAC.session(kIFD: kIFD, kIC: kIC, rndIC: rndIC, rndIFD: rndIFD)
-        state.authenticated = true
-        state.statistics.bacSuccesses += 1
-        // The answer itself goes out unprotected (the command was): the session starts with the next command.
-        return ResponseAPDU(data: answer, statusWord: .success)
     }
 }
 

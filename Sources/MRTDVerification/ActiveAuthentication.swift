@@ -15,7 +15,7 @@ public enum ActiveAuthentication {
     /// requires the plain signature format of BSI TR-03111 (r ‖ s), whose identifiers are
     /// ecdsa-plain-SHA1 … SHA512 (0.4.0.127.0.7.1.1.4.1.1–.5); documents also carry the X9.62
     /// ecdsa-with-SHA* identifiers for the same signatures. Both name the hash the chip signs with.
-    public static let ecdsaSignatureAlgorithms: [String: DigestAlgorithm] = [
+    package static let ecdsaSignatureAlgorithms: [String: DigestAlgorithm] = [
         // BSI TR-03111 §5.2.1 (ecdsa-plain-signatures).
         "0.4.0.127.0.7.1.1.4.1.1": .sha1, "0.4.0.127.0.7.1.1.4.1.2": .sha224, "0.4.0.127.0.7.1.1.4.1.3": .sha256,
         "0.4.0.127.0.7.1.1.4.1.4": .sha384, "0.4.0.127.0.7.1.1.4.1.5": .sha512,
@@ -25,7 +25,7 @@ public enum ActiveAuthentication {
     ]
 
     /// The TR-03111 ecdsa-plain identifier for signatures with `digest`.
-    public static func plainSignatureOID(_ digest: DigestAlgorithm) -> String {
+    package static func plainSignatureOID(_ digest: DigestAlgorithm) -> String {
         switch digest {
         case .sha1: return "0.4.0.127.0.7.1.1.4.1.1"
         case .sha224: return "0.4.0.127.0.7.1.1.4.1.2"
@@ -96,7 +96,7 @@ public enum ActiveAuthentication {
     }
 
     /// The chip's side: an ISO 9796-2 (SHA-1, trailer BC) RSA signature over `challenge`.
-    public static func signISO9796(key: PrivateKey, modulusBytes: Int, challenge: [UInt8]) throws(CryptoError) -> [UInt8] {
+    package static func signISO9796(key: PrivateKey, modulusBytes: Int, challenge: [UInt8]) throws(CryptoError) -> [UInt8] {
         let recoverable = secureRandomBytes(modulusBytes - 20 - 2)
         let block = [0x6A] + recoverable + DigestAlgorithm.sha1.hash(recoverable + challenge) + [0xBC]
         return try key.rsaRawPrivate(block)

@@ -100,7 +100,7 @@ public struct ChipEvidence: Codable, Sendable, Hashable {
     }
 
     /// `PASSED`, `FAILED`, `NOT_SUPPORTED`, `NOT_CHECKED` or `UNTRUSTED`.
-    public static func result(_ status: VerificationStatus) -> String {
+    package static func result(_ status: VerificationStatus) -> String {
         switch status {
         case .valid: return "PASSED"
         case .invalid: return "FAILED"

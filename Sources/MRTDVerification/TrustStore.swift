@@ -5,7 +5,7 @@ import SmartCardCore
 /// The CSCA certificates (and CRLs) passive authentication trusts: PEM/DER certificate files,
 /// directories of them, and ICAO master lists (CMS over `CscaMasterList`).
 public struct TrustStore: Sendable {
-    public static let masterListOID = "2.23.136.1.1.2"
+    package static let masterListOID = "2.23.136.1.1.2"
 
     public private(set) var certificates: [Certificate] = []
     public private(set) var revocationLists: [RevocationList] = []

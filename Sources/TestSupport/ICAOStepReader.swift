@@ -6,7 +6,7 @@ import SmartCardCore
 /// passport to any conformant reader.
 public struct ICAOStepReader {
     public let connection: any CardConnection
-    public private(set) var session: SecureMessaging?
+    package private(set) var session: SecureMessaging?
 
     public init(connection: any CardConnection) {
         self.connection = connection

@@ -43,7 +43,7 @@ public enum AccessKey: Sendable, Hashable, CustomStringConvertible {
 
     /// The PACE password reference of MSE:Set AT (tag 83): 01 for the MRZ, 02 for the CAN (ICAO
     /// 9303-11 §9.2.2; TR-03110-3 Table D.1).
-    public var pacePasswordReference: UInt8 {
+    package var pacePasswordReference: UInt8 {
         switch self {
         case .mrz: return 0x01
         case .can: return 0x02
@@ -51,25 +51,25 @@ public enum AccessKey: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Whether BAC can open a chip with this key: only the MRZ can; a CAN needs PACE.
-    public var opensWithBAC: Bool {
+    package var opensWithBAC: Bool {
         if case .mrz = self { return true }
         return false
     }
 
     /// The BAC key seed (ICAO 9303-11 §9.7.2): the first 16 bytes of SHA-1 over the MRZ
     /// information; `nil` for a CAN.
-    public var bacKeySeed: [UInt8]? {
+    package var bacKeySeed: [UInt8]? {
         mrzInformation.map { KeyDerivation.bacKeySeed(mrzInformation: $0) }
     }
 
     /// The MRZ key information string (document number, dates and check digits), for `.mrz`.
-    public var mrzInformation: String? {
+    package var mrzInformation: String? {
         guard case .mrz(let number, let birth, let expiry) = self else { return nil }
         return MRZ.keyInformation(documentNumber: number, dateOfBirth: birth, dateOfExpiry: expiry)
     }
 
     /// The PACE password bytes: SHA-1 of the MRZ information, or the CAN digits (ICAO 9303-11 §4.4.3.1).
-    public var pacePassword: [UInt8] {
+    package var pacePassword: [UInt8] {
         switch self {
         case .mrz(let number, let birth, let expiry):
             let information = MRZ.keyInformation(documentNumber: number, dateOfBirth: birth, dateOfExpiry: expiry)

@@ -7,10 +7,10 @@ public enum LDSFile: Sendable, Hashable, Comparable, CustomStringConvertible {
     case cardSecurity
     case atrInfo
 
-    public static let allDataGroups: [LDSFile] = (1...16).map { .dataGroup($0) }
+    package static let allDataGroups: [LDSFile] = (1...16).map { .dataGroup($0) }
 
     /// The file identifier.
-    public var fid: UInt16 {
+    package var fid: UInt16 {
         switch self {
         case .com: return 0x011E
         case .sod: return 0x011D
@@ -22,7 +22,7 @@ public enum LDSFile: Sendable, Hashable, Comparable, CustomStringConvertible {
     }
 
     /// The short EF identifier.
-    public var sfi: UInt8 {
+    package var sfi: UInt8 {
         switch self {
         case .com: return 0x1E
         case .sod: return 0x1D
@@ -34,7 +34,7 @@ public enum LDSFile: Sendable, Hashable, Comparable, CustomStringConvertible {
     }
 
     /// Whether the file is on the master file (not in the eMRTD application).
-    public var isOnMasterFile: Bool {
+    package var isOnMasterFile: Bool {
         switch self {
         case .cardAccess, .cardSecurity, .atrInfo: return true
         default: return false
@@ -54,7 +54,7 @@ public enum LDSFile: Sendable, Hashable, Comparable, CustomStringConvertible {
     }
 
     /// The dump file name: `EF_COM.bin`, `EF_SOD.bin`, `DG1.bin` …
-    public var dumpFileName: String {
+    package var dumpFileName: String {
         switch self {
         case .dataGroup(let n): return "DG\(n).bin"
         case .atrInfo: return "EF_ATR_INFO.bin"
@@ -65,7 +65,7 @@ public enum LDSFile: Sendable, Hashable, Comparable, CustomStringConvertible {
     public var description: String { name }
 
     /// The data group whose EF.COM tag is `tag` (61 = DG1, 75 = DG2 …).
-    public init?(comTag tag: UInt8) {
+    package init?(comTag tag: UInt8) {
         let tags: [UInt8] = [0x61, 0x75, 0x63, 0x76, 0x65, 0x66, 0x67, 0x68, 0x69, 0x6A, 0x6B, 0x6C, 0x6D, 0x6E, 0x6F, 0x70]
         guard let index = tags.firstIndex(of: tag) else { return nil }
         self = .dataGroup(index + 1)
@@ -87,7 +87,7 @@ public enum LDSFile: Sendable, Hashable, Comparable, CustomStringConvertible {
 
     /// The file a dump file name stands for: `EF_COM.bin`, `EF.SOD`, `DG1.bin`, `Datagroup14.bin`,
     /// `EF_DG2.bin`, `ef0101.bin`, `011E.bin`, `EF_CardAccess.bin` …; `nil` for anything else.
-    public init?(dumpFileName name: String) {
+    package init?(dumpFileName name: String) {
         var stem = name.lowercased()
         for suffix in [".bin", ".der", ".dat"] where stem.hasSuffix(suffix) { stem.removeLast(suffix.count) }
         stem = stem.replacingOccurrences(of: ".", with: "_")

@@ -6,11 +6,11 @@ import SmartCardCore
 /// 3DES through MSE:Set KAT (version 1, also what a DG14 without ChipAuthenticationInfo implies),
 /// with AES through MSE:Set AT + GENERAL AUTHENTICATE (version 2).
 public enum ChipAuthentication {
-    public static let protocolPrefix = "0.4.0.127.0.7.2.2.3."
-    public static let ecdhPublicKeyOID = "0.4.0.127.0.7.2.2.1.2"
-    public static let dhPublicKeyOID = "0.4.0.127.0.7.2.2.1.1"
+    package static let protocolPrefix = "0.4.0.127.0.7.2.2.3."
+    package static let ecdhPublicKeyOID = "0.4.0.127.0.7.2.2.1.2"
+    package static let dhPublicKeyOID = "0.4.0.127.0.7.2.2.1.1"
     /// dhpublicnumber (X9.42): the algorithm of a DH SubjectPublicKeyInfo.
-    public static let dhPublicNumberOID = "1.2.840.10046.2.1"
+    package static let dhPublicNumberOID = "1.2.840.10046.2.1"
 
     /// A CA protocol OID: key agreement and cipher.
     public struct ProtocolID: Sendable, Hashable, CustomStringConvertible {
@@ -102,7 +102,7 @@ public enum ChipAuthentication {
 
     /// The chip keys (ChipAuthenticationPublicKeyInfo, ECDH or DH) among `infos` that this reader
     /// can use, with their key ids; keys it cannot parse or use are left out.
-    public static func chipKeys(in infos: SecurityInfos) -> [(key: ChipKey, keyId: Int?)] {
+    package static func chipKeys(in infos: SecurityInfos) -> [(key: ChipKey, keyId: Int?)] {
         infos.entries.compactMap { entry -> (key: ChipKey, keyId: Int?)? in
             guard entry.oid == ecdhPublicKeyOID || entry.oid == dhPublicKeyOID,
                   let fields = try? BERTLV.parseSingle(entry.der).children(), fields.count >= 2, fields[1].tag == 0x30 else { return nil }
@@ -119,7 +119,7 @@ public enum ChipAuthentication {
 
     /// The SecurityInfos EF.CardSecurity carries (CMS SignedData over id-SecurityObject); `nil`
     /// when the bytes are not that. Its signature is passive authentication's business.
-    public static func cardSecurityInfos(_ bytes: [UInt8]) -> SecurityInfos? {
+    package static func cardSecurityInfos(_ bytes: [UInt8]) -> SecurityInfos? {
         guard let signed = try? CMSSignedData(bytes: bytes), signed.contentType == cardSecurityContentType,
               let content = signed.content else { return nil }
         return try? SecurityInfos(bytes: content)
@@ -128,7 +128,7 @@ public enum ChipAuthentication {
     /// The group and public value of a DH SubjectPublicKeyInfo: algorithm dhpublicnumber with
     /// DomainParameters { p, g, q, … } and the public value y as a DER INTEGER in the BIT STRING.
     /// Also accepts standardizedDomainParameters with an RFC 5114 parameter id (0–2).
-    public static func dhPublicKey(subjectPublicKeyInfo der: [UInt8]) -> (group: DiffieHellmanGroup, publicValue: [UInt8])? {
+    package static func dhPublicKey(subjectPublicKeyInfo der: [UInt8]) -> (group: DiffieHellmanGroup, publicValue: [UInt8])? {
         guard let spki = try? BERTLV.parseSingle(der).children(), spki.count == 2, spki[0].tag == 0x30, spki[1].tag == 0x03,
               let group = DiffieHellmanGroup.x942(algorithmIdentifier: spki[0]) ?? standardizedGroup(spki[0]),
               spki[1].value.first == 0x00, let y = try? BERTLV.parseSingle(Array(spki[1].value.dropFirst())), y.tag == 0x02 else { return nil }
@@ -146,16 +146,16 @@ public enum ChipAuthentication {
     }
 
     /// The SubjectPublicKeyInfo of a DH public value (for the emulator's DG14).
-    public static func dhSubjectPublicKeyInfo(group: DiffieHellmanGroup, publicValue: [UInt8]) -> [UInt8] {
+    package static func dhSubjectPublicKeyInfo(group: DiffieHellmanGroup, publicValue: [UInt8]) -> [UInt8] {
         DER.sequence(group.x942AlgorithmIdentifier, BERTLV.encode(tag: 0x03, value: [0x00] + DER.unsignedInteger(publicValue)))
     }
 
     /// standardizedDomainParameters (BSI TR-03110-3 A.2.1.1): in an AlgorithmIdentifier, an
     /// INTEGER parameter names one of the standardised groups (0–2 MODP, 8–18 curves).
-    public static let standardizedDomainParametersOID = "0.4.0.127.0.7.1.2"
+    package static let standardizedDomainParametersOID = "0.4.0.127.0.7.1.2"
 
     /// How a chip key's SubjectPublicKeyInfo names its domain parameters.
-    public enum KeyEncoding: String, Sendable, CaseIterable {
+    package enum KeyEncoding: String, Sendable, CaseIterable {
         /// id-ecPublicKey with explicit ECParameters, or X9.42 dhpublicnumber with { p, g, q }:
         /// what passports' DG14 carry (e.g. the German 2008 test passport).
         case explicit
@@ -167,7 +167,7 @@ public enum ChipAuthentication {
     }
 
     /// The standardised parameter id of `key`'s group (TR-03110-3 Table A.2), if it has one.
-    public static func standardizedParameterId(of key: ChipKey) -> Int? {
+    package static func standardizedParameterId(of key: ChipKey) -> Int? {
         switch key {
         case .ec(let curve, _): return (8...18).first { PACE.curve(parameterId: $0) == curve }
         case .dh(let group, _):
@@ -177,7 +177,7 @@ public enum ChipAuthentication {
 
     /// The SubjectPublicKeyInfo of a chip key, its domain parameters named as `encoding` says;
     /// `nil` when `standardized` is asked for a group without a standardised id.
-    public static func subjectPublicKeyInfo(_ key: ChipKey, encoding: KeyEncoding) -> [UInt8]? {
+    package static func subjectPublicKeyInfo(_ key: ChipKey, encoding: KeyEncoding) -> [UInt8]? {
         let bitString: [UInt8]
         switch key {
         case .ec(_, let point): bitString = BERTLV.encode(tag: 0x03, value: [0x00] + point)
@@ -198,7 +198,7 @@ public enum ChipAuthentication {
 
     /// The DG14 entries offering CA with `publicKeyInfo` (for the emulator); without the
     /// ChipAuthenticationInfo when `keyOnly` (version 1, 3DES implied).
-    public static func securityInfos(protocolID: ProtocolID, publicKeyInfo: [UInt8], keyId: Int = 1, keyOnly: Bool = false) -> [[UInt8]] {
+    package static func securityInfos(protocolID: ProtocolID, publicKeyInfo: [UInt8], keyId: Int = 1, keyOnly: Bool = false) -> [[UInt8]] {
         let keyInfo = DER.sequence(DER.oid(protocolID.keyAgreement == .ecdh ? ecdhPublicKeyOID : dhPublicKeyOID), publicKeyInfo,
                                    DER.integer(keyId))
         if keyOnly { return [keyInfo] }
@@ -209,7 +209,7 @@ public enum ChipAuthentication {
 extension ChipAuthentication {
     /// The curve and point of an EC SubjectPublicKeyInfo whose parameters are a named-curve OID or
     /// (as TR-03110 documents write it) a standardised domain-parameter id.
-    public static func ecPublicKey(subjectPublicKeyInfo der: [UInt8]) -> (curve: EllipticCurve, point: [UInt8])? {
+    package static func ecPublicKey(subjectPublicKeyInfo der: [UInt8]) -> (curve: EllipticCurve, point: [UInt8])? {
         guard let spki = try? BERTLV.parseSingle(der).children(), spki.count == 2, spki[0].tag == 0x30, spki[1].tag == 0x03,
               let algorithm = try? spki[0].children(), algorithm.count == 2 else { return nil }
         let curve: EllipticCurve?
@@ -229,20 +229,20 @@ extension ChipAuthentication {
     }
 
     /// id-SecurityObject: the content type of EF.CardSecurity.
-    public static let cardSecurityContentType = "0.4.0.127.0.7.3.2.1"
+    package static let cardSecurityContentType = "0.4.0.127.0.7.3.2.1"
 }
 
 extension DiffieHellmanGroup {
     /// The X9.42 AlgorithmIdentifier { dhpublicnumber, DomainParameters { p, g, q } } naming this
     /// group, as DG14 chip keys and PACEDomainParameterInfo carry a MODP group.
-    public var x942AlgorithmIdentifier: [UInt8] {
+    package var x942AlgorithmIdentifier: [UInt8] {
         DER.sequence(DER.oid(ChipAuthentication.dhPublicNumberOID),
                      DER.sequence(DER.unsignedInteger(p), DER.unsignedInteger(g), DER.unsignedInteger(q)))
     }
 
     /// The group an X9.42 AlgorithmIdentifier names (DomainParameters beyond p, g, q are ignored);
     /// `nil` when it is not one or its numbers make no group.
-    public static func x942(algorithmIdentifier object: TLV) -> DiffieHellmanGroup? {
+    package static func x942(algorithmIdentifier object: TLV) -> DiffieHellmanGroup? {
         guard let fields = try? object.children(), fields.count == 2, fields[0].tag == 0x06,
               DER.oidString(fields[0].value) == ChipAuthentication.dhPublicNumberOID, fields[1].tag == 0x30,
               let numbers = try? fields[1].children(), numbers.count >= 3, numbers[0...2].allSatisfy({ $0.tag == 0x02 }) else { return nil }

@@ -67,7 +67,7 @@ public enum PACE {
     }
 
     /// Standardised domain parameters by PACE parameter id (ICAO 9303-11 §9.5.1).
-    public static func curve(parameterId: Int) -> EllipticCurve? {
+    package static func curve(parameterId: Int) -> EllipticCurve? {
         switch parameterId {
         case 8: return .nistP192
         case 9: return .brainpoolP192r1
@@ -91,7 +91,7 @@ public enum PACEDomain: Sendable, Hashable, CustomStringConvertible {
     case dh(DiffieHellmanGroup)
 
     /// Standardised domain parameters by PACE parameter id: 0–2 DH, 8–18 ECDH.
-    public static func standardized(_ parameterId: Int) -> PACEDomain? {
+    package static func standardized(_ parameterId: Int) -> PACEDomain? {
         if let curve = PACE.curve(parameterId: parameterId) { return .ec(curve) }
         return DiffieHellmanGroup.rfc5114(parameterId: parameterId).map { .dh($0) }
     }
@@ -99,7 +99,7 @@ public enum PACEDomain: Sendable, Hashable, CustomStringConvertible {
     /// Whether Integrated Mapping works in this domain: every RFC 5114 group, and every curve
     /// whose prime is ≡ 3 mod 4 (all standardised ones but NIST P-224, whose square roots need
     /// Tonelli–Shanks; ICAO 9303-11 Appendix B covers only p ≡ 3 mod 4). Any cipher.
-    public func supportsIntegratedMapping(_ type: KeyDerivation.KeyType) -> Bool {
+    package func supportsIntegratedMapping(_ type: KeyDerivation.KeyType) -> Bool {
         guard case .ec(let curve) = self else { return true }
         return curve != .nistP224
     }

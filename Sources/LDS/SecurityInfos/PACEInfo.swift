@@ -32,7 +32,7 @@ public struct PACEInfo: Sendable, Hashable, CustomStringConvertible {
 
     /// The PACEDomainParameterInfo publishing `domain` under `parameterId` (for the emulator):
     /// explicit ECParameters for a curve, X9.42 DomainParameters { p, g, q } for a MODP group.
-    public static func domainParameterInfo(protocolID: PACE.ProtocolID, domain: PACEDomain, parameterId: Int) -> [UInt8] {
+    package static func domainParameterInfo(protocolID: PACE.ProtocolID, domain: PACEDomain, parameterId: Int) -> [UInt8] {
         let mappingArc: Int
         switch (protocolID.keyAgreement, protocolID.mapping) {
         case (.dh, .genericMapping): mappingArc = 1
@@ -76,7 +76,7 @@ public struct PACEInfo: Sendable, Hashable, CustomStringConvertible {
 
     /// The PACEInfos among `infos` (EF.CardAccess content), in file order, each with the
     /// explicit domain parameters a PACEDomainParameterInfo gives for its (proprietary) id.
-    public static func all(in infos: SecurityInfos) -> [PACEInfo] {
+    package static func all(in infos: SecurityInfos) -> [PACEInfo] {
         // PACEDomainParameterInfo: OID id-PACE-<KA>-<mapping> (no cipher arc), AlgorithmIdentifier, id.
         var explicit: [(keyAgreement: PACE.KeyAgreement, domain: PACEDomain?, parameterId: Int?)] = []
         for entry in infos.entries where entry.oid.hasPrefix(PACE.ProtocolID.prefix) {
@@ -103,7 +103,7 @@ public struct PACEInfo: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The DER encoding of this PACEInfo.
-    public var der: [UInt8] {
+    package var der: [UInt8] {
         var parts = [DER.oid(protocolID.oid), DER.integer(version)]
         if let parameterId { parts.append(DER.integer(parameterId)) }
         return DER.sequence(parts)

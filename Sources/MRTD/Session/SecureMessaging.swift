@@ -5,14 +5,14 @@ import SmartCardCore
 /// with both roles: the reader protects commands and checks responses; a chip (the emulator)
 /// checks commands and protects responses. 3DES (retail MAC, zero IV) and AES (CMAC,
 /// IV = E(KSenc, SSC)).
-public struct SecureMessaging: Sendable {
-    public let cipher: BlockCipher
+package struct SecureMessaging: Sendable {
+    package let cipher: BlockCipher
     let encryptionKey: [UInt8]
     let macKey: [UInt8]
     /// The send sequence counter (8 bytes for 3DES, 16 for AES).
-    public private(set) var ssc: [UInt8]
+    package private(set) var ssc: [UInt8]
 
-    public init(cipher: BlockCipher, encryptionKey: [UInt8], macKey: [UInt8], ssc: [UInt8]) {
+    package init(cipher: BlockCipher, encryptionKey: [UInt8], macKey: [UInt8], ssc: [UInt8]) {
         self.cipher = cipher
         self.encryptionKey = encryptionKey
         self.macKey = macKey
@@ -20,7 +20,7 @@ public struct SecureMessaging: Sendable {
     }
 
     /// 3DES session keys from a key seed (BAC, or CA/PACE with 3DES).
-    public static func tripleDES(keySeed: [UInt8], ssc: [UInt8]) -> SecureMessaging {
+    package static func tripleDES(keySeed: [UInt8], ssc: [UInt8]) -> SecureMessaging {
         SecureMessaging(cipher: .tripleDES,
                         encryptionKey: KeyDerivation.derive(keySeed, purpose: .encryption, type: .tripleDES),
                         macKey: KeyDerivation.derive(keySeed, purpose: .mac, type: .tripleDES), ssc: ssc)
@@ -30,16 +30,16 @@ public struct SecureMessaging: Sendable {
 
     /// The largest READ BINARY answer whose protected form still fits a short response (256
     /// bytes: DO87 with padding, DO99, DO8E): 0xE7 (231) with 3DES, 0xDF (223) with AES.
-    public var largestShortReadLength: Int { blockSize == 8 ? 0xE7 : 0xDF }
+    package var largestShortReadLength: Int { blockSize == 8 ? 0xE7 : 0xDF }
 
     /// Counts an answer that went out (or came in) without secure messaging as a response, as
     /// chips that keep the send sequence counter in step with every APDU exchanged do.
-    public mutating func countUnprotectedAnswer() {
+    package mutating func countUnprotectedAnswer() {
         incrementSSC()
     }
 
     /// Takes back the count of an unprotected answer, for chips whose counter does not count it.
-    public mutating func uncountUnprotectedAnswer() {
+    package mutating func uncountUnprotectedAnswer() {
         var index = ssc.count - 1
         while index >= 0 {
             ssc[index] &-= 1
@@ -100,7 +100,7 @@ public struct SecureMessaging: Sendable {
 
     /// Protects a plain command: encrypts its data into DO87 (DO85 for an odd INS), puts Ne into
     /// DO97, and appends the MAC as DO8E. Increments the SSC.
-    public mutating func protect(_ command: CommandAPDU) throws(MRTDError) -> CommandAPDU {
+    package mutating func protect(_ command: CommandAPDU) throws(MRTDError) -> CommandAPDU {
         do {
             incrementSSC()
             let cla = command.cla | 0x0C
@@ -128,7 +128,7 @@ public struct SecureMessaging: Sendable {
     /// Checks and decrypts a protected response. Throws `.secureMessagingFailure` when the chip
     /// answered without secure messaging (it dropped the session) or the MAC does not match;
     /// no data from such a response is returned.
-    public mutating func unprotect(_ response: ResponseAPDU) throws(MRTDError) -> ResponseAPDU {
+    package mutating func unprotect(_ response: ResponseAPDU) throws(MRTDError) -> ResponseAPDU {
         incrementSSC()
         guard !response.data.isEmpty else {
             throw MRTDError(.secureMessagingDropped,
@@ -197,7 +197,7 @@ public struct SecureMessaging: Sendable {
 
     /// Checks and decrypts a protected command as a chip does. Throws when the MAC is wrong or
     /// secure-messaging objects are missing; the caller answers `6988` / `6987` and drops the session.
-    public mutating func unprotectCommand(_ command: CommandAPDU) throws(MRTDError) -> CommandAPDU {
+    package mutating func unprotectCommand(_ command: CommandAPDU) throws(MRTDError) -> CommandAPDU {
         incrementSSC()
         guard command.cla & 0x0C == 0x0C else {
             throw MRTDError(.secureMessagingFailure, "command is not protected", statusWord: .smDataObjectsMissing)
@@ -243,7 +243,7 @@ public struct SecureMessaging: Sendable {
     }
 
     /// Protects a chip's plain response (DO87 or, for an odd INS, DO85; DO99; DO8E).
-    public mutating func protectResponse(_ response: ResponseAPDU, oddINS: Bool = false) throws(MRTDError) -> ResponseAPDU {
+    package mutating func protectResponse(_ response: ResponseAPDU, oddINS: Bool = false) throws(MRTDError) -> ResponseAPDU {
         do {
             incrementSSC()
             var objects: [UInt8] = []

@@ -3,20 +3,20 @@ import SmartCardCore
 
 /// Basic Access Control (ICAO 9303-11 §4.3): mutual authentication with keys derived from the
 /// MRZ, ending in 3DES secure messaging.
-public enum BAC {
+package enum BAC {
     /// The static keys K_Enc and K_MAC derived from the BAC key seed.
-    public struct Keys: Sendable {
-        public let encryption: [UInt8]
-        public let mac: [UInt8]
+    package struct Keys: Sendable {
+        package let encryption: [UInt8]
+        package let mac: [UInt8]
 
-        public init(keySeed: [UInt8]) {
+        package init(keySeed: [UInt8]) {
             encryption = KeyDerivation.derive(keySeed, purpose: .encryption, type: .tripleDES)
             mac = KeyDerivation.derive(keySeed, purpose: .mac, type: .tripleDES)
         }
     }
 
     /// The EXTERNAL AUTHENTICATE command data E_IFD ‖ M_IFD for S = RND.IFD ‖ RND.IC ‖ K.IFD.
-    public static func authenticationData(keys: Keys, rndIFD: [UInt8], rndIC: [UInt8], kIFD: [UInt8])
+    package static func authenticationData(keys: Keys, rndIFD: [UInt8], rndIC: [UInt8], kIFD: [UInt8])
         throws(CryptoError) -> [UInt8]
     {
         let s = rndIFD + rndIC + kIFD
@@ -26,7 +26,7 @@ public enum BAC {
 
     /// Checks the chip's answer E_IC ‖ M_IC and returns the decrypted R = RND.IC ‖ RND.IFD ‖ K.IC;
     /// throws `.accessDenied` when the MAC or the echoed nonces do not match.
-    public static func verifyChipResponse(keys: Keys, response: [UInt8], rndIFD: [UInt8], rndIC: [UInt8])
+    package static func verifyChipResponse(keys: Keys, response: [UInt8], rndIFD: [UInt8], rndIC: [UInt8])
         throws(MRTDError) -> [UInt8]
     {
         guard response.count == 40 else {
@@ -52,7 +52,7 @@ public enum BAC {
 
     /// Session keys and SSC after a successful exchange: K_seed = K.IFD ⊕ K.IC,
     /// SSC = RND.IC[4..<8] ‖ RND.IFD[4..<8].
-    public static func session(kIFD: [UInt8], kIC: [UInt8], rndIC: [UInt8], rndIFD: [UInt8]) -> SecureMessaging {
+    package static func session(kIFD: [UInt8], kIC: [UInt8], rndIC: [UInt8], rndIFD: [UInt8]) -> SecureMessaging {
         let seed = zip(kIFD, kIC).map { $0 ^ $1 }
         let ssc = Array(rndIC[4..<8]) + Array(rndIFD[4..<8])
         return SecureMessaging.tripleDES(keySeed: seed, ssc: ssc)

@@ -22,7 +22,7 @@ extension PACE {
     /// (tag 8A of the last GENERAL AUTHENTICATE answer; CBC with IV = E(KS_Enc, −1)) to CA_IC and
     /// check PK_Map,IC = CA_IC · PK_IC, PK_IC being the chip key on `curve` in EF.CardSecurity.
     /// The signature of EF.CardSecurity is passive authentication's business, not this check's.
-    public static func verifyChipAuthenticationMapping(encryptedData: [UInt8], chipMapKey: [UInt8], cardSecurity: [UInt8],
+    package static func verifyChipAuthenticationMapping(encryptedData: [UInt8], chipMapKey: [UInt8], cardSecurity: [UInt8],
                                                        curve: EllipticCurve, encryptionKey: [UInt8],
                                                        type: KeyDerivation.KeyType) -> VerificationOutcome {
         guard let infos = ChipAuthentication.cardSecurityInfos(cardSecurity) else {

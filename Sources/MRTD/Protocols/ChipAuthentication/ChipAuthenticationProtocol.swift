@@ -2,13 +2,13 @@ import MRTDCrypto
 import SmartCardCore
 
 /// Where the chip key Chip Authentication used came from.
-public enum ChipKeySource: String, Sendable, Hashable, CustomStringConvertible {
+package enum ChipKeySource: String, Sendable, Hashable, CustomStringConvertible {
     /// DG14, signed by EF.SOD (passports).
     case dg14 = "DG14"
     /// EF.CardSecurity, signed itself (ID cards; PACE-CAM).
     case cardSecurity = "EF.CardSecurity"
 
-    public var description: String { rawValue }
+    package var description: String { rawValue }
 }
 
 /// What Chip Authentication established: the protocol, the chip's static key and the terminal's

@@ -7,12 +7,12 @@ import SmartCardCore
 extension PACE {
     /// K_π: the key that encrypts the chip's nonce, from the MRZ (SHA-1 of the key information)
     /// or the CAN.
-    public static func passwordKey(_ key: AccessKey, type: KeyDerivation.KeyType) -> [UInt8] {
+    package static func passwordKey(_ key: AccessKey, type: KeyDerivation.KeyType) -> [UInt8] {
         KeyDerivation.derive(key.pacePassword, purpose: .password, type: type)
     }
 
     /// s = D(K_π, z).
-    public static func decryptNonce(_ encrypted: [UInt8], passwordKey: [UInt8], type: KeyDerivation.KeyType) throws(MRTDError) -> [UInt8] {
+    package static func decryptNonce(_ encrypted: [UInt8], passwordKey: [UInt8], type: KeyDerivation.KeyType) throws(MRTDError) -> [UInt8] {
         do {
             return try type.cipher.cbc(encrypt: false, key: passwordKey, encrypted)
         } catch {
@@ -21,26 +21,26 @@ extension PACE {
     }
 
     /// z = E(K_π, s) (the chip's side).
-    public static func encryptNonce(_ nonce: [UInt8], passwordKey: [UInt8], type: KeyDerivation.KeyType) throws(CryptoError) -> [UInt8] {
+    package static func encryptNonce(_ nonce: [UInt8], passwordKey: [UInt8], type: KeyDerivation.KeyType) throws(CryptoError) -> [UInt8] {
         try type.cipher.cbc(encrypt: true, key: passwordKey, nonce)
     }
 
     /// KS_Enc and KS_MAC from the shared secret.
-    public static func sessionKeys(sharedSecret: [UInt8], type: KeyDerivation.KeyType) -> (encryption: [UInt8], mac: [UInt8]) {
+    package static func sessionKeys(sharedSecret: [UInt8], type: KeyDerivation.KeyType) -> (encryption: [UInt8], mac: [UInt8]) {
         (KeyDerivation.derive(sharedSecret, purpose: .encryption, type: type),
          KeyDerivation.derive(sharedSecret, purpose: .mac, type: type))
     }
 
     /// The public-key data object the authentication token is computed over:
     /// `7F49 { 06 oid, 86 point }` for ECDH (`84 y` for DH).
-    public static func publicKeyData(oid: String, publicKey: [UInt8], keyAgreement: KeyAgreement) -> [UInt8] {
+    package static func publicKeyData(oid: String, publicKey: [UInt8], keyAgreement: KeyAgreement) -> [UInt8] {
         let content = DER.oid(oid) + BERTLV.encode(tag: keyAgreement == .ecdh ? 0x86 : 0x84, value: publicKey)
         return BERTLV.encode(tag: 0x7F49, value: content)
     }
 
     /// The authentication token: MAC(KS_MAC, public-key data of the other side's ephemeral key),
     /// 8 bytes (AES-CMAC truncated, or the 3DES retail MAC over padded data).
-    public static func authenticationToken(macKey: [UInt8], type: KeyDerivation.KeyType, oid: String, otherPublicKey: [UInt8],
+    package static func authenticationToken(macKey: [UInt8], type: KeyDerivation.KeyType, oid: String, otherPublicKey: [UInt8],
                                            keyAgreement: KeyAgreement) throws(CryptoError) -> [UInt8] {
         let data = publicKeyData(oid: oid, publicKey: otherPublicKey, keyAgreement: keyAgreement)
         switch type {
@@ -55,7 +55,7 @@ extension PACE {
     /// R = x₀ ‖ … ‖ xₙ₋₁ with n = ⌈(log₂ p + 64) / l⌉, l the bit length of s (128 or 256, which
     /// also picks the constants c₀, c₁). The caller reduces R mod p (`EllipticCurve.integratedMappingPoint`
     /// and `DiffieHellmanGroup.integratedMappingGenerator` do).
-    public static func integratedMappingRandom(chipNonce s: [UInt8], terminalNonce t: [UInt8], type: KeyDerivation.KeyType,
+    package static func integratedMappingRandom(chipNonce s: [UInt8], terminalNonce t: [UInt8], type: KeyDerivation.KeyType,
                                                primeBits: Int) throws(CryptoError) -> [UInt8] {
         guard s.count == integratedMappingChipNonceLength(type) else {
             throw CryptoError(.invalidInput, "the chip's Integrated Mapping nonce must be \(integratedMappingChipNonceLength(type)) bytes, not \(s.count)")
@@ -79,7 +79,7 @@ extension PACE {
 
     /// The length of the chip's nonce s in Integrated Mapping: l ≥ k, so 16 bytes for 3DES and
     /// AES-128, 32 for AES-192 and AES-256.
-    public static func integratedMappingChipNonceLength(_ type: KeyDerivation.KeyType) -> Int {
+    package static func integratedMappingChipNonceLength(_ type: KeyDerivation.KeyType) -> Int {
         type.keyLength <= 16 ? 16 : 32
     }
 
@@ -93,7 +93,7 @@ extension PACE {
         c1: [0x54, 0xBD, 0x72, 0x55, 0xF0, 0xAA, 0xF8, 0x31, 0xBE, 0xC3, 0x42, 0x3F, 0xCF, 0x39, 0xD6, 0x9B, 0x6C, 0xBF, 0x06, 0x66, 0x77, 0xD0, 0xFA, 0xAE, 0x5A, 0xAD, 0xD9, 0x9D, 0xF8, 0xE5, 0x35, 0x17])
 
     /// Secure messaging after PACE: SSC starts at zero.
-    public static func secureMessaging(encryptionKey: [UInt8], macKey: [UInt8], type: KeyDerivation.KeyType) -> SecureMessaging {
+    package static func secureMessaging(encryptionKey: [UInt8], macKey: [UInt8], type: KeyDerivation.KeyType) -> SecureMessaging {
         SecureMessaging(cipher: type.cipher, encryptionKey: encryptionKey, macKey: macKey,
                         ssc: [UInt8](repeating: 0, count: type.cipher.blockSize))
     }
@@ -101,7 +101,7 @@ extension PACE {
 
 extension PACEDomain {
     /// Integrated Mapping: the mapped generator from the chip's nonce s and the terminal's t.
-    public func mapIntegrated(chipNonce s: [UInt8], terminalNonce t: [UInt8], type: KeyDerivation.KeyType) throws(CryptoError) -> [UInt8] {
+    package func mapIntegrated(chipNonce s: [UInt8], terminalNonce t: [UInt8], type: KeyDerivation.KeyType) throws(CryptoError) -> [UInt8] {
         switch self {
         case .ec(let curve):
             guard supportsIntegratedMapping(type) else {
@@ -115,14 +115,14 @@ extension PACEDomain {
         }
     }
 
-    public func generateKeyPair(generator: [UInt8]? = nil) throws(CryptoError) -> (privateKey: [UInt8], publicKey: [UInt8]) {
+    package func generateKeyPair(generator: [UInt8]? = nil) throws(CryptoError) -> (privateKey: [UInt8], publicKey: [UInt8]) {
         switch self {
         case .ec(let curve): return try curve.generateKeyPair(generator: generator)
         case .dh(let group): return try group.generateKeyPair(generator: generator)
         }
     }
 
-    public func isValidPublicKey(_ key: [UInt8]) -> Bool {
+    package func isValidPublicKey(_ key: [UInt8]) -> Bool {
         switch self {
         case .ec(let curve): return curve.isValidPoint(key)
         case .dh(let group): return group.isValidPublicKey(key)
@@ -130,7 +130,7 @@ extension PACEDomain {
     }
 
     /// The shared element: a point (ECDH) or a group element (DH).
-    public func agree(privateKey: [UInt8], peer: [UInt8], generator: [UInt8]? = nil) throws(CryptoError) -> [UInt8] {
+    package func agree(privateKey: [UInt8], peer: [UInt8], generator: [UInt8]? = nil) throws(CryptoError) -> [UInt8] {
         switch self {
         case .ec(let curve): return try curve.multiply(privateKey, point: peer, generator: generator)
         case .dh(let group): return try group.power(peer, privateKey)
@@ -138,14 +138,14 @@ extension PACEDomain {
     }
 
     /// The key-agreement secret the session keys come from: the x coordinate (ECDH) or the value (DH).
-    public func sharedSecret(privateKey: [UInt8], peer: [UInt8], generator: [UInt8]? = nil) throws(CryptoError) -> [UInt8] {
+    package func sharedSecret(privateKey: [UInt8], peer: [UInt8], generator: [UInt8]? = nil) throws(CryptoError) -> [UInt8] {
         let element = try agree(privateKey: privateKey, peer: peer, generator: generator)
         if case .ec(let curve) = self { return try curve.xCoordinate(element) }
         return element
     }
 
     /// The generic mapping: G' = s·G + H (ECDH) or g' = g^s · h mod p (DH).
-    public func mapGeneric(nonce: [UInt8], shared: [UInt8]) throws(CryptoError) -> [UInt8] {
+    package func mapGeneric(nonce: [UInt8], shared: [UInt8]) throws(CryptoError) -> [UInt8] {
         switch self {
         case .ec(let curve): return try curve.multiplyAdd(nonce, point: shared)
         case .dh(let group): return try group.multiply(try group.power(group.g, nonce), shared)
