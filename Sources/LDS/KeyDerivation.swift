@@ -2,7 +2,7 @@ import MRTDCrypto
 
 /// ICAO 9303-11 §9.7.1 key derivation: K = KDF(K_seed, c) for encryption (c = 1), MAC (c = 2)
 /// and the PACE password key (c = 3).
-public enum KeyDerivation {
+package enum KeyDerivation {
     package enum Purpose: UInt8, Sendable {
         case encryption = 1
         case mac = 2
@@ -10,16 +10,16 @@ public enum KeyDerivation {
     }
 
     /// The cipher and key length a derived key is for.
-    public enum KeyType: Sendable, Hashable {
+    package enum KeyType: Sendable, Hashable {
         case tripleDES
         case aes128
         case aes192
         case aes256
 
-        public var cipher: BlockCipher { self == .tripleDES ? .tripleDES : .aes }
+        package var cipher: BlockCipher { self == .tripleDES ? .tripleDES : .aes }
 
         /// The last arc of PACE and CA protocol OIDs: 1 3DES, 2 AES-128, 3 AES-192, 4 AES-256.
-        public var oidArc: Int {
+        package var oidArc: Int {
             switch self {
             case .tripleDES: return 1
             case .aes128: return 2
@@ -28,7 +28,7 @@ public enum KeyDerivation {
             }
         }
 
-        public init?(oidArc: Int) {
+        package init?(oidArc: Int) {
             switch oidArc {
             case 1: self = .tripleDES
             case 2: self = .aes128
@@ -37,7 +37,7 @@ public enum KeyDerivation {
             default: return nil
             }
         }
-        public var keyLength: Int {
+        package var keyLength: Int {
             switch self {
             case .tripleDES, .aes128: return 16
             case .aes192: return 24

@@ -44,8 +44,8 @@ public struct MRTDError: Error, Sendable, Hashable, CustomStringConvertible {
     public var reason: String
     /// The status word behind the error, when a chip answer caused it.
     public var statusWord: StatusWord?
-    public var file: String
-    public var line: UInt
+    package var file: String
+    package var line: UInt
 
     public init(_ code: Code, _ reason: String, statusWord: StatusWord? = nil, file: String = #fileID, line: UInt = #line) {
         self.code = code

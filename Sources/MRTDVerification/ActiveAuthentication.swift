@@ -4,9 +4,9 @@ import SmartCardCore
 
 /// Active Authentication (ICAO 9303-11 §6.1): the chip signs a random challenge with the private
 /// key whose public half is in DG15 — a copied chip cannot.
-public enum ActiveAuthentication {
+package enum ActiveAuthentication {
     /// id-AA: the ActiveAuthenticationInfo in DG14 naming the ECDSA signature algorithm.
-    public static let infoOID = "2.23.136.1.1.5"
+    package static let infoOID = "2.23.136.1.1.5"
 
     /// ISO/IEC 10118-3 hash identifiers used in the ISO 9796-2 trailer (`?? CC`).
     static let trailerHashes: [UInt8: DigestAlgorithm] = [0x33: .sha1, 0x34: .sha256, 0x35: .sha512, 0x36: .sha384, 0x38: .sha224]
@@ -37,7 +37,7 @@ public enum ActiveAuthentication {
 
     /// The ECDSA digest named by DG14's ActiveAuthenticationInfo (SHA-256 when DG14 says nothing
     /// this reader knows).
-    public static func ecdsaDigest(in dg14: SecurityInfos?) -> DigestAlgorithm {
+    package static func ecdsaDigest(in dg14: SecurityInfos?) -> DigestAlgorithm {
         for entry in dg14?.entries ?? [] where entry.oid == infoOID {
             if let fields = try? BERTLV.parseSingle(entry.der).children(), fields.count >= 3, fields[2].tag == 0x06,
                let oid = DER.oidString(fields[2].value), let digest = ecdsaSignatureAlgorithms[oid] {
@@ -49,13 +49,13 @@ public enum ActiveAuthentication {
 
     /// A challenge given as base64 (by a backend, on the command line, in evidence): its bytes
     /// when they are exactly the 8 INTERNAL AUTHENTICATE sends, else `nil`.
-    public static func challenge(base64 text: String) -> [UInt8]? {
+    package static func challenge(base64 text: String) -> [UInt8]? {
         guard text.count <= 64, let bytes = Data(base64Encoded: text), bytes.count == 8 else { return nil }
         return Array(bytes)
     }
 
     /// Checks the chip's answer to `challenge` against the DG15 key.
-    public static func verify(publicKey: PublicKey, challenge: [UInt8], signature: [UInt8], ecdsaDigest: DigestAlgorithm)
+    package static func verify(publicKey: PublicKey, challenge: [UInt8], signature: [UInt8], ecdsaDigest: DigestAlgorithm)
         -> VerificationOutcome
     {
         switch publicKey.keyType {

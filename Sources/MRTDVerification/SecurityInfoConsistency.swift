@@ -3,10 +3,10 @@
 /// pushes the reader down to a weaker protocol. DG14 (hashed in EF.SOD) and EF.CardSecurity
 /// (signed itself) repeat those SecurityInfos (ICAO 9303-11 §9.2, TR-03110-3 A.1.2), so the unsigned
 /// list can be checked against the signed ones once they are read.
-public enum SecurityInfoConsistency {
+package enum SecurityInfoConsistency {
     /// Compares EF.CardAccess with the signed lists. `dg14` and `cardSecurity` are passed only when
     /// their signature (EF.SOD's hash, EF.CardSecurity's own) holds.
-    public static func check(cardAccess: SecurityInfos?, dg14: SecurityInfos?, cardSecurity: SecurityInfos?,
+    package static func check(cardAccess: SecurityInfos?, dg14: SecurityInfos?, cardSecurity: SecurityInfos?,
                              usedPACE: Bool) -> VerificationOutcome {
         let signedLists = [("DG14", dg14), ("EF.CardSecurity", cardSecurity)].compactMap { name, infos in infos.map { (name, $0) } }
         guard !signedLists.isEmpty else {

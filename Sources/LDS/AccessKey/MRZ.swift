@@ -237,7 +237,7 @@ public struct MRZ: Sendable, Hashable {
 
     /// Key information from separate fields: `documentNumber` (any length, fillers added to 9),
     /// dates as YYMMDD.
-    public static func keyInformation(documentNumber: String, dateOfBirth: String, dateOfExpiry: String) -> String {
+    package static func keyInformation(documentNumber: String, dateOfBirth: String, dateOfExpiry: String) -> String {
         var number = documentNumber
         while number.unicodeScalars.count < 9 { number += "<" }
         return number + String(checkDigit(number)) + dateOfBirth + String(checkDigit(dateOfBirth))

@@ -14,11 +14,11 @@ public enum ChipAuthentication {
 
     /// A CA protocol OID: key agreement and cipher.
     public struct ProtocolID: Sendable, Hashable, CustomStringConvertible {
-        public let oid: String
-        public let keyAgreement: PACE.KeyAgreement
-        public let keyType: KeyDerivation.KeyType
+        package let oid: String
+        package let keyAgreement: PACE.KeyAgreement
+        package let keyType: KeyDerivation.KeyType
 
-        public init?(oid: String) {
+        package init?(oid: String) {
             guard oid.hasPrefix(ChipAuthentication.protocolPrefix) else { return nil }
             let parts = oid.dropFirst(ChipAuthentication.protocolPrefix.count).split(separator: ".").compactMap { Int($0) }
             guard parts.count == 2, [1, 2].contains(parts[0]) else { return nil }
@@ -28,14 +28,14 @@ public enum ChipAuthentication {
             self.oid = oid
         }
 
-        public init(keyAgreement: PACE.KeyAgreement, keyType: KeyDerivation.KeyType) {
+        package init(keyAgreement: PACE.KeyAgreement, keyType: KeyDerivation.KeyType) {
             self.keyAgreement = keyAgreement
             self.keyType = keyType
             self.oid = "\(ChipAuthentication.protocolPrefix)\(keyAgreement == .dh ? 1 : 2).\(keyType.oidArc)"
         }
 
         /// 3DES runs through MSE:Set KAT, AES through MSE:Set AT + GENERAL AUTHENTICATE.
-        public var usesKeyAgreementTemplate: Bool { keyType == .tripleDES }
+        package var usesKeyAgreementTemplate: Bool { keyType == .tripleDES }
 
         public var description: String {
             "CA-\(keyAgreement.rawValue)-\(keyType == .tripleDES ? "3DES" : "AES-\(keyType.keyLength * 8)")"
@@ -47,7 +47,7 @@ public enum ChipAuthentication {
         case ec(EllipticCurve, point: [UInt8])
         case dh(DiffieHellmanGroup, publicValue: [UInt8])
 
-        public var keyAgreement: PACE.KeyAgreement {
+        package var keyAgreement: PACE.KeyAgreement {
             if case .ec = self { return .ecdh }
             return .dh
         }
@@ -63,11 +63,11 @@ public enum ChipAuthentication {
     /// What DG14 offers: the protocol and the chip's public key (with its key id, when several).
     /// `impliedByKeyOnly` is true for a DG14 with a ChipAuthenticationPublicKeyInfo but no
     /// ChipAuthenticationInfo: CA version 1 with 3DES is then implied (ICAO 9303-11 §9.2.5).
-    public struct Offer: Sendable {
-        public let protocolID: ProtocolID
-        public let publicKey: ChipKey
-        public let keyId: Int?
-        public let impliedByKeyOnly: Bool
+    package struct Offer: Sendable {
+        package let protocolID: ProtocolID
+        package let publicKey: ChipKey
+        package let keyId: Int?
+        package let impliedByKeyOnly: Bool
     }
 
     static func integer(_ object: TLV?) -> Int? {
@@ -77,7 +77,7 @@ public enum ChipAuthentication {
 
     /// The Chip Authentication DG14 offers that this reader performs (ECDH preferred over DH,
     /// AES over 3DES), when there is one.
-    public static func offer(in dg14: SecurityInfos) -> Offer? {
+    package static func offer(in dg14: SecurityInfos) -> Offer? {
         let keys = chipKeys(in: dg14)
         let protocols = dg14.entries.compactMap { entry -> (ProtocolID, Int?)? in
             guard let id = ProtocolID(oid: entry.oid), let fields = try? BERTLV.parseSingle(entry.der).children() else { return nil }

@@ -10,18 +10,18 @@ public enum PACE {
         case chipAuthenticationMapping = "CAM"
     }
 
-    public enum KeyAgreement: String, Sendable, Hashable { case dh = "DH", ecdh = "ECDH" }
+    package enum KeyAgreement: String, Sendable, Hashable { case dh = "DH", ecdh = "ECDH" }
 
     /// A PACE protocol OID, decoded.
     public struct ProtocolID: Sendable, Hashable, CustomStringConvertible {
-        public let oid: String
-        public let keyAgreement: KeyAgreement
-        public let mapping: Mapping
-        public let keyType: KeyDerivation.KeyType
+        package let oid: String
+        package let keyAgreement: KeyAgreement
+        package let mapping: Mapping
+        package let keyType: KeyDerivation.KeyType
 
         static let prefix = "0.4.0.127.0.7.2.2.4."
 
-        public init?(oid: String) {
+        package init?(oid: String) {
             guard oid.hasPrefix(Self.prefix) else { return nil }
             let parts = oid.dropFirst(Self.prefix.count).split(separator: ".").compactMap { Int($0) }
             guard parts.count == 2 else { return nil }
@@ -39,7 +39,7 @@ public enum PACE {
             self.oid = oid
         }
 
-        public init(keyAgreement: KeyAgreement, mapping: Mapping, keyType: KeyDerivation.KeyType) {
+        package init(keyAgreement: KeyAgreement, mapping: Mapping, keyType: KeyDerivation.KeyType) {
             let first: Int
             switch (keyAgreement, mapping) {
             case (.dh, .genericMapping): first = 1
@@ -54,7 +54,7 @@ public enum PACE {
             self.oid = "\(Self.prefix)\(first).\(keyType.oidArc)"
         }
 
-        public var cipherName: String {
+        package var cipherName: String {
             switch keyType {
             case .tripleDES: return "3DES"
             case .aes128: return "AES-128"
@@ -104,7 +104,7 @@ public enum PACEDomain: Sendable, Hashable, CustomStringConvertible {
         return curve != .nistP224
     }
 
-    public var keyAgreement: PACE.KeyAgreement {
+    package var keyAgreement: PACE.KeyAgreement {
         if case .ec = self { return .ecdh }
         return .dh
     }

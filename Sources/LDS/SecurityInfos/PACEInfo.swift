@@ -3,15 +3,15 @@ import SmartCardCore
 
 /// What EF.CardAccess (or DG14) says about PACE: one `PACEInfo` per supported protocol.
 public struct PACEInfo: Sendable, Hashable, CustomStringConvertible {
-    public var protocolID: PACE.ProtocolID
-    public var version: Int
+    package var protocolID: PACE.ProtocolID
+    package var version: Int
     /// The domain parameters' id: 0–31 standardised, above that proprietary (then a
     /// PACEDomainParameterInfo with the same id gives them).
-    public var parameterId: Int?
+    package var parameterId: Int?
     /// Domain parameters given explicitly by a PACEDomainParameterInfo (proprietary ids).
-    public var domainParameters: PACEDomain?
+    package var domainParameters: PACEDomain?
 
-    public init(protocolID: PACE.ProtocolID, version: Int = 2, parameterId: Int?, domainParameters: PACEDomain? = nil) {
+    package init(protocolID: PACE.ProtocolID, version: Int = 2, parameterId: Int?, domainParameters: PACEDomain? = nil) {
         self.protocolID = protocolID
         self.version = version
         self.parameterId = parameterId
@@ -19,7 +19,7 @@ public struct PACEInfo: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The group PACE runs in: the explicit domain parameters, or the standardised ones.
-    public var domain: PACEDomain? {
+    package var domain: PACEDomain? {
         if let domainParameters { return domainParameters }
         guard let parameterId, (0...31).contains(parameterId) else { return nil }
         return PACEDomain.standardized(parameterId)
