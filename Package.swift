@@ -92,6 +92,7 @@ let package = Package(
             .product(name: "HTTPTypes", package: "swift-http-types"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
             .product(name: "NIOWebSocket", package: "swift-nio"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
@@ -121,7 +122,7 @@ let package = Package(
         // Crashes on purpose, linked like gbgbridge, so a test can read a real crash report.
         .executableTarget(name: "gbgbridge-crash-probe", dependencies: ["CGBGBridgeCLI"]),
         // Reading benchmark (release build, prints figures; not a test).
-        .executableTarget(name: "gbgbridge-bench", dependencies: ["MRTD", "MRTDEmulator", "SmartCard", "TestSupport", "ImageCodecs"]),
+        .executableTarget(name: "gbgbridge-bench", dependencies: ["MRTD", "MRTDEmulator", "SmartCard", "TestSupport", "ImageCodecs", "ChildProcesses"]),
         // Soak benchmark of the host (release build, prints figures; not a test).
         .executableTarget(name: "gbgbridge-soak", dependencies: [
             "GBGBridge", "GBGBridgeNFC", "GBGBridgeServer", "GBGBridgeStubs", "MRTD", "MRTDEmulator", "TestSupport", "CGBGBridgeCLI",

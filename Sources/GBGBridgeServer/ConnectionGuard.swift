@@ -1,6 +1,7 @@
 import HummingbirdCore
 import Logging
 import NIOCore
+import NIOHTTP1
 import Synchronization
 
 /// How long a TCP connection may take before it must have shown it is a real page.
@@ -103,6 +104,23 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         context.fireChannelRead(data)
     }
 
+    /// Answers a request the HTTP parser refused (a control character in a header, a broken
+    /// request line …) with 400 and closes: written here, ahead of the HTTP encoder, because the
+    /// request never became one the HTTP layers could answer. Without it the connection would sit
+    /// unanswered until the idle timeout.
+    func refuseUnparsableRequest(context: ChannelHandlerContext, error: HTTPParserError) {
+        guard !upgraded else {
+            context.close(promise: nil)
+            return
+        }
+        logger.debug("closing a connection whose request could not be parsed: \(error)")
+        let answer = "HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(.byteBuffer(ByteBuffer(string: answer)))).whenComplete { _ in
+            channel.close(promise: nil)
+        }
+    }
+
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         if !upgraded, case .byteBuffer(let buffer) = unwrapOutboundIn(data),
            buffer.readableBytesView.starts(with: Self.switchingProtocols) {
@@ -130,10 +148,41 @@ struct GuardedChildChannel<Inner: ServerChildChannel>: ServerChildChannel {
         } catch {
             return channel.eventLoop.makeFailedFuture(error)
         }
-        return inner.setup(channel: channel, logger: logger)
+        return inner.setup(channel: channel, logger: logger).flatMapThrowing { value in
+            // Right behind the HTTP decoder, so that its errors reach us before any upgrade
+            // handler can swallow them.
+            let operations = channel.pipeline.syncOperations
+            let decoder = try operations.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
+            try operations.addHandler(ParserErrorAnswer(), position: .after(decoder))
+            return value
+        }
     }
 
     func handle(value: Value, logger: Logger) async {
         await inner.handle(value: value, logger: logger)
+    }
+}
+
+/// Sits behind the HTTP request decoder: a parser error is answered 400 by the connection's
+/// `ConnectionGuard` (which writes raw bytes at the head of the pipeline) and the connection closed.
+final class ParserErrorAnswer: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
+
+    private var answered = false
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        guard let parserError = error as? HTTPParserError else {
+            context.fireErrorCaught(error)
+            return
+        }
+        guard !answered else { return }
+        answered = true
+        guard let guardContext = try? context.pipeline.syncOperations.context(handlerType: ConnectionGuard.self),
+              let connectionGuard = guardContext.handler as? ConnectionGuard else {
+            context.close(promise: nil)
+            return
+        }
+        connectionGuard.refuseUnparsableRequest(context: guardContext, error: parserError)
     }
 }
