@@ -57,14 +57,22 @@ func theoreticalMinimum(_ passport: EmulatedPassport, maxRead: Int) -> Int {
 }
 
 let arguments = CommandLine.arguments
-let iterations = arguments.firstIndex(of: "--iterations").flatMap { Int(arguments[$0 + 1]) } ?? 20
+/// Every value given to `--name` (the word after it), in order.
+func optionValues(_ name: String) -> [String] {
+    zip(arguments, arguments.dropFirst()).filter { $0.0 == name }.map(\.1)
+}
+let iterations = optionValues("--iterations").last.flatMap { Int($0) } ?? 20
 let usePCSC = !arguments.contains("--no-pcsc")
+/// `--gbgbridge PATH` (repeatable): the binaries whose peak memory is measured; by default the one
+/// built beside this benchmark.
+let measuredBinaries = optionValues("--gbgbridge")
 
 let face = try twentyKilobyteFace()
 let key = try AccessKey.mrz(try TestFixtures.description("utopia-td3-jpeg").mrz.lines.joined(separator: "\n"))
 var trust = TrustStore()
 try trust.add(path: TestFixtures.url("pki/csca.cert.pem"))
 let options = ReadOptions(trustStore: trust)
+
 
 let setups = [
     ChipSetup(name: "extended length", extendedLength: true, maxReadLength: 65_536),
@@ -73,6 +81,27 @@ let setups = [
     ChipSetup(name: "short APDUs, 10 ms per APDU (real chip)", extendedLength: false, maxReadLength: 256,
               latency: .milliseconds(10), iterations: 3),
 ]
+
+func measurePeakMemory() async throws {
+    let mrz = try TestFixtures.description("utopia-td3-jpeg").mrz.lines.joined(separator: "\n")
+    let profile = "de-passport-2023"
+    let profileURL = TestFixtures.url("\(FieldProfiles.directory)/\(profile).json")
+    let profileMRZ = try PassportDescription.load(from: profileURL).mrz.lines.joined(separator: "\n")
+    let profilePassport = try EmulatedPassport.load(descriptionAt: profileURL, signer: try TestFixtures.documentSigner())
+    await PeakMemory.run(binaries: measuredBinaries, chips: [
+        .init(name: "BAC, short APDUs, 20 KB face", passport: try makePassport(setups[1], face: face), accessArguments: ["--mrz", mrz]),
+        .init(name: "BAC, extended length, 20 KB face", passport: try makePassport(setups[0], face: face), accessArguments: ["--mrz", mrz]),
+        .init(name: "the same, --json (face as base64)", passport: try makePassport(setups[0], face: face), accessArguments: ["--mrz", mrz],
+              extraArguments: ["--json"]),
+        .init(name: "\(profile) (PACE, CA, AA)", passport: profilePassport, accessArguments: ["--mrz", profileMRZ]),
+    ])
+}
+
+// --memory-only: just the peak memory of `gbgbridge read` (needs pcscd + vpcd).
+if arguments.contains("--memory-only") {
+    try await measurePeakMemory()
+    exit(0)
+}
 
 print("GBGBridge reading benchmark — DG2 of \(face.count) bytes, \(iterations) reads per row, release build")
 print("")
@@ -318,7 +347,7 @@ print("  (reader = our PACE and CA crypto and protocol handling, excluding the c
 // Field profiles: what a full read (all files, CA/PACE-CAM and AA where the document has them)
 // costs on a real contactless link, by the ISO 14443 timing model (ContactlessTiming): bytes on
 // air, frame delays and chaining at 106 and 424 kbit/s, plus an assumed chip time per APDU.
-let chipTimePerAPDU = Duration.milliseconds(arguments.firstIndex(of: "--chip-ms").flatMap { Int(arguments[$0 + 1]) } ?? 5)
+let chipTimePerAPDU = Duration.milliseconds(optionValues("--chip-ms").last.flatMap { Int($0) } ?? 5)
 print("")
 print("Field profiles (Fixtures/passports/field): a full read with the MRZ, modelled on a real link — ISO 14443 frames of 256 bytes,")
 print("\(chipTimePerAPDU.milliseconds) ms of chip time per APDU assumed (--chip-ms N); air = bytes on air and frame delays only")
@@ -345,6 +374,10 @@ for (name, _) in FieldProfiles.all {
           String(format: "%6d  %9d  %8d  %10.0f  %10.0f  %12.0f  %12.0f", exchanges.count, exchanges.reduce(0) { $0 + $1.0 },
                  exchanges.reduce(0) { $0 + $1.1 }, total(ContactlessTiming(bitRate: 106)), total(ContactlessTiming(bitRate: 424)),
                  total(ContactlessTiming(bitRate: 106, chipTime: chipTimePerAPDU)), total(ContactlessTiming(bitRate: 424, chipTime: chipTimePerAPDU))))
+}
+
+if usePCSC {
+    try await measurePeakMemory()
 }
 
 print("")
