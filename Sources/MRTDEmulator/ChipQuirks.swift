@@ -20,8 +20,13 @@ public struct ChipQuirks: Codable, Sendable, Hashable {
     /// READ BINARY with Le = 00 (Ne = 256) is answered 6700.
     public var refuseLe00: Bool?
     /// A READ BINARY above the chip's limit (`chip.maxReadLength`) is answered 6Cxx with the limit
-    /// instead of 6700.
+    /// instead of the bytes up to the limit.
     public var exactLengthHint: Bool?
+    /// A READ BINARY whose Ne the chip cannot answer in full is refused with 6700 (wrong length)
+    /// instead of answered with what fits: Ne above `chip.maxReadLength`, or an explicit short Le
+    /// whose secure-messaging answer would not fit 256 bytes (E0–FF under AES). ISO 7816-4 makes
+    /// Ne a maximum, and most chips answer what fits; some do not.
+    public var wrongLengthAboveLimit: Bool?
     /// SELECT with an Le: `refused` (answered 6700 when Le is present) or `required` (6700 when
     /// it is absent).
     public var selectLe: String?
@@ -89,6 +94,7 @@ public struct ChipQuirks: Codable, Sendable, Hashable {
         resolved.plainErrorsEndSession = plainErrorsEndSession ?? false
         resolved.refuseLe00 = refuseLe00 ?? false
         resolved.exactLengthHint = exactLengthHint ?? false
+        resolved.wrongLengthAboveLimit = wrongLengthAboveLimit ?? false
         switch selectLe {
         case nil: break
         case "refused": resolved.selectLe = .refused
@@ -136,6 +142,7 @@ public struct ChipQuirks: Codable, Sendable, Hashable {
         var plainErrorsEndSession = false
         var refuseLe00 = false
         var exactLengthHint = false
+        var wrongLengthAboveLimit = false
         var selectLe: Requirement?
         var paceParameterId: Requirement?
         var selectMasterFile: StatusWord?
@@ -159,6 +166,7 @@ public struct ChipQuirks: Codable, Sendable, Hashable {
         }
         if refuseLe00 == true { parts.append("refuseLe00") }
         if exactLengthHint == true { parts.append("exactLengthHint") }
+        if wrongLengthAboveLimit == true { parts.append("wrongLengthAboveLimit") }
         if let value = selectLe { parts.append("selectLe=\(value)") }
         if let value = paceParameterIdInMSE { parts.append("paceParameterIdInMSE=\(value)") }
         if let value = selectMasterFile { parts.append("selectMasterFile=\(value)") }

@@ -120,7 +120,8 @@ public struct PassportDescription: Codable, Sendable, Hashable {
     public struct ChipSettings: Codable, Sendable, Hashable {
         /// Whether the chip accepts extended-length APDUs (announced in EF.ATR/INFO). Default true.
         public var extendedLength: Bool?
-        /// The most bytes one READ BINARY returns; a larger Ne is answered 6700. Default: 65536
+        /// The most bytes one READ BINARY returns; a larger Ne gets this many (6Cxx with the
+        /// `exactLengthHint` quirk, 6700 with `wrongLengthAboveLimit`). Default: 65536
         /// with extended length, 256 without.
         public var maxReadLength: Int?
         /// The digest used in EF.SOD (`SHA-256` default; `SHA-1`, `SHA-384`, `SHA-512` …).

@@ -104,32 +104,42 @@ extension VirtualPassportChip {
         if quirks.cardAccessUnreadable, state.df == .master, fid == EmulatedPassport.efCardAccess {
             return ResponseAPDU(statusWord: .securityStatusNotSatisfied)
         }
-        let ne = command.ne ?? 256
-        if quirks.refuseLe00, ne == 256, !command.isExtended { return ResponseAPDU(statusWord: .wrongLength) }
-        let cap = min(passport.maxReadLength, state.faults.readLengthCap ?? Int.max)
-        guard ne <= cap else {
-            if quirks.exactLengthHint, cap < 256 { return ResponseAPDU(statusWord: StatusWord(sw1: 0x6C, sw2: UInt8(cap))) }
+        let requested = command.ne ?? 256
+        if quirks.refuseLe00, requested == 256, !command.isExtended { return ResponseAPDU(statusWord: .wrongLength) }
+        if let faultCap = state.faults.readLengthCap, requested > faultCap {
+            // An injected fault: this chip refuses anything above the cap.
+            if quirks.exactLengthHint, faultCap < 256 { return ResponseAPDU(statusWord: StatusWord(sw1: 0x6C, sw2: UInt8(faultCap))) }
             return ResponseAPDU(statusWord: .wrongLength)
         }
+        let cap = passport.maxReadLength
+        if requested > cap {
+            if quirks.exactLengthHint, cap < 256 { return ResponseAPDU(statusWord: StatusWord(sw1: 0x6C, sw2: UInt8(cap))) }
+            if quirks.wrongLengthAboveLimit { return ResponseAPDU(statusWord: .wrongLength) }
+        }
+        // Ne is a maximum (ISO 7816-4 §5.1): a chip whose buffer is smaller answers what it holds.
+        let ne = min(requested, cap)
         guard offset <= content.count else { return ResponseAPDU(statusWord: .wrongP1P2) }
         state.statistics.readBinaryCommands += 1
         // Le = 00 (or 0000, or none) asks for everything available up to the maximum (ISO 7816-4
         // §5.1): fewer bytes at the end of the file are a normal answer, 9000. Only an explicit Ne
-        // that runs past the end gets the warning 6282.
-        let upToMaximum = command.ne == nil || (ne == 256 && !command.isExtended) || (ne == 65_536 && command.isExtended)
+        // that runs past the end gets the warning 6282; fewer bytes because of the chip's own
+        // limit, not the end of the file, are 9000.
+        let upToMaximum = command.ne == nil || (requested == 256 && !command.isExtended) || (requested == 65_536 && command.isExtended)
         if command.ins == 0xB1 {
             // The answer is a discretionary-data object 53 whose whole encoding fits Ne.
             var length = min(ne, content.count - offset)
             while length > 0, BERTLV.encode(tag: 0x53, value: [UInt8](repeating: 0, count: length)).count > ne { length -= 1 }
             let chunk = Array(content[offset..<(offset + length)])
             state.statistics.bytesRead += chunk.count
+            let short = BERTLV.encode(tag: 0x53, value: chunk).count < requested
             return ResponseAPDU(data: BERTLV.encode(tag: 0x53, value: chunk),
-                                statusWord: length < ne && offset + length == content.count && !upToMaximum ? .endOfFileReached : .success)
+                                statusWord: short && offset + length == content.count && !upToMaximum ? .endOfFileReached : .success)
         }
         let end = min(content.count, offset + ne)
         let chunk = Array(content[offset..<end])
         state.statistics.bytesRead += chunk.count
         if quirks.endOfFileWarning, end == content.count { return ResponseAPDU(data: chunk, statusWord: .endOfFileReached) }
-        return ResponseAPDU(data: chunk, statusWord: chunk.count < ne && !upToMaximum ? .endOfFileReached : .success)
+        return ResponseAPDU(data: chunk, statusWord: chunk.count < requested && end == content.count && !upToMaximum
+                                ? .endOfFileReached : .success)
     }
 }

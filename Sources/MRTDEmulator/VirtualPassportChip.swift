@@ -274,17 +274,21 @@ public final class VirtualPassportChip: Sendable {
             let oddINS = command.ins & 1 == 1 && !response.data.isEmpty
             var protected = quirks.noStatusObject ? try sm.protectResponseWithoutStatus(response, oddINS: oddINS)
                                                   : try sm.protectResponse(response, oddINS: oddINS)
-            if !command.isExtended, protected.data.count > 256 {
-                // The protected answer would not fit a short response. A READ BINARY asking for up
-                // to 256 bytes (Le = 00) gets as many as fit — 223 under AES, 231 under 3DES — as
-                // real chips answer it (ISO 7816-4: Le = 00 means "up to 256"); an explicit Le that does
-                // not fit (E8–FF under 3DES) and any other answer: 6700.
+            let limit = command.isExtended ? 65_536 : 256
+            if protected.data.count > limit {
+                // The protected answer would not fit the response. Ne is a maximum (ISO 7816-4
+                // §5.1): a READ BINARY gets as many bytes as fit — 223 under AES, 231 under 3DES
+                // for a short APDU — with 9000, whether it asked with Le = 00 or with an explicit
+                // Le (E0–FF). Refused with 6700 only by the `wrongLengthAboveLimit` quirk, and for
+                // any other command.
                 sm = before
-                let fits = command.ins == 0xB0 && command.ne == 256 && response.statusWord == .success
-                let shorter = fits ? ResponseAPDU(data: Array(response.data.prefix(sm.largestShortReadLength)), statusWord: .success)
-                                   : ResponseAPDU(statusWord: .wrongLength)
-                protected = quirks.noStatusObject && fits ? try sm.protectResponseWithoutStatus(shorter, oddINS: oddINS)
-                                                          : try sm.protectResponse(shorter, oddINS: oddINS)
+                let isRead = (command.ins == 0xB0 || command.ins == 0xB1)
+                    && (response.statusWord == .success || response.statusWord == .endOfFileReached)
+                let answerWhatFits = isRead && !(quirks.wrongLengthAboveLimit && command.ne != limit)
+                let shorter = answerWhatFits ? shortened(response, oddINS: command.ins == 0xB1, limit: limit, blockSize: sm.blockSize)
+                                             : ResponseAPDU(statusWord: .wrongLength)
+                protected = quirks.noStatusObject && answerWhatFits ? try sm.protectResponseWithoutStatus(shorter, oddINS: oddINS)
+                                                                    : try sm.protectResponse(shorter, oddINS: oddINS)
             }
             if state.faults.corruptNextResponseMAC, protected.data.count >= 8 {
                 state.faults.corruptNextResponseMAC = false
@@ -296,6 +300,23 @@ public final class VirtualPassportChip: Sendable {
             dropSession(&state)
             return StatusWord.noPreciseDiagnosis.bytes
         }
+    }
+
+    /// `response` (a READ BINARY answer) cut to the most data whose protected answer fits `limit`
+    /// bytes: DO'87' (or DO'85' for the odd INS, whose plain data is a DO'53'), DO'99', DO'8E'.
+    /// The cut answer does not reach the end of the file: 9000.
+    private func shortened(_ response: ResponseAPDU, oddINS: Bool, limit: Int, blockSize: Int) -> ResponseAPDU {
+        func lengthOfLength(_ length: Int) -> Int { length < 0x80 ? 1 : length < 0x100 ? 2 : length < 0x10000 ? 3 : 4 }
+        func protectedSize(_ plain: Int) -> Int {
+            let cryptogram = (plain / blockSize + 1) * blockSize + (oddINS ? 0 : 1)
+            return 1 + lengthOfLength(cryptogram) + cryptogram + 4 + 10
+        }
+        func plainSize(_ content: Int) -> Int { oddINS ? 1 + lengthOfLength(content) + content : content }
+        var content = oddINS ? ((try? BERTLV.parseSingle(response.data).value) ?? []) : response.data
+        var length = content.count
+        while length > 0, protectedSize(plainSize(length)) > limit { length -= 1 }
+        content = Array(content.prefix(length))
+        return ResponseAPDU(data: oddINS ? BERTLV.encode(tag: 0x53, value: content) : content, statusWord: .success)
     }
 
     func dropSession(_ state: inout State) {

@@ -45,7 +45,7 @@ public struct Quirk: CustomStringConvertible, Sendable {
             $0.plainErrorsEndSession = true
         },
         Quirk(name: "Le = 00 refused", extendedLength: false) { $0.refuseLe00 = true },
-        Quirk(name: "READ BINARY limit A0 (6700)", maxReadLength: 0xA0, extendedLength: false) { _ in },
+        Quirk(name: "READ BINARY limit A0 (6700)", maxReadLength: 0xA0, extendedLength: false) { $0.wrongLengthAboveLimit = true },
         Quirk(name: "READ BINARY limit A0 (6CA0)", maxReadLength: 0xA0, extendedLength: false) { $0.exactLengthHint = true },
         Quirk(name: "SELECT refuses Le") { $0.selectLe = "refused" },
         Quirk(name: "SELECT requires Le") { $0.selectLe = "required" },

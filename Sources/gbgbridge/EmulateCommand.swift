@@ -70,7 +70,7 @@ struct EmulateCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Refuse extended-length APDUs (overrides the description).")
     var noExtendedLength = false
 
-    @Option(name: .long, help: "Answer READ BINARY with Ne above this with 6700.")
+    @Option(name: .long, help: "The most bytes one READ BINARY answers: a larger Ne gets this many (6Cxx with --exact-length-hint, 6700 with --wrong-length-above-limit).")
     var maxReadLength: Int?
 
     @Flag(name: .customLong("pn532-pty"), help: "Emulate a PN532 on a pseudo-terminal (for libnfc) instead of using vpcd.")

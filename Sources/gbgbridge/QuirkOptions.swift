@@ -20,8 +20,11 @@ struct QuirkOptions: ParsableArguments {
     @Flag(name: .customLong("refuse-le00"), help: "Answer READ BINARY with Le = 00 (256 bytes) with 6700.")
     var refuseLe00 = false
 
-    @Flag(name: .long, help: "Answer a READ BINARY above --max-read-length with 6Cxx (the limit) instead of 6700.")
+    @Flag(name: .long, help: "Answer a READ BINARY above --max-read-length with 6Cxx (the limit) instead of the bytes up to the limit.")
     var exactLengthHint = false
+
+    @Flag(name: .long, help: "Refuse with 6700 a READ BINARY whose Ne cannot be answered in full (above --max-read-length, or a short Le whose secure-messaging answer exceeds 256 bytes) instead of answering what fits.")
+    var wrongLengthAboveLimit = false
 
     @Option(name: .long, help: ArgumentHelp("SELECT with an Le: 'refused' (6700 when present) or 'required' (6700 when absent).", valueName: "refused|required"))
     var selectLe: String?
@@ -71,6 +74,7 @@ struct QuirkOptions: ParsableArguments {
         if plainErrorsEndSession { quirks.plainErrorsEndSession = true }
         if refuseLe00 { quirks.refuseLe00 = true }
         if exactLengthHint { quirks.exactLengthHint = true }
+        if wrongLengthAboveLimit { quirks.wrongLengthAboveLimit = true }
         if let selectLe { quirks.selectLe = selectLe }
         if let paceParameterIdInMSE { quirks.paceParameterIdInMSE = paceParameterIdInMSE }
         if let selectMasterFile { quirks.selectMasterFile = selectMasterFile }

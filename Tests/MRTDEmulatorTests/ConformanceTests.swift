@@ -286,3 +286,24 @@ struct ContactlessTimingTests {
         #expect(clock.now - start >= faults.answerDelay(commandBytes: 12, responseBytes: 2))
     }
 }
+
+extension EmulatorConformanceTests {
+    @Test("DG14's ActiveAuthenticationInfo names the TR-03111 ecdsa-plain algorithm of the chip's hash (ICAO 9303-11 §6.1: plain r‖s)",
+          arguments: allChips)
+    func activeAuthenticationInfoIsPlainECDSA(name: String) throws {
+        let passport = try Self.passport(name)
+        guard passport.applicationFiles[EmulatedPassport.dataGroupFID(14)] != nil,
+              let dg15 = passport.applicationFiles[EmulatedPassport.dataGroupFID(15)] else { return }
+        let infos = try Self.dg14Infos(passport).filter { try Self.oid(of: $0) == "2.23.136.1.1.5" }
+        // DG15's key: ecPublicKey → ECDSA, and then DG14 must say which hash (9303-11 §6.1).
+        let ecPublicKey: [UInt8] = [0x06, 0x07, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x02, 0x01]
+        guard dg15.firstRange(of: ecPublicKey) != nil else { return }
+        let info = try #require(infos.first, "\(name): ECDSA Active Authentication without ActiveAuthenticationInfo in DG14")
+        let fields = try BERTLV.parseSingle(info).children()
+        #expect(fields.count == 3 && fields[1].value == [0x01], "\(name): version 1")
+        let algorithm = try #require(fields.count == 3 ? DER.oidString(fields[2].value) : nil)
+        let plain = ["0.4.0.127.0.7.1.1.4.1.1", "0.4.0.127.0.7.1.1.4.1.2", "0.4.0.127.0.7.1.1.4.1.3",
+                     "0.4.0.127.0.7.1.1.4.1.4", "0.4.0.127.0.7.1.1.4.1.5"]
+        #expect(plain.contains(algorithm), "\(name): \(algorithm) is not a TR-03111 ecdsa-plain identifier")
+    }
+}

@@ -102,7 +102,6 @@ struct PCSCReadTests {
             return try await PassportReader(connection: connection, accessKey: try Self.key("utopia-td3-jpeg"),
                                             options: ReadOptions(trustStore: Self.trust)).read()
         }
-        #expect(result.statistics.readSize == 0x80)
         #expect(result.passiveOutcome.status == .valid)
         #expect(result.files[.dataGroup(2)] == content.applicationFiles[0x0102])
     }

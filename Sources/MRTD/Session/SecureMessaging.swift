@@ -26,7 +26,7 @@ package struct SecureMessaging: Sendable {
                         macKey: KeyDerivation.derive(keySeed, purpose: .mac, type: .tripleDES), ssc: ssc)
     }
 
-    var blockSize: Int { cipher.blockSize }
+    package var blockSize: Int { cipher.blockSize }
 
     /// The largest READ BINARY answer whose protected form still fits a short response (256
     /// bytes: DO87 with padding, DO99, DO8E): 0xE7 (231) with 3DES, 0xDF (223) with AES.
