@@ -60,6 +60,8 @@ let package = Package(
             pkgConfig: "openssl",
             providers: [.apt(["libssl-dev"])]
         ),
+        // Test-only: OpenPACE (libeac, BSI TR-03110 in C) as an independent PACE / CA peer.
+        .target(name: "COpenPACEShim", linkerSettings: [.linkedLibrary("eac"), .linkedLibrary("crypto")]),
         // OpenSSL macros and stack helpers, as functions.
         .target(name: "COpenSSLShim", dependencies: ["COpenSSL"]),
         // The cryptography eMRTDs need (3DES/AES, MACs, hashes, keys, CMS, X.509) over OpenSSL.
@@ -169,6 +171,11 @@ let package = Package(
         .testTarget(
             name: "MRTDEmulatorTests",
             dependencies: ["MRTDEmulator", "MRTD", "MRTDCrypto", "SmartCard", "TestSupport"]
+        ),
+        // OpenPACE against our emulator (as the terminal) and our reader (as the chip).
+        .testTarget(
+            name: "OpenPACEInteropTests",
+            dependencies: ["COpenPACEShim", "MRTD", "MRTDEmulator", "MRTDCrypto", "SmartCard", "TestSupport"]
         ),
     ]
 )
