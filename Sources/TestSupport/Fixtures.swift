@@ -33,6 +33,21 @@ public enum TestFixtures {
         try EmulatedPassport.load(descriptionAt: url("passports/\(name).json"), signer: try documentSigner())
     }
 
+    /// The specimen PACE passport (`utopia-td3-pace`) with another PACE configuration and Chip
+    /// Authentication, without Active Authentication; `adjust` changes anything else.
+    public static func pacePassport(mapping: String, parameterId: Int, cipher: String, chipAuthentication: String,
+                                    adjust: (inout PassportDescription) -> Void = { _ in }) throws -> (EmulatedPassport, PassportDescription) {
+        var description = try self.description("utopia-td3-pace")
+        description.activeAuthentication = nil
+        description.paceMapping = mapping
+        description.paceParameterId = parameterId
+        description.paceCipher = cipher
+        description.chipAuthentication = chipAuthentication
+        adjust(&description)
+        let passport = try EmulatedPassport(description: description, baseDirectory: url("passports"), signer: try documentSigner())
+        return (passport, description)
+    }
+
     /// A trust store holding the test CSCA of `Fixtures/pki`, which signs every fixture passport.
     public static let testTrustStore: TrustStore = {
         var store = TrustStore()

@@ -315,14 +315,8 @@ print("")
 for (mapping, parameterId, cipher, ca) in [("GM", 13, "AES-128", "ECDH-brainpoolP256r1-AES-128"), ("IM", 13, "AES-128", "ECDH-brainpoolP256r1-AES-128"),
                                            ("CAM", 13, "AES-128", "ECDH-brainpoolP256r1-AES-128"), ("GM", 18, "AES-256", "ECDH-P521-AES-256"),
                                            ("GM", 2, "AES-128", "DH-MODP2048/256-AES-128"), ("IM", 2, "AES-256", "DH-MODP2048/256-3DES")] {
-    var description = try TestFixtures.description("utopia-td3-pace")
-    description.activeAuthentication = nil
-    description.paceMapping = mapping
-    description.paceParameterId = parameterId
-    description.paceCipher = cipher
-    description.chipAuthentication = ca
-    let passport = try EmulatedPassport(description: description, baseDirectory: TestFixtures.url("passports"),
-                                        signer: try TestFixtures.documentSigner())
+    let (passport, description) = try TestFixtures.pacePassport(mapping: mapping, parameterId: parameterId, cipher: cipher,
+                                                                 chipAuthentication: ca)
     let paceKey = try AccessKey.mrz(description.mrz.lines.joined(separator: "\n"))
     var own: [Double] = []
     var card: [Double] = []

@@ -44,20 +44,13 @@ struct InteropConfiguration: CustomStringConvertible, Sendable {
 
     /// The specimen passport with this configuration.
     func passport() throws -> (EmulatedPassport, PassportDescription) {
-        var description = try TestFixtures.description("utopia-td3-pace")
-        description.paceMapping = mapping
-        description.paceParameterId = parameterId
-        description.paceCipher = cipher
-        description.chipAuthentication = chipAuthentication
-        description.activeAuthentication = nil
-        if Self.dhGroups[parameterId] != nil {
-            // OpenPACE 1.1.2 with OpenSSL 3 dereferences NULL on a DH key whose domain parameters
-            // come as X9.42 (p, g, q) in DG14; TR-03110's standardized parameter id it reads.
-            description.chipKeyEncoding = "standardized"
+        try TestFixtures.pacePassport(mapping: mapping, parameterId: parameterId, cipher: cipher, chipAuthentication: chipAuthentication) {
+            if Self.dhGroups[parameterId] != nil {
+                // OpenPACE 1.1.2 with OpenSSL 3 dereferences NULL on a DH key whose domain parameters
+                // come as X9.42 (p, g, q) in DG14; TR-03110's standardized parameter id it reads.
+                $0.chipKeyEncoding = "standardized"
+            }
         }
-        let passport = try EmulatedPassport(description: description, baseDirectory: TestFixtures.url("passports"),
-                                            signer: try TestFixtures.documentSigner())
-        return (passport, description)
     }
 
     /// The password as OpenPACE takes it. OpenPACE reads an MRZ password at TD1 offsets (document
