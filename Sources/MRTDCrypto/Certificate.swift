@@ -142,6 +142,12 @@ public enum CMSSigner {
 }
 
 extension Certificate {
+    /// The subject's country (its first `C=` attribute), as issuing states name themselves.
+    public var country: String? {
+        subject.split(separator: ",").lazy.map { $0.drop { $0 == " " } }
+            .first { $0.hasPrefix("C=") }.map { String($0.dropFirst(2)) }
+    }
+
     /// Validity start, as seconds since 1970.
     public var notBefore: Double? { Self.seconds(X509_get0_notBefore(pointer)) }
     /// Validity end, as seconds since 1970.
@@ -233,6 +239,9 @@ public final class RevocationList: @unchecked Sendable {
 
     /// The issuer as RFC 2253 text.
     public var issuer: String { Certificate.name(X509_CRL_get_issuer(pointer)) }
+
+    /// When the issuer promises the next CRL (seconds since 1970); nil when the CRL names none.
+    public var nextUpdate: Double? { Certificate.seconds(X509_CRL_get0_nextUpdate(pointer)) }
 
     /// Whether `issuer` signed this CRL (its name and key).
     public func isIssued(by issuer: Certificate) -> Bool {

@@ -17,11 +17,15 @@ public struct CommandOutcome: Sendable {
 /// Runs a command to its end without blocking the cooperative pool (pipes are drained as they
 /// fill, so large outputs cannot stall it); killed after `timeout`.
 public func runCommand(_ executable: String, _ arguments: [String], timeout: Duration = .seconds(120),
-                       directory: URL = TestFixtures.packageRoot) async throws -> CommandOutcome {
+                       directory: URL = TestFixtures.packageRoot, environment: [String: String] = [:]) async throws -> CommandOutcome {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
     process.currentDirectoryURL = directory
+    if !environment.isEmpty {
+        // This process's environment with `environment` laid over it.
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    }
     let output = Pipe()
     let error = Pipe()
     process.standardOutput = output

@@ -1,0 +1,253 @@
+import Foundation
+import GBGBridgeStubs
+import MRTD
+import MRTDCrypto
+import SmartCard
+
+/// One finding of `gbgbridge doctor`: what was looked at, how it stands, what to do about it.
+struct DoctorCheck: Sendable {
+    enum Status: String, Sendable { case ok, warning, error }
+
+    var name: String
+    var status: Status
+    var finding: String
+    var fix: String
+    /// Facts behind the finding (reader names, counts, dates) for `--json`.
+    var details: [String: any Sendable] = [:]
+
+    var json: [String: Any] {
+        var object: [String: Any] = ["name": name, "status": status.rawValue, "finding": finding, "fix": fix]
+        if !details.isEmpty { object["details"] = details }
+        return object
+    }
+}
+
+/// The checks `gbgbridge doctor` runs, each on its own: a failing one never stops the others.
+enum DoctorChecks {
+    static let polkitFix = "Allow the service user in polkit: /etc/polkit-1/rules.d/50-gbgbridge-pcscd.rules granting "
+        + "org.debian.pcsc-lite.access_pcsc and org.debian.pcsc-lite.access_card to user gbgbridge (or run as a user in an allowed group)"
+
+    /// pcscd reachable and willing to talk to this user; then its readers and cards.
+    static func pcsc() async -> [DoctorCheck] {
+        let backend = PCSCBackend()
+        let readers: [ReaderInfo]
+        let unknown = [DoctorCheck(name: "readers", status: .warning, finding: "not known: pcscd cannot be asked", fix: "Fix pcscd first"),
+                       DoctorCheck(name: "card", status: .warning, finding: "not known: pcscd cannot be asked", fix: "Fix pcscd first")]
+        do {
+            readers = try await backend.readers()
+        } catch let error as SmartCardError {
+            let reason = error.reason
+            let fix: String
+            if error.code == .permissionDenied {
+                fix = polkitFix
+            } else if error.code == .serviceUnavailable {
+                fix = "Start pcscd: sudo systemctl enable --now pcscd.socket (package pcscd; libccid for USB readers)"
+            } else {
+                fix = "Check pcscd: sudo systemctl status pcscd; journalctl -u pcscd"
+            }
+            return [DoctorCheck(name: "pcscd", status: .error, finding: "pcscd cannot be used: \(reason)", fix: fix)] + unknown
+        } catch {
+            return [DoctorCheck(name: "pcscd", status: .error, finding: "pcscd cannot be used: \(error)",
+                                fix: "Check pcscd: sudo systemctl status pcscd")] + unknown
+        }
+        var checks = [DoctorCheck(name: "pcscd", status: .ok, finding: "pcscd answers and lets this user in", fix: "")]
+        if readers.isEmpty {
+            checks.append(DoctorCheck(name: "readers", status: .warning, finding: "no smart-card reader is connected",
+                                      fix: "Connect the NFC reader; check lsusb and that libccid (or the reader's IFD driver) is installed; "
+                                        + "a PN53x reader seen by libnfc only: run doctor with --libnfc-device"))
+            checks.append(DoctorCheck(name: "card", status: .ok, finding: "no reader, so no card", fix: ""))
+            return checks
+        }
+        var readerDetails: [[String: any Sendable]] = []
+        var cards: [String] = []
+        var cardDetails: [[String: any Sendable]] = []
+        for reader in readers {
+            var entry: [String: any Sendable] = ["name": reader.name, "cardPresent": reader.cardPresent]
+            if reader.cardPresent, let connection = try? await backend.connect(reader: reader.name) {
+                // PC/SC tells a reader's limits through a card handle (SCardGetAttrib).
+                let capabilities = await connection.capabilities()
+                if let value = capabilities.maxCommandLength { entry["maxCommandLength"] = value }
+                if let value = capabilities.extendedLength { entry["extendedLength"] = value }
+                await connection.disconnect()
+            }
+            readerDetails.append(entry)
+            if let atr = reader.atr, reader.cardPresent {
+                cards.append("\(reader.name): \(cardKind(atr)) (ATR \(hex(atr, separator: " ")))")
+                cardDetails.append(["reader": reader.name, "atr": hex(atr), "kind": cardKind(atr)])
+            }
+        }
+        checks.append(DoctorCheck(name: "readers", status: .ok,
+                                  finding: "\(readers.count) reader\(readers.count == 1 ? "" : "s"): " + readers.map(\.name).joined(separator: ", "),
+                                  fix: "", details: ["readers": readerDetails]))
+        checks.append(DoctorCheck(name: "card", status: .ok,
+                                  finding: cards.isEmpty ? "no card on any reader" : cards.joined(separator: "; "),
+                                  fix: "", details: ["cards": cardDetails]))
+        return checks
+    }
+
+    /// What an ATR says of the card (PC/SC 3.0 part 3: contactless cards get a pseudo-ATR).
+    static func cardKind(_ atr: [UInt8]) -> String {
+        guard atr.count >= 4, atr[0] == 0x3B else { return "a contact card or an unknown kind" }
+        if atr.count >= 5, atr[1] & 0xF0 == 0x80, atr[2] == 0x80, atr[3] == 0x01 {
+            return "an ISO 14443-4 contactless chip (as an eMRTD is)"
+        }
+        if atr.count >= 15, atr[1] == 0x8F, atr[2] == 0x80, atr[3] == 0x01 {
+            return "a contactless storage card (not an eMRTD)"
+        }
+        return "a contact card or an unknown kind"
+    }
+
+    /// The kernel's NFC drivers claim PN53x readers before pcscd (libccid) or libnfc can.
+    static func kernelModules(modules: String? = try? String(contentsOfFile: "/proc/modules", encoding: .utf8)) -> DoctorCheck {
+        guard let modules else {
+            return DoctorCheck(name: "kernel-modules", status: .ok, finding: "/proc/modules is not readable here", fix: "")
+        }
+        let loaded = Set(modules.split(separator: "\n").compactMap { $0.split(separator: " ").first.map(String.init) })
+        let claiming = ["pn533_usb", "pn533", "nfc"].filter(loaded.contains)
+        guard !claiming.isEmpty else {
+            return DoctorCheck(name: "kernel-modules", status: .ok, finding: "no kernel NFC driver (pn533, nfc) is loaded", fix: "")
+        }
+        return DoctorCheck(name: "kernel-modules", status: .warning,
+                           finding: "kernel NFC drivers loaded: \(claiming.joined(separator: ", ")); they take PN53x/ACR122U readers away from pcscd and libnfc",
+                           fix: "printf 'blacklist pn533_usb\\nblacklist pn533\\nblacklist nfc\\n' | sudo tee /etc/modprobe.d/gbgbridge-blacklist-pn533.conf; "
+                             + "sudo modprobe -r pn533_usb pn533 nfc",
+                           details: ["loaded": claiming])
+    }
+
+    /// libnfc devices, only when one is configured (libnfc is not started otherwise).
+    static func libnfc(devices: [String]) async -> DoctorCheck {
+        guard !devices.isEmpty else {
+            return DoctorCheck(name: "libnfc", status: .ok, finding: "no libnfc device configured (libnfc is not used)", fix: "")
+        }
+        do {
+            let readers = try await LibNFCBackend(connectionStrings: devices, discover: false).readers()
+            let found = readers.map(\.name)
+            guard !found.isEmpty else {
+                return DoctorCheck(name: "libnfc", status: .error, finding: "libnfc opens none of: \(devices.joined(separator: ", "))",
+                                   fix: "Check the connection string, the device node's permissions and that no kernel driver (pn533) holds it")
+            }
+            return DoctorCheck(name: "libnfc", status: .ok, finding: "libnfc devices: \(found.joined(separator: ", "))", fix: "")
+        } catch {
+            return DoctorCheck(name: "libnfc", status: .error, finding: "libnfc: \(error)",
+                               fix: "Check /etc/nfc/libnfc.conf, the connection string and the device's permissions")
+        }
+    }
+
+    /// The trust store: anchors by country, the earliest expiry, CRLs past their next update.
+    static func trustStore(paths: [String], now: Double = Date().timeIntervalSince1970) -> DoctorCheck {
+        guard !paths.isEmpty else {
+            return DoctorCheck(name: "trust-store", status: .warning, finding: "no trust store given: every read will be 'untrusted'",
+                               fix: "Put CSCA certificates, master lists and CRLs in /etc/gbgbridge/trust (or pass --trust PATH)")
+        }
+        var store = TrustStore()
+        var problems: [String] = []
+        for path in paths {
+            do {
+                try store.add(path: URL(fileURLWithPath: path))
+            } catch {
+                problems.append("\(path): \(error.reason)")
+            }
+        }
+        for skipped in store.skipped { problems.append("\(skipped.path): \(skipped.reason)") }
+        let anchors = store.certificates
+        guard !anchors.isEmpty else {
+            return DoctorCheck(name: "trust-store", status: .error,
+                               finding: "no CSCA certificate in \(paths.joined(separator: ", "))" + (problems.isEmpty ? "" : " (\(problems.joined(separator: "; ")))"),
+                               fix: "Add CSCA certificates or a master list: gbgbridge verify --trust accepts PEM/DER certificates, .ml master lists and CRLs")
+        }
+        let byCountry = Dictionary(grouping: anchors) { $0.country ?? "?" }.mapValues(\.count)
+        let expired = anchors.filter { ($0.notAfter ?? 0) < now }
+        let valid = anchors.filter { ($0.notAfter ?? 0) >= now }
+        let earliest = valid.compactMap(\.notAfter).min()
+        let staleCRLs = store.revocationLists.filter { ($0.nextUpdate ?? .infinity) < now }
+        var details: [String: any Sendable] = [
+            "anchors": anchors.count, "countries": byCountry, "expiredAnchors": expired.count,
+            "crls": store.revocationLists.count, "staleCRLs": staleCRLs.map(\.issuer),
+        ]
+        if let earliest { details["earliestExpiry"] = iso8601(earliest) }
+        var status = DoctorCheck.Status.ok
+        var finding = "\(anchors.count) CSCA certificate\(anchors.count == 1 ? "" : "s") from \(byCountry.count) "
+            + "countr\(byCountry.count == 1 ? "y" : "ies"), \(store.revocationLists.count) CRL\(store.revocationLists.count == 1 ? "" : "s")"
+        var fixes: [String] = []
+        if let earliest {
+            finding += "; earliest expiry \(iso8601(earliest))"
+            if earliest - now < 90 * 86_400 {
+                status = .warning
+                fixes.append("a CSCA expires within 90 days: import the issuing state's newer CSCA or a fresh master list (gbgbridge trust import)")
+            }
+        }
+        if !expired.isEmpty {
+            status = .warning
+            finding += "; \(expired.count) expired"
+            fixes.append("expired CSCAs still verify documents they signed while valid, but a store of only expired ones needs a fresh master list")
+        }
+        if valid.isEmpty { status = .error }
+        if !staleCRLs.isEmpty {
+            status = status == .error ? .error : .warning
+            finding += "; \(staleCRLs.count) CRL\(staleCRLs.count == 1 ? "" : "s") past nextUpdate (" + staleCRLs.map(\.issuer).joined(separator: "; ") + ")"
+            fixes.append("fetch the current CRLs from the issuing states (ICAO PKD) and replace the stale ones")
+        }
+        if !problems.isEmpty {
+            status = status == .error ? .error : .warning
+            finding += "; unreadable: \(problems.joined(separator: "; "))"
+            fixes.append("remove or replace the files that cannot be read")
+        }
+        return DoctorCheck(name: "trust-store", status: status, finding: finding, fix: fixes.joined(separator: "; "), details: details)
+    }
+
+    static func iso8601(_ seconds: Double) -> String {
+        ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: seconds))
+    }
+
+    /// Chromium, which `serve --kiosk` launches.
+    static func chromium(path: String = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin") -> DoctorCheck {
+        let names = ["chromium", "chromium-browser", "google-chrome"]
+        for directory in path.split(separator: ":") {
+            for name in names where FileManager.default.isExecutableFile(atPath: "\(directory)/\(name)") {
+                return DoctorCheck(name: "chromium", status: .ok, finding: "\(directory)/\(name) (for serve --kiosk)", fix: "")
+            }
+        }
+        return DoctorCheck(name: "chromium", status: .warning, finding: "no Chromium on PATH: serve --kiosk cannot start the kiosk browser",
+                           fix: "sudo apt install chromium (only needed for --kiosk)")
+    }
+
+    /// Cameras (V4L2) for document and selfie capture.
+    static func cameras() -> DoctorCheck {
+        let result = CameraDetector.check()
+        guard !result.devices.isEmpty else {
+            return DoctorCheck(name: "cameras", status: .ok, finding: "no V4L2 camera: document and selfie capture answer as on a device without one", fix: "")
+        }
+        let unreadable = result.devices.filter { !$0.accessible }
+        let list = result.devices.map { "\($0.path) (\($0.name))" }.joined(separator: ", ")
+        guard unreadable.isEmpty else {
+            return DoctorCheck(name: "cameras", status: .warning, finding: "cameras: \(list); not accessible to this user: "
+                                + unreadable.map(\.path).joined(separator: ", "),
+                               fix: "Add the service user to the video group: sudo usermod -aG video gbgbridge")
+        }
+        return DoctorCheck(name: "cameras", status: .ok, finding: "cameras: \(list)", fix: "")
+    }
+
+    /// Whether `serve` could listen on host:port now.
+    static func port(host: String, port: Int) -> DoctorCheck {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else {
+            return DoctorCheck(name: "port", status: .warning, finding: "cannot open a socket to test \(host):\(port)", fix: "")
+        }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(truncatingIfNeeded: port)).bigEndian
+        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
+            return DoctorCheck(name: "port", status: .error, finding: "\(host) is not an IPv4 address", fix: "Use --host 127.0.0.1")
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else {
+            let reason = String(cString: strerror(errno))
+            return DoctorCheck(name: "port", status: .error, finding: "\(host):\(port) cannot be used by serve: \(reason)",
+                               fix: "Stop what listens there (ss -ltnp 'sport = :\(port)') or give serve another --port")
+        }
+        return DoctorCheck(name: "port", status: .ok, finding: "\(host):\(port) is free for serve", fix: "")
+    }
+}

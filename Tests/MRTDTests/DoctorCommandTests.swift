@@ -1,0 +1,120 @@
+import Foundation
+import MRTDEmulator
+import TestSupport
+import Testing
+
+/// `gbgbridge doctor` as an operator runs it: the built binary, against the test rig's private
+/// pcscd (with and without a card), a trust store with an expired CSCA and a stale CRL, a port
+/// already taken and a pcscd that is not there.
+@Suite("gbgbridge doctor", .serialized)
+struct DoctorCommandTests {
+    static let names = ["pcscd", "readers", "card", "kernel-modules", "libnfc", "trust-store", "chromium", "cameras", "port"]
+
+    /// A TCP port nobody listens on now.
+    static func freePort() -> Int { Int.random(in: 20_000...40_000) }
+
+    static func doctor(_ arguments: [String], environment: [String: String] = [:]) async throws -> (status: Int32, checks: [String: [String: Any]], text: String) {
+        try parse(try await runCommand(GBGBridgeBinary.path, ["doctor", "--json"] + arguments, timeout: .seconds(60), environment: environment))
+    }
+
+    static func parse(_ outcome: CommandOutcome) throws -> (status: Int32, checks: [String: [String: Any]], text: String) {
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(outcome.standardOutput.utf8)) as? [String: Any],
+                                  "not JSON: \(outcome.standardOutput) \(outcome.standardError)")
+        let list = try #require(object["checks"] as? [[String: Any]])
+        var checks: [String: [String: Any]] = [:]
+        for check in list {
+            let name = try #require(check["name"] as? String)
+            #expect(["ok", "warning", "error"].contains(check["status"] as? String ?? ""), "\(name)")
+            #expect(check["finding"] is String && check["fix"] is String, "\(name)")
+            checks[name] = check
+        }
+        #expect(list.map { $0["name"] as? String ?? "" } == names)
+        return (outcome.status, checks, outcome.standardOutput)
+    }
+
+    static func status(_ check: [String: Any]?) -> String { check?["status"] as? String ?? "missing" }
+
+    @Test("with the rig's readers and a card: pcscd, readers and the card's kind; nothing secret; exit 0")
+    func withReadersAndACard() async throws {
+        let harness = PCSCDHarness.shared
+        guard await harness.ensureRunning() else {
+            Issue.record("pcscd with vpcd is required: \(await harness.unavailableReason ?? "unknown")")
+            return
+        }
+        let passport = try TestFixtures.passport("utopia-td3-jpeg")
+        let outcome = try await PCSCDHarness.withEmulatedCard(VirtualPassportChip(passport: passport)) { _ in
+            try await runCommand(GBGBridgeBinary.path, ["doctor", "--json", "--trust", "Fixtures/pki/csca.cert.pem", "--port", String(Self.freePort())],
+                                 timeout: .seconds(60))
+        }
+        let (status, checks, text) = try Self.parse(outcome)
+        #expect(status == 0, "\(text)")
+        #expect(Self.status(checks["pcscd"]) == "ok")
+        #expect(Self.status(checks["readers"]) == "ok")
+        #expect((checks["readers"]?["finding"] as? String)?.contains(PCSCDHarness.vpcdReaderName) == true)
+        let card = try #require(checks["card"]?["finding"] as? String)
+        #expect(card.contains("ISO 14443-4"), "\(card)")
+        #expect(Self.status(checks["trust-store"]) == "ok")
+        #expect((checks["trust-store"]?["finding"] as? String)?.contains("1 CSCA certificate from 1 country") == true)
+        #expect((checks["libnfc"]?["finding"] as? String)?.contains("not used") == true)
+        // Nothing of the document: no MRZ, no name, no document number.
+        #expect(!text.contains("L898902C3") && !text.contains("ERIKSSON") && !text.contains("X9Q7R2K4"))
+    }
+
+    @Test("an expired CSCA, a CRL past its nextUpdate and a taken port are reported with fixes; exit 1 for the error")
+    func staleTrustAndTakenPort() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("doctor-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // Python's cryptography, independent of our OpenSSL wrappers, writes the stale PKI.
+        let script = """
+            import datetime, sys
+            from cryptography import x509
+            from cryptography.x509.oid import NameOID
+            from cryptography.hazmat.primitives import hashes, serialization
+            from cryptography.hazmat.primitives.asymmetric import ec
+            key = ec.generate_private_key(ec.SECP256R1())
+            name = x509.Name([x509.NameAttribute(NameOID.COUNTRY_NAME, "ZZ"), x509.NameAttribute(NameOID.COMMON_NAME, "Expired CSCA")])
+            past = datetime.datetime(2020, 1, 1, tzinfo=datetime.timezone.utc)
+            cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+                    .serial_number(7).not_valid_before(past - datetime.timedelta(days=3650)).not_valid_after(past)
+                    .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True).sign(key, hashes.SHA256()))
+            open(sys.argv[1] + "/expired-csca.pem", "wb").write(cert.public_bytes(serialization.Encoding.PEM))
+            crl = (x509.CertificateRevocationListBuilder().issuer_name(name).last_update(past - datetime.timedelta(days=30))
+                   .next_update(past).sign(key, hashes.SHA256()))
+            open(sys.argv[1] + "/stale.crl.pem", "wb").write(crl.public_bytes(serialization.Encoding.PEM))
+            """
+        let python = try await runCommand("/usr/bin/python3", ["-c", script, directory.path], timeout: .seconds(60))
+        try #require(python.status == 0, "python3 with cryptography is needed (scripts/install-deps.sh): \(python.standardError)")
+        // A port that is taken: this test listens on it.
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listener) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) == 0 && getsockname(listener, $0, &length) == 0 }
+        }
+        try #require(bound && listen(listener, 1) == 0)
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        let (status, checks, text) = try await Self.doctor(["--trust", directory.path, "--trust", "Fixtures/pki/csca.cert.pem", "--port", String(port)])
+        #expect(status == 1, "\(text)")
+        let trust = try #require(checks["trust-store"])
+        #expect(Self.status(trust) == "warning")
+        let finding = trust["finding"] as? String ?? ""
+        #expect(finding.contains("1 expired") && finding.contains("past nextUpdate") && finding.contains("2 countries"), "\(finding)")
+        #expect(!(trust["fix"] as? String ?? "").isEmpty)
+        #expect(Self.status(checks["port"]) == "error")
+        #expect((checks["port"]?["fix"] as? String)?.contains("--port") == true)
+    }
+
+    @Test("no pcscd to talk to is an error with the fix; the other checks still run")
+    func pcscdUnreachable() async throws {
+        let (status, checks, _) = try await Self.doctor(["--port", String(Self.freePort())],
+                                                        environment: ["PCSCLITE_CSOCK_NAME": "/nonexistent/pcscd.comm"])
+        #expect(status == 1)
+        #expect(Self.status(checks["pcscd"]) == "error")
+        #expect((checks["pcscd"]?["fix"] as? String)?.contains("pcscd") == true)
+        #expect(checks["readers"] == nil || Self.status(checks["readers"]) != "ok")
+    }
+}
