@@ -28,11 +28,18 @@ final class HostServices {
     func tearDown(_ host: BridgeHost) { nfc.detach(from: host) }
 }
 
-func makeLogger(_ label: String, verbose: Bool) -> Logger {
+func makeLogger(_ label: String, verbose: Bool, format: LogFormat = .text) -> Logger {
     LoggingSystem.bootstrap { label in
-        var handler = StreamLogHandler.standardError(label: label)
-        handler.logLevel = verbose ? .debug : .info
-        return handler
+        switch format {
+        case .text:
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = verbose ? .debug : .info
+            return handler
+        case .json:
+            var handler = JSONLogHandler(label: label)
+            handler.logLevel = verbose ? .debug : .info
+            return handler
+        }
     }
     return Logger(label: label)
 }
@@ -142,6 +149,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Log debug details.")
     var verbose = false
 
+    @Option(name: .long, help: ArgumentHelp("Log as text, or as one JSON object a line ({\"time\",\"level\",\"label\",\"event\",\"fields\"}) for journald and log shippers.", valueName: "text|json"))
+    var logFormat: LogFormat = .text
+
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
         if let kiosk {
@@ -161,7 +171,7 @@ struct ServeCommand: AsyncParsableCommand {
     @MainActor
     func run() async throws {
         CGBGBridgeCLI_line_buffer_stdout()
-        let logger = makeLogger("gbgbridge", verbose: verbose)
+        let logger = makeLogger("gbgbridge", verbose: verbose, format: logFormat)
         let trust = try trustOptions.load()
         if trust.isEmpty { logger.warning("no --trust anchors: passive authentication will report documents as untrusted") }
         let backend: any CardReaderBackend = libnfcDevice.isEmpty && !libnfcDiscover
@@ -214,6 +224,9 @@ struct DemoCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Log debug details.")
     var verbose = false
 
+    @Option(name: .long, help: ArgumentHelp("Log as text, or as one JSON object a line ({\"time\",\"level\",\"label\",\"event\",\"fields\"}) for journald and log shippers.", valueName: "text|json"))
+    var logFormat: LogFormat = .text
+
     /// Finds `Fixtures/…` from the working directory or from the executable (.build/<config>/gbgbridge).
     static func fixture(_ relative: String) -> URL? {
         let candidates = [
@@ -234,7 +247,7 @@ struct DemoCommand: AsyncParsableCommand {
     @MainActor
     func run() async throws {
         CGBGBridgeCLI_line_buffer_stdout()
-        let logger = makeLogger("gbgbridge", verbose: verbose)
+        let logger = makeLogger("gbgbridge", verbose: verbose, format: logFormat)
         guard let journeyDirectory = journey.map({ URL(fileURLWithPath: $0) }) ?? Self.fixture("journey"),
               let pki = Self.fixture("pki") else {
             printError("gbgbridge demo: cannot find Fixtures/journey and Fixtures/pki; run from the project root or pass --journey")

@@ -95,19 +95,21 @@ struct CLIShutdownTests {
         return result
     }
 
-    func waitForScript(port: Int) async throws -> String {
-        for _ in 0..<200 {
-            if let socket = try? await RawSocket.connect(port: port) {
-                await socket.send("GET /gbg-bridge.js HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n")
-                var text: [UInt8] = []
-                while let bytes = await socket.receive(), !bytes.isEmpty { text += bytes }
-                let answer = String(decoding: text, as: UTF8.self)
-                if answer.hasPrefix("HTTP/1.1 200") { return answer }
-            }
-            try await Task.sleep(for: .milliseconds(50))
+}
+
+/// Waits until a `gbgbridge serve` on `port` serves /gbg-bridge.js; returns the answer.
+func waitForScript(port: Int) async throws -> String {
+    for _ in 0..<200 {
+        if let socket = try? await RawSocket.connect(port: port) {
+            await socket.send("GET /gbg-bridge.js HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n")
+            var text: [UInt8] = []
+            while let bytes = await socket.receive(), !bytes.isEmpty { text += bytes }
+            let answer = String(decoding: text, as: UTF8.self)
+            if answer.hasPrefix("HTTP/1.1 200") { return answer }
         }
-        throw RawSocketError("the server did not answer on port \(port)")
+        try await Task.sleep(for: .milliseconds(50))
     }
+    throw RawSocketError("the server did not answer on port \(port)")
 }
 
 enum ChromiumAvailable {
