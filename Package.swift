@@ -19,6 +19,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.20.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.0"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.3.0"),
@@ -78,6 +80,7 @@ let package = Package(
         // nfc.read on a BridgeHost.
         .target(name: "GBGBridgeNFC", dependencies: [
             "GBGBridge", "MRTD", "SmartCardCore", "ImageCodecs", .product(name: "Logging", package: "swift-log"),
+            .product(name: "CoreMetrics", package: "swift-metrics"),
         ]),
         // V4L2 device queries (ioctl with a macro request code) for CameraDetector.
         .target(name: "CV4L2Shim"),
@@ -88,6 +91,7 @@ let package = Package(
         // BridgeServer: loopback HTTP + WebSocket for browsers.
         .target(name: "GBGBridgeServer", dependencies: [
             "GBGBridge", "ChildProcesses", "CGBGBridgeServerShim",
+            .product(name: "CoreMetrics", package: "swift-metrics"),
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
@@ -119,6 +123,8 @@ let package = Package(
                 "GBGBridge", "SmartCard", "MRTD", "MRTDEmulator", "CGBGBridgeCLI", "GBGBridgeNFC", "GBGBridgeStubs",
                 "GBGBridgeServer", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
         // Crashes on purpose, linked like gbgbridge, so a test can read a real crash report.

@@ -14,6 +14,7 @@ packages=(
   curl ca-certificates
   gdb                                     # scripts/test.sh prints the stacks of a test run that hangs
   python3 python3-cryptography            # the backend example of Docs/server-side-verification.md, run by the tests
+  python3-prometheus-client               # an independent parser of /metrics in the tests
 )
 
 missing=()

@@ -115,6 +115,7 @@ public final class NFCReadService {
         permissionState = permission
         guard changed else { return false }
         logger.info("readers: \(newReaders.isEmpty ? "none" : newReaders.map(\.name).joined(separator: ", "))")
+        NFCReadMetrics.readersConnected(newReaders.count)
         for host in liveHosts {
             updateCapability(on: host)
             host.send(event: Self.capabilitiesChangedEvent, data: Self.capabilityPayload(host, changed: [Self.action]))
@@ -231,15 +232,20 @@ public final class NFCReadService {
                                  progress: AsyncStream<ReadProgress>.Continuation) async -> Result<(ReadReport, ChipEvidence?), Failure> {
         progress.yield(ReadProgress(phase: .waitingForCard, percent: 0))
         let connection: any CardConnection
+        let waitStarted = ContinuousClock.now
         do {
             let card = try await backend.waitForCard(readerMatching: request.reader, timeout: request.timeout)
             progress.yield(ReadProgress(phase: .cardDetected, file: nil, percent: 1))
             connection = try await backend.connect(reader: card.name)
         } catch let error as SmartCardError {
-            return .failure(failure(error))
+            let failed = failure(error)
+            NFCReadMetrics.finished(outcome: failed.code, waitForCard: nil, result: nil)
+            return .failure(failed)
         } catch {
+            NFCReadMetrics.finished(outcome: "COMMUNICATION_ERROR", waitForCard: nil, result: nil)
             return .failure(Failure(code: "COMMUNICATION_ERROR", message: "\(error)", recoverable: true))
         }
+        let waitForCard = ContinuousClock.now - waitStarted
         var options = ReadOptions(dataGroups: request.dataGroups, verifyPassive: request.verifyPassive,
                                   verifyChip: request.verifyChip, verifyActive: request.verifyActive, trustStore: trustStore)
         options.activeAuthenticationChallenge = request.activeAuthenticationChallenge
@@ -252,10 +258,13 @@ public final class NFCReadService {
         do {
             let result = try await reader.read()
             await reader.connection.disconnect()
+            NFCReadMetrics.finished(outcome: "success", waitForCard: waitForCard, result: result)
             return .success((await ReadReport.make(result), request.evidence ? ChipEvidence(result) : nil))
         } catch {
             await reader.connection.disconnect()
-            return .failure(failure(error))
+            let failed = failure(error)
+            NFCReadMetrics.finished(outcome: failed.code, waitForCard: waitForCard, result: nil)
+            return .failure(failed)
         }
     }
 

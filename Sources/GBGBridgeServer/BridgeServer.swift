@@ -57,6 +57,10 @@ public struct BridgeServerConfiguration: Sendable {
     /// backend on the kiosk); a real backend lives elsewhere.
     public var jsonEndpoints: [String: JSONEndpoint] = [:]
 
+    /// The metrics in the Prometheus text exposition format (0.0.4), served as `GET /metrics`
+    /// when set. Refused (403) to any request that carries an `Origin`: scrapers send none, pages do.
+    public var metricsExposition: (@Sendable () -> [UInt8])?
+
     /// Answers a POSTed JSON body with an HTTP status and a JSON body.
     public typealias JSONEndpoint = @Sendable (_ body: [UInt8]) async -> (status: Int, body: [UInt8])
 
@@ -178,6 +182,9 @@ public final class BridgeServer: Sendable {
             headers[.cacheControl] = "no-store"
             headers[.xContentTypeOptions] = "nosniff"
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: script)))
+        }
+        if let exposition = configuration.metricsExposition {
+            router.get("metrics") { request, _ -> Response in Self.metricsResponse(request, exposition) }
         }
         for (path, endpoint) in configuration.jsonEndpoints {
             router.post(RouterPath(path)) { [self] request, _ -> Response in
@@ -328,8 +335,12 @@ public final class BridgeServer: Sendable {
             try? await outbound.close(.tryAgainLater, reason: "\(configuration.maxConnections) pages are connected already")
             return
         }
+        Self.pagesConnected(state.withLock { $0.pages })
         defer {
-            state.withLock { $0.pages -= 1 }
+            Self.pagesConnected(state.withLock { state in
+                state.pages -= 1
+                return state.pages
+            })
         }
         let outbox = PageOutbox(limit: configuration.maxOutboundBytes)
         let closer = PageCloser(channel: channel)

@@ -16,6 +16,7 @@ final class HostServices {
     let nfc: NFCReadService
     let document = StubDocumentCamera()
     let selfie = StubSelfieCamera()
+    private var requestCounters: [ObjectIdentifier: Task<Void, Never>] = [:]
 
     init(nfc: NFCReadService) { self.nfc = nfc }
 
@@ -23,9 +24,13 @@ final class HostServices {
         document.install(on: host)
         selfie.install(on: host)
         nfc.attach(to: host)
+        requestCounters[ObjectIdentifier(host)] = HostMetrics.countRequests(of: host)
     }
 
-    func tearDown(_ host: BridgeHost) { nfc.detach(from: host) }
+    func tearDown(_ host: BridgeHost) {
+        nfc.detach(from: host)
+        requestCounters.removeValue(forKey: ObjectIdentifier(host))?.cancel()
+    }
 }
 
 func makeLogger(_ label: String, verbose: Bool, format: LogFormat = .text) -> Logger {
@@ -149,6 +154,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Log debug details.")
     var verbose = false
 
+    @Option(name: .long, help: ArgumentHelp("Also serve GET /metrics (Prometheus text format) alone on this address, for a fleet's Prometheus (the loopback server has /metrics too).", valueName: "HOST:PORT"))
+    var metricsListen: ListenAddress?
+
     @Option(name: .long, help: ArgumentHelp("Log as text, or as one JSON object a line ({\"time\",\"level\",\"label\",\"event\",\"fields\"}) for journald and log shippers.", valueName: "text|json"))
     var logFormat: LogFormat = .text
 
@@ -174,6 +182,7 @@ struct ServeCommand: AsyncParsableCommand {
         let logger = makeLogger("gbgbridge", verbose: verbose, format: logFormat)
         let trust = try trustOptions.load()
         if trust.isEmpty { logger.warning("no --trust anchors: passive authentication will report documents as untrusted") }
+        HostMetrics.bootstrap(trust: trust)
         let backend: any CardReaderBackend = libnfcDevice.isEmpty && !libnfcDiscover
             ? PCSCBackend() : CombinedReaderBackend.standard(libnfcDevices: libnfcDevice, libnfcDiscovery: libnfcDiscover)
         let nfc = NFCReadService(backend: backend, trustStore: trust, logger: logger)
@@ -185,6 +194,21 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.allowedOrigins = allowOrigin
         configuration.staticDirectory = `static`
         configuration.bridge = BridgeConfiguration(hostVersion: GBGBridgeVersion.current, capabilities: [:])
+        configuration.metricsExposition = HostMetrics.exposition
+        var metricsServer: Task<Void, Never>?
+        if let metricsListen {
+            let (host, port) = (metricsListen.host, metricsListen.port)
+            metricsServer = Task { [logger] in
+                do {
+                    try await BridgeServer.serveMetrics(host: host, port: port, logger: logger, exposition: HostMetrics.exposition) { bound in
+                        logger.info("metrics on http://\(host):\(bound)/metrics")
+                    }
+                } catch {
+                    logger.error("--metrics-listen \(host):\(port): \(error)")
+                }
+            }
+        }
+        defer { metricsServer?.cancel() }
         var kioskConfiguration: KioskConfiguration?
         if let kiosk, let url = URL(string: kiosk) {
             var settings = KioskConfiguration(journeyURL: url)
@@ -273,12 +297,14 @@ struct DemoCommand: AsyncParsableCommand {
             throw ExitCode(2)
         }
         let reader = EmulatedReaderBackend(chip: chip, readerName: "GBGBridge Demo Reader (virtual passport)")
+        HostMetrics.bootstrap(trust: trust)
         let nfc = NFCReadService(backend: reader, trustStore: trust, logger: logger)
         await nfc.refreshReaders()
         var configuration = BridgeServerConfiguration()
         configuration.port = port
         configuration.staticDirectory = journeyDirectory.path
         configuration.bridge = BridgeConfiguration(hostVersion: GBGBridgeVersion.current, capabilities: [:])
+        configuration.metricsExposition = HostMetrics.exposition
         // A stand-in backend, so the sample journey can show server-side verification of chip evidence.
         let backend = DemoBackend(trustStore: trust)
         configuration.jsonEndpoints["/demo/challenge"] = { backend.challenge($0) }
@@ -291,5 +317,21 @@ struct DemoCommand: AsyncParsableCommand {
             }
             print("Press Ctrl-C to stop.")
         }
+    }
+}
+
+/// `HOST:PORT` (IPv4 address or name; `[v6]:PORT` for IPv6).
+struct ListenAddress: ExpressibleByArgument {
+    var host: String
+    var port: Int
+
+    init?(argument: String) {
+        guard let colon = argument.lastIndex(of: ":"), let port = Int(argument[argument.index(after: colon)...]),
+              (1...65_535).contains(port) else { return nil }
+        var host = String(argument[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty, host.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { return nil }
+        self.host = host
+        self.port = port
     }
 }
