@@ -9,6 +9,7 @@ import Synchronization
 enum PCSC {
     static let scopeSystem: DWORD = 2
     static let shareShared: DWORD = 2
+    static let shareDirect: DWORD = 3
     static let protocolT0: DWORD = 1
     static let protocolT1: DWORD = 2
     static let leaveCard: DWORD = 0
@@ -242,6 +243,21 @@ public final class PCSCBackend: CardReaderBackend {
         }
     }
 
+    /// What the reader says of its own limits (SCARD_ATTR_MAXINPUT, PC/SC part 10's
+    /// dwMaxAPDUDataSize) without a card: a direct connection to the reader (SCARD_SHARE_DIRECT).
+    /// `nil` when the driver allows no direct connection.
+    public func readerCapabilities(reader: String) async -> ReaderCapabilities? {
+        guard let context = try? await PCSCContext.establish(purpose: "reader attributes") else { return nil }
+        defer { context.release() }
+        return try? await context.run { handle -> ReaderCapabilities in
+            var card: SCARDHANDLE = 0
+            var active: DWORD = 0
+            try PCSC.check(SCardConnect(handle, reader, PCSC.shareDirect, 0, &card, &active), "SCardConnect(\(reader), direct)")
+            defer { SCardDisconnect(card, PCSC.leaveCard) }
+            return PCSCConnection.limits(card)
+        }
+    }
+
     public func connect(reader: String) async throws -> any CardConnection {
         let context = try await PCSCContext.establish(purpose: "card")
         do {
@@ -343,19 +359,21 @@ final class PCSCConnection: CardConnection {
     }
 
     func capabilities() async -> ReaderCapabilities {
-        (try? await context.thread.run { [self] () throws -> ReaderCapabilities in
-            let handle = try handle()
-            var maxInput: DWORD = 0
-            var maxData: DWORD = 0
-            let found = CSmartCardShim_reader_limits(handle, &maxInput, &maxData)
-            var capabilities = ReaderCapabilities()
-            if found & 1 != 0, maxInput > 0 { capabilities.maxCommandLength = Int(maxInput) }
-            if found & 2 != 0 {
-                capabilities.maxAPDUDataSize = Int(maxData)
-                capabilities.extendedLength = maxData > 0
-            }
-            return capabilities
-        }) ?? ReaderCapabilities()
+        (try? await context.thread.run { [self] () throws -> ReaderCapabilities in Self.limits(try handle()) }) ?? ReaderCapabilities()
+    }
+
+    /// The limits PC/SC tells through a card or direct handle.
+    static func limits(_ handle: SCARDHANDLE) -> ReaderCapabilities {
+        var maxInput: DWORD = 0
+        var maxData: DWORD = 0
+        let found = CSmartCardShim_reader_limits(handle, &maxInput, &maxData)
+        var capabilities = ReaderCapabilities()
+        if found & 1 != 0, maxInput > 0 { capabilities.maxCommandLength = Int(maxInput) }
+        if found & 2 != 0 {
+            capabilities.maxAPDUDataSize = Int(maxData)
+            capabilities.extendedLength = maxData > 0
+        }
+        return capabilities
     }
 
     func isCardPresent() async -> Bool {

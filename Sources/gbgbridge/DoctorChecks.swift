@@ -61,23 +61,29 @@ enum DoctorChecks {
         var readerDetails: [[String: any Sendable]] = []
         var cards: [String] = []
         var cardDetails: [[String: any Sendable]] = []
+        var shortOnly: [String] = []
         for reader in readers {
             var entry: [String: any Sendable] = ["name": reader.name, "cardPresent": reader.cardPresent]
-            if reader.cardPresent, let connection = try? await backend.connect(reader: reader.name) {
-                // PC/SC tells a reader's limits through a card handle (SCardGetAttrib).
-                let capabilities = await connection.capabilities()
-                if let value = capabilities.maxCommandLength { entry["maxCommandLength"] = value }
-                if let value = capabilities.extendedLength { entry["extendedLength"] = value }
+            // PC/SC tells a reader's limits through a handle: a direct one needs no card.
+            var capabilities = await backend.readerCapabilities(reader: reader.name)
+            if capabilities == nil || capabilities == ReaderCapabilities(), reader.cardPresent,
+               let connection = try? await backend.connect(reader: reader.name) {
+                capabilities = await connection.capabilities()
                 await connection.disconnect()
             }
+            if let value = capabilities?.maxCommandLength { entry["maxCommandLength"] = value }
+            if let value = capabilities?.maxAPDUDataSize { entry["maxAPDUDataSize"] = value }
+            entry["extendedLength"] = capabilities?.extendedLength.map { $0 ? "yes" : "no" } ?? "unknown"
             readerDetails.append(entry)
+            if capabilities?.extendedLength == false { shortOnly.append(reader.name) }
             if let atr = reader.atr, reader.cardPresent {
                 cards.append("\(reader.name): \(cardKind(atr)) (ATR \(hex(atr, separator: " ")))")
                 cardDetails.append(["reader": reader.name, "atr": hex(atr), "kind": cardKind(atr)])
             }
         }
         checks.append(DoctorCheck(name: "readers", status: .ok,
-                                  finding: "\(readers.count) reader\(readers.count == 1 ? "" : "s"): " + readers.map(\.name).joined(separator: ", "),
+                                  finding: "\(readers.count) reader\(readers.count == 1 ? "" : "s"): " + readers.map(\.name).joined(separator: ", ")
+                                    + (shortOnly.isEmpty ? "" : "; short APDUs only (reads take more APDUs, still work): " + shortOnly.joined(separator: ", ")),
                                   fix: "", details: ["readers": readerDetails]))
         checks.append(DoctorCheck(name: "card", status: .ok,
                                   finding: cards.isEmpty ? "no card on any reader" : cards.joined(separator: "; "),
