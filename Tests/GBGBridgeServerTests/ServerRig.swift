@@ -214,19 +214,3 @@ final class HostList: Sendable {
     @MainActor var current: [BridgeHost] { list.withLock { $0.compactMap(\.host) } }
 }
 
-/// A TCP port on 127.0.0.1 that nothing listens on now (for a child process to bind).
-func freeLoopbackPort() throws -> Int {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer -> Bool in
-            bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
-        }
-    }
-    guard bound else { throw RawSocketError("no free port") }
-    return Int(UInt16(bigEndian: address.sin_port))
-}

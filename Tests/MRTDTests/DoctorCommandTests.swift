@@ -11,7 +11,7 @@ struct DoctorCommandTests {
     static let names = ["pcscd", "readers", "card", "kernel-modules", "libnfc", "trust-store", "chromium", "cameras", "port"]
 
     /// A TCP port nobody listens on now.
-    static func freePort() -> Int { Int.random(in: 20_000...40_000) }
+    static func freePort() throws -> Int { try freeLoopbackPort() }
 
     static func doctor(_ arguments: [String], environment: [String: String] = [:]) async throws -> (status: Int32, checks: [String: [String: Any]], text: String) {
         try parse(try await runCommand(GBGBridgeBinary.path, ["doctor", "--json"] + arguments, timeout: .seconds(60), environment: environment))
@@ -43,7 +43,7 @@ struct DoctorCommandTests {
         }
         let passport = try TestFixtures.passport("utopia-td3-jpeg")
         let outcome = try await PCSCDHarness.withEmulatedCard(VirtualPassportChip(passport: passport)) { _ in
-            try await runCommand(GBGBridgeBinary.path, ["doctor", "--json", "--trust", "Fixtures/pki/csca.cert.pem", "--port", String(Self.freePort())],
+            try await runCommand(GBGBridgeBinary.path, ["doctor", "--json", "--trust", "Fixtures/pki/csca.cert.pem", "--port", String(try Self.freePort())],
                                  timeout: .seconds(60))
         }
         let (status, checks, text) = try Self.parse(outcome)
@@ -86,18 +86,10 @@ struct DoctorCommandTests {
         let python = try await runCommand("/usr/bin/python3", ["-c", script, directory.path], timeout: .seconds(60))
         try #require(python.status == 0, "python3 with cryptography is needed (scripts/install-deps.sh): \(python.standardError)")
         // A port that is taken: this test listens on it.
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(listener) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) == 0 && getsockname(listener, $0, &length) == 0 }
-        }
-        try #require(bound && listen(listener, 1) == 0)
-        let port = Int(UInt16(bigEndian: address.sin_port))
+        let listener = try LoopbackSocket(listening: true)
+        let port = listener.port
         let (status, checks, text) = try await Self.doctor(["--trust", directory.path, "--trust", "Fixtures/pki/csca.cert.pem", "--port", String(port)])
+        withExtendedLifetime(listener) {}
         #expect(status == 1, "\(text)")
         let trust = try #require(checks["trust-store"])
         #expect(Self.status(trust) == "warning")
@@ -110,7 +102,7 @@ struct DoctorCommandTests {
 
     @Test("no pcscd to talk to is an error with the fix; the other checks still run")
     func pcscdUnreachable() async throws {
-        let (status, checks, _) = try await Self.doctor(["--port", String(Self.freePort())],
+        let (status, checks, _) = try await Self.doctor(["--port", String(try Self.freePort())],
                                                         environment: ["PCSCLITE_CSOCK_NAME": "/nonexistent/pcscd.comm"])
         #expect(status == 1)
         #expect(Self.status(checks["pcscd"]) == "error")
