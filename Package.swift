@@ -74,7 +74,8 @@ let package = Package(
         // evidence. Links neither a card back end nor an image codec.
         .target(name: "MRTDVerification", dependencies: ["LDS", "SmartCardCore", "MRTDCrypto", "TextSanitizing"]),
         // Reading eMRTDs: the card session, the protocols (BAC, PACE, CA, AA), the reader.
-        .target(name: "MRTD", dependencies: ["MRTDVerification", "LDS", "SmartCardCore", "MRTDCrypto", "TextSanitizing"]),
+        .target(name: "MRTD", dependencies: ["MRTDVerification", "LDS", "SmartCardCore", "MRTDCrypto", "TextSanitizing",
+                                             .product(name: "CoreMetrics", package: "swift-metrics")]),
         // A virtual eMRTD chip: in-process, or as a card in pcscd through vpcd.
         .target(name: "MRTDEmulator", dependencies: ["MRTD", "MRTDCrypto", "SmartCardCore"]),
         // nfc.read on a BridgeHost.

@@ -73,6 +73,8 @@ struct CLIMetricsTests {
         #expect(samples["gbgbridge_reads_total{access_control=PACE,outcome=success}"] == 1, "\(samples.keys.sorted())")
         #expect(samples["gbgbridge_read_duration_seconds_count{phase=access_control}"] == 1)
         #expect(samples["gbgbridge_read_apdus_count{}"] == 1)
+        // Every APDU's status word: a read is mostly 9000.
+        #expect((samples["gbgbridge_card_status_words_total{sw=9000}"] ?? 0) >= 5, "\(samples.keys.filter { $0.contains("status_words") })")
         #expect(samples["gbgbridge_read_duration_seconds_count{phase=total}"] == 1)
         #expect(samples.keys.contains { $0.hasPrefix("gbgbridge_read_duration_seconds_bucket{le=") && $0.contains("phase=total") })
         #expect(samples["gbgbridge_pages_connected{}"] == 1)

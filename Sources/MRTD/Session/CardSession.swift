@@ -1,3 +1,4 @@
+import CoreMetrics
 import SmartCardCore
 
 /// The reader's one link to one chip, and the only code that speaks APDUs to it: plain or under
@@ -280,5 +281,10 @@ package final class CardSession {
                         error: String? = nil) {
         trace?.record(command: command, wire: wire, response: response, protected: protected, status: status,
                       duration: lastExchangeDuration, context: traceContext, error: error)
+        // Every status word the chip answered, for the host's metrics (a no-op unless a process
+        // bootstrapped a metrics backend, as `gbgbridge serve` does).
+        if let status {
+            Counter(label: "gbgbridge_card_status_words_total", dimensions: [("sw", hex([status.sw1, status.sw2]))]).increment()
+        }
     }
 }
