@@ -69,6 +69,12 @@ struct InteropConfiguration: CustomStringConvertible, Sendable {
         return .mrz(td1)
     }
 
+    /// OpenPACE 1.1.2 computes a DH shared secret with OpenSSL's DH_compute_key, which drops
+    /// leading zero bytes; TR-03111 (and RFC 2631) keep the length of p, as we do. So about one
+    /// DH agreement in 256 (PACE or CA) cannot agree with a 9303 peer: a DH configuration gets up
+    /// to three attempts, each with fresh keys (Docs/smartcard-and-emulator.md); ECDH gets one.
+    var attempts: Int { Self.dhGroups[parameterId] != nil ? 3 : 1 }
+
     func accessKey(_ description: PassportDescription) throws -> AccessKey {
         withCAN ? .can(try #require(description.can)) : try AccessKey.mrz(description.mrz.lines.joined(separator: "\n"))
     }
@@ -104,23 +110,30 @@ struct OpenPACEInteropTests {
           arguments: InteropConfiguration.all)
     func openPACETerminalReadsOurChip(configuration: InteropConfiguration) async throws {
         let (passport, description) = try configuration.passport()
-        let chip = VirtualPassportChip(passport: passport)
         let password = try configuration.openPACEPassword(description)
-        try await PCSCDHarness.withEmulatedCard(chip) { _ in
-            let connection = try await Self.connect()
-            defer { Task { await connection.disconnect() } }
-            let terminal = OpenPACETerminal(connection: connection)
-            let cardAccess = try await terminal.readFile(0x011C)
-            #expect(cardAccess == passport.masterFiles[0x011C])
-            try await terminal.performPACE(cardAccess: cardAccess, index: 0, parameterId: configuration.parameterId,
-                                           tr0301Version201: configuration.mapping == "IM", password: password)
-            try await terminal.expectSuccess(CommandAPDU(ins: 0xA4, p1: 0x04, p2: 0x0C, data: CardSessionAID.eMRTD), "SELECT eMRTD")
-            #expect(try await terminal.readFile(0x0101) == passport.applicationFiles[0x0101], "DG1 under PACE")
-            let dg14 = try await terminal.readFile(0x010E)
-            try await terminal.performChipAuthentication(securityInfos: try Self.securityInfos(dg14: dg14))
-            #expect(try await terminal.readFile(0x0101) == passport.applicationFiles[0x0101], "DG1 after Chip Authentication")
+        for attempt in 1...configuration.attempts {
+            let chip = VirtualPassportChip(passport: passport)
+            do {
+                try await PCSCDHarness.withEmulatedCard(chip) { _ in
+                    let connection = try await Self.connect()
+                    defer { Task { await connection.disconnect() } }
+                    let terminal = OpenPACETerminal(connection: connection)
+                    let cardAccess = try await terminal.readFile(0x011C)
+                    #expect(cardAccess == passport.masterFiles[0x011C])
+                    try await terminal.performPACE(cardAccess: cardAccess, index: 0, parameterId: configuration.parameterId,
+                                                   tr0301Version201: configuration.mapping == "IM", password: password)
+                    try await terminal.expectSuccess(CommandAPDU(ins: 0xA4, p1: 0x04, p2: 0x0C, data: CardSessionAID.eMRTD), "SELECT eMRTD")
+                    #expect(try await terminal.readFile(0x0101) == passport.applicationFiles[0x0101], "DG1 under PACE")
+                    let dg14 = try await terminal.readFile(0x010E)
+                    try await terminal.performChipAuthentication(securityInfos: try Self.securityInfos(dg14: dg14))
+                    #expect(try await terminal.readFile(0x0101) == passport.applicationFiles[0x0101], "DG1 after Chip Authentication")
+                }
+            } catch where attempt < configuration.attempts {
+                continue
+            }
+            #expect(chip.statistics.paceSuccesses == 1)
+            return
         }
-        #expect(chip.statistics.paceSuccesses == 1)
     }
 
     /// Every PACE fixture and field profile offering the Generic Mapping (the mapping OpenPACE
@@ -161,16 +174,21 @@ struct OpenPACEInteropTests {
           arguments: InteropConfiguration.all)
     func ourReaderReadsAnOpenPACEChip(configuration: InteropConfiguration) async throws {
         let (passport, description) = try configuration.passport()
-        let chip = OpenPACEChip(passport: passport, password: try configuration.openPACEPassword(description),
-                                integratedMapping: configuration.mapping == "IM")
         let options = ReadOptions(verifyActive: false, trustStore: TestFixtures.testTrustStore, accessControl: .paceOnly)
-        let result: PassportReadResult
-        do {
-            result = try await PassportReader(connection: chip, accessKey: try configuration.accessKey(description), options: options).read()
-        } catch {
-            Issue.record("\(configuration): \(error); OpenPACE chip: \(chip.problemsSoFar)")
-            return
+        var read: (PassportReadResult, OpenPACEChip)?
+        for attempt in 1...configuration.attempts where read == nil {
+            let chip = OpenPACEChip(passport: passport, password: try configuration.openPACEPassword(description),
+                                    integratedMapping: configuration.mapping == "IM")
+            do {
+                read = (try await PassportReader(connection: chip, accessKey: try configuration.accessKey(description), options: options).read(), chip)
+            } catch where attempt < configuration.attempts {
+                continue
+            } catch {
+                Issue.record("\(configuration): \(error); OpenPACE chip: \(chip.problemsSoFar)")
+                return
+            }
         }
+        guard let (result, chip) = read else { return }
         #expect(result.accessControl == "PACE")
         #expect(chip.paceCompleted && chip.chipAuthenticationCompleted, "\(chip.problemsSoFar)")
         #expect(result.chip.status == .valid, "\(result.chip.detail)")
