@@ -33,6 +33,8 @@ public final class NFCReadService {
     private var monitor: Task<Void, Never>?
     /// Where reads and reader changes are logged (never an access key or chip data).
     public var logger: Logger
+    /// The last reads, phase by phase, for operators (`serve --diagnostics`); nothing of a document.
+    public nonisolated let readLog = NFCReadLog()
 
     struct WeakHost { weak var host: BridgeHost? }
 
@@ -175,9 +177,11 @@ public final class NFCReadService {
     }
 
     private func perform(_ request: NFCReadRequest, requestId: String, responder: BridgeResponder, host: BridgeHost) async {
+        let timeline = readLog.begin()
         await refreshReaders()
         guard !Task.isCancelled else {
             logger.info("nfc.read \(LogText.clip(requestId)): CANCELLED (the request was cancelled before the read began)")
+            Self.finished(timeline, in: readLog, outcome: "CANCELLED")
             responder.respond(status: .cancelled, data: nil,
                               error: BridgeErrorPayload(code: "CANCELLED", message: "the read was cancelled", recoverable: true))
             return
@@ -186,6 +190,7 @@ public final class NFCReadService {
         guard !matching.isEmpty else {
             let message = readers.isEmpty ? "no NFC reader is connected"
                 : "no reader matches '\(LogText.clip(request.reader ?? ""))' (readers: \(readers.map { LogText.clip($0.name) }.joined(separator: ", ")))"
+            Self.finished(timeline, in: readLog, outcome: "NFC_NOT_AVAILABLE")
             responder.respond(status: .unsupported, data: nil,
                               error: BridgeErrorPayload(code: "NFC_NOT_AVAILABLE", message: message, recoverable: false))
             return
@@ -201,7 +206,8 @@ public final class NFCReadService {
                 host?.send(event: Self.progressEvent, data: Self.progressData(progress, requestId: requestId))
             }
         }
-        let outcome = await Self.read(request, backend: backend, trustStore: trustStore, progress: sink)
+        let outcome = await Self.read(request, backend: backend, trustStore: trustStore, progress: sink,
+                                      timeline: (readLog, timeline))
         sink.finish()
         await forwarder.value
         switch outcome {
@@ -227,22 +233,32 @@ public final class NFCReadService {
         let recoverable: Bool
     }
 
-    /// The read itself, off the main actor.
+    /// The read itself, off the main actor; its phases go to `timeline` (and the metrics) as they happen.
     nonisolated static func read(_ request: NFCReadRequest, backend: any CardReaderBackend, trustStore: TrustStore,
-                                 progress: AsyncStream<ReadProgress>.Continuation) async -> Result<(ReadReport, ChipEvidence?), Failure> {
-        progress.yield(ReadProgress(phase: .waitingForCard, percent: 0))
+                                 progress: AsyncStream<ReadProgress>.Continuation,
+                                 timeline: (log: NFCReadLog, read: ReadTimeline)? = nil) async -> Result<(ReadReport, ChipEvidence?), Failure> {
+        let report = { @Sendable (step: ReadProgress) in
+            timeline?.read.note(step)
+            progress.yield(step)
+        }
+        func finish(_ outcome: String, waitForCard: Duration? = nil, result: PassportReadResult? = nil) {
+            NFCReadMetrics.finished(outcome: outcome, waitForCard: waitForCard, result: result)
+            if let timeline { timeline.log.finish(timeline.read, outcome: outcome, result: result) }
+        }
+        report(ReadProgress(phase: .waitingForCard, percent: 0))
         let connection: any CardConnection
         let waitStarted = ContinuousClock.now
         do {
             let card = try await backend.waitForCard(readerMatching: request.reader, timeout: request.timeout)
-            progress.yield(ReadProgress(phase: .cardDetected, file: nil, percent: 1))
+            timeline?.read.cardFound(on: card.name)
+            report(ReadProgress(phase: .cardDetected, file: nil, percent: 1))
             connection = try await backend.connect(reader: card.name)
         } catch let error as SmartCardError {
             let failed = failure(error)
-            NFCReadMetrics.finished(outcome: failed.code, waitForCard: nil, result: nil)
+            finish(failed.code)
             return .failure(failed)
         } catch {
-            NFCReadMetrics.finished(outcome: "COMMUNICATION_ERROR", waitForCard: nil, result: nil)
+            finish("COMMUNICATION_ERROR")
             return .failure(Failure(code: "COMMUNICATION_ERROR", message: "\(error)", recoverable: true))
         }
         let waitForCard = ContinuousClock.now - waitStarted
@@ -253,19 +269,26 @@ public final class NFCReadService {
         let readerName = connection.readerName
         let timeout = request.timeout
         let reader = PassportReader(connection: connection, accessKey: request.accessKey, options: options,
-                                    progress: { progress.yield($0) },
+                                    progress: report,
                                     reconnect: { try await backend.reconnect(reader: readerName, until: .now + timeout) })
         do {
             let result = try await reader.read()
             await reader.connection.disconnect()
-            NFCReadMetrics.finished(outcome: "success", waitForCard: waitForCard, result: result)
+            finish("success", waitForCard: waitForCard, result: result)
             return .success((await ReadReport.make(result), request.evidence ? ChipEvidence(result) : nil))
         } catch {
             await reader.connection.disconnect()
             let failed = failure(error)
-            NFCReadMetrics.finished(outcome: failed.code, waitForCard: waitForCard, result: nil)
+            timeline?.read.apdus(reader.apduCount)
+            finish(failed.code, waitForCard: waitForCard)
             return .failure(failed)
         }
+    }
+
+    /// A read that ended before it reached a card reader.
+    nonisolated static func finished(_ timeline: ReadTimeline, in log: NFCReadLog, outcome: String) {
+        NFCReadMetrics.finished(outcome: outcome, waitForCard: nil, result: nil)
+        log.finish(timeline, outcome: outcome, result: nil)
     }
 
     nonisolated static func failure(_ error: SmartCardError) -> Failure {

@@ -10,9 +10,9 @@ extension BridgeServer {
     }
 
     /// `GET /metrics`: the exposition, for scrapers only — a request carrying an `Origin` (a page,
-    /// the journey's or any other) is refused.
+    /// the journey's or any other) or fetched from another site is refused.
     static func metricsResponse(_ request: Request, _ exposition: @Sendable () -> [UInt8]) -> Response {
-        guard request.headers[.origin] == nil else { return Response(status: .forbidden) }
+        guard isOperatorRequest(request) else { return Response(status: .forbidden) }
         var headers = HTTPFields()
         headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
         headers[.cacheControl] = "no-store"

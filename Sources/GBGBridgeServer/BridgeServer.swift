@@ -61,6 +61,16 @@ public struct BridgeServerConfiguration: Sendable {
     /// when set. Refused (403) to any request that carries an `Origin`: scrapers send none, pages do.
     public var metricsExposition: (@Sendable () -> [UInt8])?
 
+    /// Operators' live view (`gbgbridge serve --diagnostics`): when set, `GET /diagnostics` (a page),
+    /// `/diagnostics.json` (this JSON document, made anew for each request) and `/diagnostics/events`
+    /// (the same as server-sent events, one a second). Like `/metrics`, refused (403) to any request
+    /// carrying an `Origin` or fetched from another site: a journey never sees them.
+    public var diagnostics: (@Sendable () async -> [UInt8])?
+
+    /// Follows every page this server bridges (`lastError`, recent messages, open requests) for
+    /// `diagnostics`.
+    public var pages: PageDiagnostics?
+
     /// Answers a POSTed JSON body with an HTTP status and a JSON body.
     public typealias JSONEndpoint = @Sendable (_ body: [UInt8]) async -> (status: Int, body: [UInt8])
 
@@ -186,6 +196,7 @@ public final class BridgeServer: Sendable {
         if let exposition = configuration.metricsExposition {
             router.get("metrics") { request, _ -> Response in Self.metricsResponse(request, exposition) }
         }
+        if let snapshot = configuration.diagnostics { addDiagnosticsRoutes(to: router, snapshot: snapshot) }
         for (path, endpoint) in configuration.jsonEndpoints {
             router.post(RouterPath(path)) { [self] request, _ -> Response in
                 // Only the journey's own pages (or allowed origins) may call it, never a cross-site page.
@@ -277,6 +288,9 @@ public final class BridgeServer: Sendable {
 
     static let stoppingReason = "the host is stopping"
 
+    /// Whether `shutdown()` has begun.
+    var isStopping: Bool { state.withLock { $0.stopRequested } }
+
     static func origin(of url: URL) -> String? {
         guard let scheme = url.scheme, let host = url.host else { return nil }
         let hostPart = host.contains(":") ? "[\(host)]" : host
@@ -353,6 +367,7 @@ public final class BridgeServer: Sendable {
             host.attach(transport: transport)
             if configuration.answerUnhandledRequests { host.delegate = UnsupportedActionResponder.shared }
             setUpHost(host)
+            configuration.pages?.track(host, origin: origin, via: "websocket")
             return (host, transport)
         }
         let stopping = state.withLock { state -> Bool in
@@ -396,6 +411,7 @@ public final class BridgeServer: Sendable {
         if outbox.overflowed { ending = "the page did not read its messages" }
         await MainActor.run {
             host.detachTransport(reason: ending)
+            configuration.pages?.untrack(host)
             tearDownHost(host)
             withExtendedLifetime(transport) {}  // the host holds its transport weakly
         }

@@ -32,6 +32,8 @@ public struct KioskConfiguration: Sendable {
     /// Bytes of page messages waiting to be handled that the kiosk holds at most; beyond that new
     /// ones are dropped and counted (a page flooding with large messages).
     public var maxQueuedMessageBytes = 64 << 20
+    /// Follows the kiosk's page for operators' diagnostics (as `BridgeServerConfiguration.pages`).
+    public var pages: PageDiagnostics?
 
     public init(journeyURL: URL) { self.journeyURL = journeyURL }
 }
@@ -280,6 +282,7 @@ public final class KioskBrowser {
         page = binding
         pagesBridged += 1
         setUpHost(host)
+        configuration.pages?.track(host, origin: origin, via: "kiosk")
         logger.info("bridging \(LogText.clip(origin)) (context \(id))")
     }
 
@@ -288,6 +291,7 @@ public final class KioskBrowser {
         page = nil
         binding.transport.deliverToPage = nil
         binding.host.detachTransport(reason: reason)
+        configuration.pages?.untrack(binding.host)
         tearDownHost(binding.host)
     }
 

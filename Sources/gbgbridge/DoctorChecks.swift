@@ -141,10 +141,6 @@ enum DoctorChecks {
 
     /// The trust store: anchors by country, the earliest expiry, CRLs past their next update.
     static func trustStore(paths: [String], now: Double = Date().timeIntervalSince1970) -> DoctorCheck {
-        guard !paths.isEmpty else {
-            return DoctorCheck(name: "trust-store", status: .warning, finding: "no trust store given: every read will be 'untrusted'",
-                               fix: "Put CSCA certificates, master lists and CRLs in /etc/gbgbridge/trust (or pass --trust PATH)")
-        }
         var store = TrustStore()
         var problems: [String] = []
         for path in paths {
@@ -154,6 +150,17 @@ enum DoctorChecks {
                 problems.append("\(path): \(error.reason)")
             }
         }
+        return trustHealth(store, paths: paths, problems: problems, now: now)
+    }
+
+    /// How a loaded trust store stands: what `doctor`, `trust status` and `/diagnostics.json` say of it.
+    static func trustHealth(_ store: TrustStore, paths: [String], problems: [String] = [],
+                            now: Double = Date().timeIntervalSince1970) -> DoctorCheck {
+        guard !paths.isEmpty || !store.certificates.isEmpty else {
+            return DoctorCheck(name: "trust-store", status: .warning, finding: "no trust store given: every read will be 'untrusted'",
+                               fix: "Put CSCA certificates, master lists and CRLs in /etc/gbgbridge/trust (or pass --trust PATH)")
+        }
+        var problems = problems
         for skipped in store.skipped { problems.append("\(skipped.path): \(skipped.reason)") }
         let anchors = store.certificates
         guard !anchors.isEmpty else {

@@ -122,11 +122,22 @@ struct ServeCommand: AsyncParsableCommand {
             With --kiosk URL the host also runs Chromium in kiosk mode on the journey and bridges \
             it directly (DevTools over a pipe): the journey needs no change at all. The kiosk \
             stays on the journey's origin and --allow-origin origins. SIGTERM stops everything.
+
+            Settings come from /etc/gbgbridge/gbgbridge.conf when it exists (or --config FILE): \
+            YAML, one key per option below without its dashes (port: 8450, allow-origin: \
+            [https://journey.example.com], trust: /etc/gbgbridge/trust, diagnostics: true). \
+            Options given here override the file; an unknown key in it is an error.
+
+            --diagnostics adds /diagnostics (a live page for operators), /diagnostics.json and \
+            /diagnostics/events; like /metrics they are refused (403) to any request from a page.
             """
     )
 
-    @Option(name: .long, help: "Port on 127.0.0.1.")
-    var port: Int = 8450
+    @Option(name: .long, help: ArgumentHelp("Settings file (YAML). Default: \(ServeSettings.defaultPath) when it exists.", valueName: "FILE"))
+    var config: String?
+
+    @Option(name: .long, help: "Port on 127.0.0.1 (default: \(ServeSettings.defaultPort)).")
+    var port: Int?
 
     @Option(name: .long, help: ArgumentHelp("An origin allowed to use the bridge, e.g. https://journey.example.com (exact match); repeatable.", valueName: "URL"))
     var allowOrigin: [String] = []
@@ -139,8 +150,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Open this journey URL in Chromium kiosk mode, bridged like WKWebView (no script needed in the page).")
     var kiosk: String?
 
-    @Flag(name: .long, help: "Run the kiosk browser headless (test rigs, CI).")
-    var headless = false
+    @Flag(name: .long, inversion: .prefixedNo, help: "Run the kiosk browser headless (test rigs, CI).")
+    var headless: Bool?
 
     @Option(name: .long, help: "Chromium profile directory for the kiosk (default: a fresh temporary one).")
     var kioskProfile: String?
@@ -148,55 +159,115 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Also read through this libnfc device (PN532/PN533), e.g. pn532_uart:/dev/ttyUSB0; repeatable. Its reader name is libnfc:<connstring>.", valueName: "CONNSTRING"))
     var libnfcDevice: [String] = []
 
-    @Flag(name: .long, help: "Also use the devices libnfc finds itself (/etc/nfc/libnfc.conf, USB).")
-    var libnfcDiscover = false
+    @Flag(name: .long, inversion: .prefixedNo, help: "Also use the devices libnfc finds itself (/etc/nfc/libnfc.conf, USB).")
+    var libnfcDiscover: Bool?
 
-    @Flag(name: .long, help: "Log debug details.")
-    var verbose = false
+    @Flag(name: .long, inversion: .prefixedNo, help: "Log debug details.")
+    var verbose: Bool?
 
     @Option(name: .long, help: ArgumentHelp("Also serve GET /metrics (Prometheus text format) alone on this address, for a fleet's Prometheus (the loopback server has /metrics too).", valueName: "HOST:PORT"))
     var metricsListen: ListenAddress?
 
     @Option(name: .long, help: ArgumentHelp("Log as text, or as one JSON object a line ({\"time\",\"level\",\"label\",\"event\",\"fields\"}) for journald and log shippers.", valueName: "text|json"))
-    var logFormat: LogFormat = .text
+    var logFormat: LogFormat?
 
-    func validate() throws {
-        guard (0...65_535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
-        if let kiosk {
+    @Flag(name: .long, inversion: .prefixedNo, help: "Serve /diagnostics (live page), /diagnostics.json and /diagnostics/events for operators on the loopback server.")
+    var diagnostics: Bool?
+
+    /// The command line over the configuration file over the defaults.
+    struct Effective {
+        var port = ServeSettings.defaultPort
+        var allowOrigin: [String] = []
+        var trust: [String] = []
+        var staticDirectory: String?
+        var kiosk: String?
+        var headless = false
+        var kioskProfile: String?
+        var libnfcDevice: [String] = []
+        var libnfcDiscover = false
+        var verbose = false
+        var metricsListen: ListenAddress?
+        var logFormat = LogFormat.text
+        var diagnostics = false
+        var configFile: String?
+    }
+
+    func effective() throws -> Effective {
+        let loaded: (settings: ServeSettings, path: String)?
+        do {
+            loaded = try ServeSettings.load(path: config)
+        } catch {
+            throw ValidationError("configuration: \(error)")
+        }
+        let file = loaded?.settings ?? ServeSettings()
+        var result = Effective()
+        result.configFile = loaded?.path
+        result.port = port ?? file.port ?? ServeSettings.defaultPort
+        result.allowOrigin = allowOrigin.isEmpty ? file.allowOrigin ?? [] : allowOrigin
+        result.trust = trustOptions.trust.isEmpty ? file.trust ?? [] : trustOptions.trust
+        result.staticDirectory = `static` ?? file.staticDirectory
+        result.kiosk = kiosk ?? file.kiosk
+        result.headless = headless ?? file.headless ?? false
+        result.kioskProfile = kioskProfile ?? file.kioskProfile
+        result.libnfcDevice = libnfcDevice.isEmpty ? file.libnfcDevice ?? [] : libnfcDevice
+        result.libnfcDiscover = libnfcDiscover ?? file.libnfcDiscover ?? false
+        result.verbose = verbose ?? file.verbose ?? false
+        if let metricsListen {
+            result.metricsListen = metricsListen
+        } else if let text = file.metricsListen {
+            guard let address = ListenAddress(argument: text) else {
+                throw ValidationError("configuration: \(loaded?.path ?? ""): 'metrics-listen' must be HOST:PORT, e.g. 0.0.0.0:9450")
+            }
+            result.metricsListen = address
+        }
+        result.logFormat = logFormat ?? file.logFormat.flatMap(LogFormat.init(rawValue:)) ?? .text
+        result.diagnostics = diagnostics ?? file.diagnostics ?? false
+        guard (0...65_535).contains(result.port) else { throw ValidationError("--port must be between 0 and 65535") }
+        if let kiosk = result.kiosk {
             guard let url = URL(string: kiosk), ["http", "https", "file"].contains(url.scheme ?? "") else {
-                throw ValidationError("--kiosk needs an http(s) URL, got '\(kiosk)'")
+                throw ValidationError("--kiosk needs an http(s) URL, got '\(LogText.clip(kiosk))'")
             }
         }
-        if headless && kiosk == nil { throw ValidationError("--headless goes with --kiosk URL") }
-        if let directory = `static` {
+        if result.headless && result.kiosk == nil { throw ValidationError("--headless goes with --kiosk URL") }
+        if let directory = result.staticDirectory {
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
                 throw ValidationError("--static \(directory) is not a directory")
             }
         }
+        return result
+    }
+
+    func validate() throws {
+        _ = try effective()
     }
 
     @MainActor
     func run() async throws {
         CGBGBridgeCLI_line_buffer_stdout()
-        let logger = makeLogger("gbgbridge", verbose: verbose, format: logFormat)
-        let trust = try trustOptions.load()
+        let settings = try effective()
+        let logger = makeLogger("gbgbridge", verbose: settings.verbose, format: settings.logFormat)
+        if let file = settings.configFile { logger.info("settings from \(file)") }
+        let trust = try TrustOptions(paths: settings.trust).load()
         if trust.isEmpty { logger.warning("no --trust anchors: passive authentication will report documents as untrusted") }
         HostMetrics.bootstrap(trust: trust)
-        let backend: any CardReaderBackend = libnfcDevice.isEmpty && !libnfcDiscover
-            ? PCSCBackend() : CombinedReaderBackend.standard(libnfcDevices: libnfcDevice, libnfcDiscovery: libnfcDiscover)
+        let backend: any CardReaderBackend = settings.libnfcDevice.isEmpty && !settings.libnfcDiscover
+            ? PCSCBackend() : CombinedReaderBackend.standard(libnfcDevices: settings.libnfcDevice, libnfcDiscovery: settings.libnfcDiscover)
         let nfc = NFCReadService(backend: backend, trustStore: trust, logger: logger)
         nfc.startMonitoring()
         let cameras = CameraDetector.check()
         logger.info("cameras: \(cameras.hardwareAvailable ? cameras.devices.map(\.name).joined(separator: ", ") : "none") (stub cameras answer captures)")
         var configuration = BridgeServerConfiguration()
-        configuration.port = port
-        configuration.allowedOrigins = allowOrigin
-        configuration.staticDirectory = `static`
+        configuration.port = settings.port
+        configuration.allowedOrigins = settings.allowOrigin
+        configuration.staticDirectory = settings.staticDirectory
         configuration.bridge = BridgeConfiguration(hostVersion: GBGBridgeVersion.current, capabilities: [:])
         configuration.metricsExposition = HostMetrics.exposition
+        let diagnostics = settings.diagnostics ? HostDiagnostics(nfc: nfc, trustPaths: settings.trust) : nil
+        configuration.diagnostics = diagnostics?.source()
+        configuration.pages = diagnostics?.pages
         var metricsServer: Task<Void, Never>?
-        if let metricsListen {
+        if let metricsListen = settings.metricsListen {
             let (host, port) = (metricsListen.host, metricsListen.port)
             metricsServer = Task { [logger] in
                 do {
@@ -210,16 +281,19 @@ struct ServeCommand: AsyncParsableCommand {
         }
         defer { metricsServer?.cancel() }
         var kioskConfiguration: KioskConfiguration?
-        if let kiosk, let url = URL(string: kiosk) {
-            var settings = KioskConfiguration(journeyURL: url)
-            settings.allowedOrigins = allowOrigin
-            settings.headless = headless
-            settings.userDataDirectory = kioskProfile.map { URL(fileURLWithPath: $0) }
-            settings.bridge = configuration.bridge
-            kioskConfiguration = settings
+        if let kiosk = settings.kiosk, let url = URL(string: kiosk) {
+            var kioskSettings = KioskConfiguration(journeyURL: url)
+            kioskSettings.allowedOrigins = settings.allowOrigin
+            kioskSettings.headless = settings.headless
+            kioskSettings.userDataDirectory = settings.kioskProfile.map { URL(fileURLWithPath: $0) }
+            kioskSettings.bridge = configuration.bridge
+            kioskSettings.pages = diagnostics?.pages
+            kioskConfiguration = kioskSettings
         }
+        let withDiagnostics = settings.diagnostics
         try await runServer(configuration, services: HostServices(nfc: nfc), logger: logger, kiosk: kioskConfiguration) { port in
             print("GBGBridge host on http://127.0.0.1:\(port)/  (script: http://127.0.0.1:\(port)/gbg-bridge.js)")
+            if withDiagnostics { print("Diagnostics for operators: http://127.0.0.1:\(port)/diagnostics") }
         }
     }
 }
@@ -250,6 +324,9 @@ struct DemoCommand: AsyncParsableCommand {
 
     @Option(name: .long, help: ArgumentHelp("Log as text, or as one JSON object a line ({\"time\",\"level\",\"label\",\"event\",\"fields\"}) for journald and log shippers.", valueName: "text|json"))
     var logFormat: LogFormat = .text
+
+    @Flag(name: .long, help: "Serve /diagnostics (live page), /diagnostics.json and /diagnostics/events for operators.")
+    var diagnostics = false
 
     /// Finds `Fixtures/…` from the working directory or from the executable (.build/<config>/gbgbridge).
     static func fixture(_ relative: String) -> URL? {
@@ -305,6 +382,9 @@ struct DemoCommand: AsyncParsableCommand {
         configuration.staticDirectory = journeyDirectory.path
         configuration.bridge = BridgeConfiguration(hostVersion: GBGBridgeVersion.current, capabilities: [:])
         configuration.metricsExposition = HostMetrics.exposition
+        let hostDiagnostics = diagnostics ? HostDiagnostics(nfc: nfc, trustPaths: [pki.appendingPathComponent("csca.cert.pem").path]) : nil
+        configuration.diagnostics = hostDiagnostics?.source()
+        configuration.pages = hostDiagnostics?.pages
         // A stand-in backend, so the sample journey can show server-side verification of chip evidence.
         let backend = DemoBackend(trustStore: trust)
         configuration.jsonEndpoints["/demo/challenge"] = { backend.challenge($0) }
@@ -312,6 +392,7 @@ struct DemoCommand: AsyncParsableCommand {
         let mrz = (try? MRZ(description.mrz.lines.joined(separator: "\n")))
         try await runServer(configuration, services: HostServices(nfc: nfc), logger: logger) { port in
             print("GBGBridge demo running. Open in a browser:  http://127.0.0.1:\(port)/")
+            if hostDiagnostics != nil { print("Diagnostics for operators: http://127.0.0.1:\(port)/diagnostics") }
             if let mrz {
                 print("The virtual passport opens with document number \(mrz.documentNumber), date of birth \(mrz.dateOfBirth), expiry \(mrz.dateOfExpiry) (test data).")
             }

@@ -22,6 +22,10 @@ struct TrustOptions: ParsableArguments {
                                              valueName: "path"))
     var trust: [String] = []
 
+    init() {}
+
+    init(paths: [String]) { trust = paths }
+
     func load() throws -> TrustStore {
         var store = TrustStore()
         for path in trust {

@@ -45,6 +45,9 @@ public final class PassportReader {
     /// The caller disconnects it when the read is over.
     public var connection: any CardConnection { context.session.connection }
 
+    /// APDUs exchanged so far (also after a read that failed).
+    public var apduCount: Int { context.session.apduCount }
+
     /// Reads and verifies. Throws `accessDenied` for a wrong key, `cardRemoved`,
     /// `communicationFailure`, `secureMessagingFailure`, `cancelled` …; never returns a
     /// half-read file.

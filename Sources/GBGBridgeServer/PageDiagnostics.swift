@@ -1,0 +1,120 @@
+import Foundation
+import GBGBridge
+
+/// The seeds' troubleshooting surfaces — `lastError`, the message log, `pendingRequests` — of every
+/// page a host serves, for operators (`gbgbridge serve --diagnostics`). Give one instance to
+/// `BridgeServerConfiguration.pages` and `KioskConfiguration.pages`; `snapshot()` is what
+/// `/diagnostics.json` shows of the pages.
+///
+/// Messages are kept without their payloads: an action, a direction, a correlation id, a status
+/// and an error code — never access keys, names or images.
+@MainActor
+public final class PageDiagnostics {
+    /// Recent messages kept per page.
+    public let recentMessages: Int
+    private var pages: [ObjectIdentifier: Page] = [:]
+    private var nextNumber = 1
+
+    private final class Page {
+        let number: Int
+        let origin: String
+        let via: String
+        let connected = Date()
+        weak var host: BridgeHost?
+        var messages: [JSONValue] = []
+        var open: [String: (action: String, since: Date)] = [:]
+        var received = 0
+        var sent = 0
+        var watcher: Task<Void, Never>?
+
+        init(number: Int, origin: String, via: String, host: BridgeHost) {
+            self.number = number
+            self.origin = origin
+            self.via = via
+            self.host = host
+        }
+    }
+
+    public init(recentMessages: Int = 30) { self.recentMessages = max(1, recentMessages) }
+
+    /// Starts following `host` (a page from `origin`, `via` "websocket" or "kiosk").
+    public func track(_ host: BridgeHost, origin: String, via: String) {
+        let page = Page(number: nextNumber, origin: origin, via: via, host: host)
+        nextNumber += 1
+        let traffic = host.messages
+        let limit = recentMessages
+        page.watcher = Task { [weak page] in
+            for await item in traffic {
+                guard let page else { return }
+                Self.note(item, on: page, limit: limit)
+            }
+        }
+        pages[ObjectIdentifier(host)] = page
+    }
+
+    /// Stops following `host` (its page went away).
+    public func untrack(_ host: BridgeHost) {
+        pages.removeValue(forKey: ObjectIdentifier(host))?.watcher?.cancel()
+    }
+
+    /// Every page followed now, oldest first.
+    public func snapshot(now: Date = Date()) -> [JSONValue] {
+        pages.values.sorted { $0.number < $1.number }.map { page in
+            var entry: [String: JSONValue] = [
+                "page": .number(Double(page.number)),
+                "origin": .string(LogText.clip(page.origin, to: 200)),
+                "via": .string(page.via),
+                "connected": .string(Self.iso8601(page.connected)),
+                "messagesReceived": .number(Double(page.received)),
+                "messagesSent": .number(Double(page.sent)),
+                "recentMessages": .array(page.messages),
+                "openRequests": .array(page.open.sorted { $0.value.since < $1.value.since }.map { id, request in
+                    .object(["correlationId": .string(id), "action": .string(request.action),
+                             "ageSeconds": .number((now.timeIntervalSince(request.since) * 10).rounded() / 10)])
+                }),
+            ]
+            if let host = page.host {
+                entry["lastError"] = host.lastError.map { .string(LogText.clip($0, to: 300)) } ?? .null
+                entry["pendingRequests"] = .array(host.pendingRequests.map { request in
+                    .object(["correlationId": .string(LogText.clip(request.correlationId, to: 80)),
+                             "action": .string(LogText.clip(request.payload.action, to: 80))])
+                })
+            }
+            return .object(entry)
+        }
+    }
+
+    private static func note(_ item: BridgeHost.Traffic, on page: Page, limit: Int) {
+        let message = item.message
+        let id = LogText.clip(message.correlationId, to: 80)
+        let action = LogText.clip(message.payload.action, to: 80)
+        var entry: [String: JSONValue] = [
+            "time": .string(iso8601(Date())),
+            "direction": .string(item.direction.rawValue),
+            "type": .string(message.type.rawValue),
+            "action": .string(action),
+            "correlationId": .string(id),
+            "payload": .string("elided"),
+        ]
+        if let status = message.payload.status { entry["status"] = .string(status.rawValue) }
+        if let error = message.payload.error { entry["errorCode"] = .string(LogText.clip(error.code, to: 60)) }
+        page.messages.append(.object(entry))
+        if page.messages.count > limit { page.messages.removeFirst(page.messages.count - limit) }
+        switch (item.direction, message.type) {
+        case (.received, .request):
+            page.received += 1
+            if page.open.count < 1_000 { page.open[id] = (action, Date()) }
+        case (.received, _):
+            page.received += 1
+        case (.sent, .response):
+            page.sent += 1
+            page.open.removeValue(forKey: id)
+        case (.sent, _):
+            page.sent += 1
+        }
+    }
+
+    static func iso8601(_ date: Date) -> String {
+        date.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+import GBGBridge
+import GBGBridgeNFC
+import GBGBridgeServer
+import MRTD
+import SmartCard
+
+/// `/diagnostics.json` of `serve --diagnostics` (and `demo --diagnostics`): the host, its readers
+/// and their state, the last reads phase by phase, every page's troubleshooting surfaces and the
+/// trust store's health. Nothing of a document: reads carry outcomes, timings and counts only.
+@MainActor
+final class HostDiagnostics {
+    let pages = PageDiagnostics()
+    private let nfc: NFCReadService
+    private let trustPaths: [String]
+    private let started = Date()
+    private let startedClock = ContinuousClock.now
+    /// The trust store's health changes by the day, not the second: worked out once a minute.
+    private var trust: (check: [String: Any], at: ContinuousClock.Instant)?
+
+    init(nfc: NFCReadService, trustPaths: [String]) {
+        self.nfc = nfc
+        self.trustPaths = trustPaths
+    }
+
+    /// The document, as `BridgeServerConfiguration.diagnostics` wants it.
+    nonisolated func source() -> @Sendable () async -> [UInt8] {
+        { [self] in await self.json() }
+    }
+
+    func json() -> [UInt8] {
+        let object = snapshot()
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
+        return Array(data)
+    }
+
+    func snapshot() -> [String: Any] {
+        let active = nfc.readLog.current
+        let readers: [[String: Any]] = nfc.readers.map { reader in
+            var entry: [String: Any] = [
+                "name": reader.name, "backend": reader.backend, "cardPresent": reader.cardPresent,
+                "state": active?.reader == reader.name ? "reading" : reader.mute ? "card mute"
+                    : reader.exclusive ? "card in use elsewhere" : reader.cardPresent ? "card present" : "idle",
+            ]
+            if let atr = reader.atr { entry["atr"] = atr.map { String(format: "%02X", $0) }.joined() }
+            return entry
+        }
+        let reads = nfc.readLog.records.compactMap { try? JSONValue(encoding: $0).anyValue }
+        let uptime = ContinuousClock.now - startedClock
+        return [
+            "host": [
+                "version": GBGBridgeVersion.current, "started": DoctorChecks.iso8601(started.timeIntervalSince1970),
+                "uptimeSeconds": Double(uptime.components.seconds), "pid": Int(getpid()),
+            ] as [String: Any],
+            "readers": readers,
+            "readerPermission": nfc.permissionState.rawValue,
+            "reads": reads,
+            "readInProgress": active.flatMap { try? JSONValue(encoding: $0).anyValue } ?? NSNull(),
+            "readsFinished": nfc.readLog.finishedCount,
+            "pages": pages.snapshot().map(\.anyValue),
+            "trust": trustHealth(),
+        ]
+    }
+
+    private func trustHealth() -> [String: Any] {
+        if let trust, ContinuousClock.now - trust.at < .seconds(60) { return trust.check }
+        let check = DoctorChecks.trustHealth(nfc.trustStore, paths: trustPaths).json
+        trust = (check, .now)
+        return check
+    }
+}

@@ -1,0 +1,159 @@
+import Foundation
+import Yams
+
+/// `serve`'s settings from its configuration file (`/etc/gbgbridge/gbgbridge.conf` or `--config
+/// FILE`), YAML: one key per `serve` option, named as the option without its dashes. Options on
+/// the command line override the file; a list given on the command line replaces the file's.
+///
+/// ```yaml
+/// port: 8450
+/// allow-origin: [https://journey.example.com]
+/// trust: /etc/gbgbridge/trust
+/// diagnostics: true
+/// log-format: json
+/// ```
+///
+/// Strict: an unknown key, a key given twice or a value of the wrong type is an error naming the
+/// key and its line, so a typo never silently falls back to a default.
+struct ServeSettings: Sendable, Equatable {
+    static let defaultPath = "/etc/gbgbridge/gbgbridge.conf"
+    static let defaultPort = 8450
+
+    var port: Int?
+    var allowOrigin: [String]?
+    var trust: [String]?
+    var staticDirectory: String?
+    var kiosk: String?
+    var headless: Bool?
+    var kioskProfile: String?
+    var libnfcDevice: [String]?
+    var libnfcDiscover: Bool?
+    var verbose: Bool?
+    var metricsListen: String?
+    var logFormat: String?
+    var diagnostics: Bool?
+
+    /// The keys a file may hold, as `serve`'s long options name them.
+    static let keys = ["port", "allow-origin", "trust", "static", "kiosk", "headless", "kiosk-profile", "libnfc-device",
+                       "libnfc-discover", "verbose", "metrics-listen", "log-format", "diagnostics"]
+
+    /// What is wrong with a configuration file; `description` names the file, the key and the line.
+    struct Problem: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    init() {}
+
+    /// The settings in `path`, or `nil` when `path` is the default one and does not exist.
+    static func load(path: String?) throws(Problem) -> (settings: ServeSettings, path: String)? {
+        let chosen = path ?? defaultPath
+        guard FileManager.default.fileExists(atPath: chosen) else {
+            if path == nil { return nil }
+            throw Problem(description: "\(chosen): no such file")
+        }
+        let data: Data
+        do {
+            let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: chosen))
+            defer { try? handle.close() }
+            data = try handle.read(upToCount: (1 << 20) + 1) ?? Data()
+        } catch {
+            throw Problem(description: "\(chosen): cannot be read (\((error as NSError).localizedFailureReason ?? "permissions?"))")
+        }
+        guard data.count <= 1 << 20 else { throw Problem(description: "\(chosen): larger than 1 MiB; not a configuration file") }
+        guard let text = String(data: data, encoding: .utf8) else { throw Problem(description: "\(chosen): not UTF-8 text") }
+        return (try parse(text, file: chosen), chosen)
+    }
+
+    /// The settings in `text` (a YAML mapping; empty or only comments is no setting at all).
+    static func parse(_ text: String, file: String) throws(Problem) -> ServeSettings {
+        let root: Node?
+        do {
+            root = try Yams.compose(yaml: text)
+        } catch {
+            throw Problem(description: "\(file): not valid YAML: \(String(describing: error).split(separator: "\n").first ?? "")")
+        }
+        var settings = ServeSettings()
+        guard let root else { return settings }
+        guard let mapping = root.mapping else {
+            throw Problem(description: "\(file): expected 'key: value' lines (a YAML mapping) at the top level")
+        }
+        var seen = Set<String>()
+        for (keyNode, value) in mapping {
+            let line = keyNode.mark.map { " (line \($0.line))" } ?? ""
+            guard let key = keyNode.scalar?.string else { throw Problem(description: "\(file)\(line): a key must be a plain name") }
+            let field = Field(file: file, key: key, line: line, node: value)
+            guard keys.contains(key) else {
+                throw Problem(description: "\(file)\(line): unknown key '\(field.printableKey)' (known keys: \(keys.joined(separator: ", ")))")
+            }
+            guard seen.insert(key).inserted else { throw Problem(description: "\(file)\(line): '\(key)' is given twice") }
+            switch key {
+            case "port": settings.port = try field.int(in: 0...65_535)
+            case "allow-origin": settings.allowOrigin = try field.strings()
+            case "trust": settings.trust = try field.strings()
+            case "static": settings.staticDirectory = try field.string()
+            case "kiosk": settings.kiosk = try field.string()
+            case "headless": settings.headless = try field.bool()
+            case "kiosk-profile": settings.kioskProfile = try field.string()
+            case "libnfc-device": settings.libnfcDevice = try field.strings()
+            case "libnfc-discover": settings.libnfcDiscover = try field.bool()
+            case "verbose": settings.verbose = try field.bool()
+            case "metrics-listen": settings.metricsListen = try field.string()
+            case "log-format": settings.logFormat = try field.string(oneOf: ["text", "json"])
+            case "diagnostics": settings.diagnostics = try field.bool()
+            default: break
+            }
+        }
+        return settings
+    }
+
+    /// One `key: value` of the file, read as the type its option takes.
+    private struct Field {
+        let file: String
+        let key: String
+        let line: String
+        let node: Node
+
+        /// The key as it may be shown: printable ASCII, clipped.
+        var printableKey: String {
+            String(String(key.unicodeScalars.map { $0.isASCII && $0.value >= 0x20 && $0.value < 0x7F ? Character($0) : "?" }).prefix(60))
+        }
+
+        func wrong(_ expected: String) -> Problem {
+            Problem(description: "\(file)\(line): '\(key)' must be \(expected)")
+        }
+
+        func string() throws(Problem) -> String {
+            guard let scalar = node.scalar, !scalar.string.isEmpty else { throw wrong("a non-empty text") }
+            return scalar.string
+        }
+
+        func string(oneOf choices: [String]) throws(Problem) -> String {
+            let value = try string()
+            guard choices.contains(value) else { throw wrong(choices.map { "'\($0)'" }.joined(separator: " or ")) }
+            return value
+        }
+
+        func strings() throws(Problem) -> [String] {
+            if node.scalar != nil { return [try string()] }
+            guard let sequence = node.sequence else { throw wrong("a text or a list of texts") }
+            var values: [String] = []
+            for item in sequence {
+                guard let scalar = item.scalar, !scalar.string.isEmpty else { throw wrong("a list of non-empty texts") }
+                values.append(scalar.string)
+            }
+            return values
+        }
+
+        func int(in range: ClosedRange<Int>) throws(Problem) -> Int {
+            guard node.scalar != nil, let value = node.int, range.contains(value) else {
+                throw wrong("a whole number from \(range.lowerBound) to \(range.upperBound)")
+            }
+            return value
+        }
+
+        func bool() throws(Problem) -> Bool {
+            guard node.scalar != nil, let value = node.bool else { throw wrong("true or false") }
+            return value
+        }
+    }
+}

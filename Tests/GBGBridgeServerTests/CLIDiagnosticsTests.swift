@@ -1,0 +1,123 @@
+import ChildProcesses
+import Foundation
+import TestSupport
+import Testing
+
+/// `gbgbridge serve --diagnostics` as an operator uses it: a real pcscd with the emulator in its vpcd
+/// reader, a page that reads (once with a wrong key, once right), then `/diagnostics.json` and the
+/// live `/diagnostics` page in headless Chromium (screenshot kept in artifacts/).
+@Suite("gbgbridge serve --diagnostics", .serialized)
+struct CLIDiagnosticsTests {
+    static let binary = CLIShutdownTests.binary
+    static let rightKey = #"{"documentNumber":"L898902C3","dateOfBirth":"740812","dateOfExpiry":"120415"}"#
+    static let wrongKey = #"{"documentNumber":"L898902C3","dateOfBirth":"740813","dateOfExpiry":"120415"}"#
+
+    static func json(_ text: String) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], "not a JSON object: \(text.prefix(300))")
+    }
+
+    @Test("reads show in /diagnostics.json and the live page; a page's Origin or another site gets 403",
+          .enabled(if: FileManager.default.isExecutableFile(atPath: binary), "needs the gbgbridge binary (swift build)"))
+    func readThenLook() async throws {
+        try await PCSCDHarness.withEmulatorCommand(["--passport", "Fixtures/passports/utopia-demo.json"]) {
+            let port = try freeLoopbackPort()
+            let serve = try ChildProcess(executable: Self.binary, arguments: [
+                "serve", "--port", "\(port)", "--diagnostics", "--trust", TestFixtures.url("pki/csca.cert.pem").path,
+            ])
+            defer { if serve.isRunning { serve.terminateBlocking(gracePeriod: .seconds(1)) } }
+            let script = try await waitForScript(port: port)
+            let token = try #require(script.firstMatch(of: /var token = "([0-9a-f]+)"/)?.1)
+            let origin = "http://127.0.0.1:\(port)"
+            let page = try await RawWebSocket.connect(port: port, path: "/gbg-bridge/ws?token=\(token)", origin: origin, timeout: 30)
+            await page.sendText(requestJSON("nfc.read", id: "wrong", data: #"{"accessKey":\#(Self.wrongKey),"timeoutSeconds":20}"#))
+            let refused = try #require(await page.response(to: "wrong"))
+            #expect((refused["payload"] as? [String: Any])?["status"] as? String == "error")
+            await page.sendText(requestJSON("nfc.read", id: "right", data: #"{"accessKey":\#(Self.rightKey),"timeoutSeconds":20}"#))
+            let read = try #require(await page.response(to: "right"))
+            #expect((read["payload"] as? [String: Any])?["status"] as? String == "success", "\(read)")
+
+            // Operators' surfaces refuse pages: an Origin (the journey's own or any) or another site.
+            for path in ["/diagnostics.json", "/diagnostics", "/diagnostics/app.js", "/diagnostics/events"] {
+                #expect(try await CLIMetricsTests.get(port: port, path: path, origin: origin).status == 403, "\(path)")
+                #expect(try await CLIMetricsTests.get(port: port, path: path, origin: "https://journey.example").status == 403, "\(path)")
+            }
+            #expect(try await Self.get(port: port, path: "/diagnostics.json", headers: ["Sec-Fetch-Site: cross-site"]).status == 403)
+
+            let answer = try await CLIMetricsTests.get(port: port, path: "/diagnostics.json")
+            #expect(answer.status == 200)
+            let diagnostics = try Self.json(answer.body)
+            let reads = try #require(diagnostics["reads"] as? [[String: Any]])
+            try #require(reads.count == 2, "\(answer.body.prefix(2000))")
+            #expect(reads[0]["outcome"] as? String == "ACCESS_DENIED")
+            #expect(reads[1]["outcome"] as? String == "success")
+            #expect(reads[1]["reader"] as? String == PCSCDHarness.vpcdReaderName)
+            #expect(reads[1]["accessControl"] as? String == "PACE")
+            #expect((reads[1]["apdus"] as? Int ?? 0) > 5)
+            #expect(reads[1]["tagLosses"] as? Int == 0)
+            let phases = (reads[1]["phases"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
+            #expect(phases.first == "wait for card")
+            #expect(phases.contains("access control") && phases.contains("verification"), "\(phases)")
+            #expect(phases.contains("read DG1") && phases.contains("read DG2"), "\(phases)")
+            let steps = (reads[1]["steps"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
+            #expect(steps.contains("access control") && steps.contains("data groups"), "\(steps)")
+            #expect((reads[1]["dataGroups"] as? [String] ?? []).contains("DG2"))
+            // The page, with its messages (payloads elided) and nothing open.
+            let pages = try #require(diagnostics["pages"] as? [[String: Any]])
+            try #require(pages.count == 1)
+            #expect(pages[0]["origin"] as? String == origin)
+            #expect((pages[0]["openRequests"] as? [Any])?.isEmpty == true)
+            let messages = pages[0]["recentMessages"] as? [[String: Any]] ?? []
+            #expect(messages.contains { $0["correlationId"] as? String == "wrong" && $0["errorCode"] as? String == "ACCESS_DENIED" })
+            #expect(messages.allSatisfy { $0["payload"] as? String == "elided" })
+            let readers = diagnostics["readers"] as? [[String: Any]] ?? []
+            #expect(readers.contains { $0["name"] as? String == PCSCDHarness.vpcdReaderName && $0["state"] as? String == "card present" })
+            #expect((diagnostics["trust"] as? [String: Any])?["status"] as? String == "ok")
+            // Nothing of the document or its key.
+            for secret in ["L898902C3", "740812", "120415", "ERIKSSON", "ANNA"] { #expect(!answer.body.contains(secret), "\(secret)") }
+
+            // The same reads through the live page, as an operator's browser shows them.
+            if ChromiumAvailable.value {
+                let browser = try await JourneyBrowserTests.Page.open(width: 1280, height: 1100)
+                do {
+                    try await browser.navigate("\(origin)/diagnostics")
+                    let state = try await browser.wait(for: "document.body ? document.body.dataset.state : ''", in: ["live"], timeout: .seconds(30))
+                    #expect(state == "live")
+                    let live = try await browser.wait(for: "document.getElementById('live').textContent", in: ["live"], timeout: .seconds(10))
+                    #expect(live == "live", "the page should get server-sent events")
+                    try await browser.screenshot(to: JourneyBrowserTests.artifacts.appendingPathComponent("diagnostics.png"))
+                    let text = try await browser.evaluate("document.getElementById('reads').textContent") as? String ?? ""
+                    #expect(text.contains("success") && text.contains("ACCESS_DENIED"), "\(text)")
+                    let bars = try await browser.evaluate("document.querySelectorAll('#chart rect').length") as? Int
+                    #expect(bars == 2)
+                    let pagesText = try await browser.evaluate("document.getElementById('pages').textContent") as? String ?? ""
+                    #expect(pagesText.contains(origin))
+                } catch {
+                    await browser.browser.terminate()
+                    throw error
+                }
+                await browser.browser.terminate()
+            }
+        }
+    }
+
+    @Test("without --diagnostics there is no /diagnostics",
+          .enabled(if: FileManager.default.isExecutableFile(atPath: binary), "needs the gbgbridge binary (swift build)"))
+    func offByDefault() async throws {
+        let port = try freeLoopbackPort()
+        let serve = try ChildProcess(executable: Self.binary, arguments: ["serve", "--port", "\(port)", "--config", "/dev/null"])
+        defer { if serve.isRunning { serve.terminateBlocking(gracePeriod: .seconds(1)) } }
+        _ = try await waitForScript(port: port)
+        #expect(try await CLIMetricsTests.get(port: port, path: "/diagnostics.json").status == 404)
+        #expect(try await CLIMetricsTests.get(port: port, path: "/diagnostics").status == 404)
+    }
+
+    /// GET `path` with extra header lines.
+    static func get(port: Int, path: String, headers: [String]) async throws -> (status: Int, body: String) {
+        let socket = try await RawSocket.connect(port: port, timeout: 10)
+        await socket.send("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n" + headers.map { $0 + "\r\n" }.joined() + "Connection: close\r\n\r\n")
+        var bytes: [UInt8] = []
+        while let chunk = await socket.receive(), !chunk.isEmpty { bytes += chunk }
+        let text = String(decoding: bytes, as: UTF8.self)
+        return (Int(text.split(separator: " ").dropFirst().first ?? "") ?? 0, text)
+    }
+}
