@@ -185,6 +185,10 @@ extension Certificate {
     /// Whether the subject and issuer names are the same.
     public var isSelfIssued: Bool { isIssued(byNameOf: self) }
 
+    /// Whether the certificate may issue others (basicConstraints cA, keyCertSign when keyUsage is
+    /// present): a CSCA or link certificate, never a document signer.
+    public var isCertificateAuthority: Bool { X509_check_ca(pointer) == 1 }
+
     /// The serial number in hex.
     public var serialNumber: String {
         guard let serial = X509_get0_serialNumber(pointer), let number = ASN1_INTEGER_to_BN(serial, nil) else { return "" }
@@ -239,6 +243,18 @@ public final class RevocationList: @unchecked Sendable {
 
     /// The issuer as RFC 2253 text.
     public var issuer: String { Certificate.name(X509_CRL_get_issuer(pointer)) }
+
+    /// When the CRL was issued (seconds since 1970).
+    public var thisUpdate: Double? { Certificate.seconds(X509_CRL_get0_lastUpdate(pointer)) }
+
+    /// The CRL as DER.
+    public var derBytes: [UInt8] {
+        var out: UnsafeMutablePointer<UInt8>?
+        let length = i2d_X509_CRL(pointer, &out)
+        guard length > 0, let out else { return [] }
+        defer { COpenSSLShim_free(out) }
+        return Array(UnsafeBufferPointer(start: out, count: Int(length)))
+    }
 
     /// When the issuer promises the next CRL (seconds since 1970); nil when the CRL names none.
     public var nextUpdate: Double? { Certificate.seconds(X509_CRL_get0_nextUpdate(pointer)) }

@@ -13,6 +13,8 @@ public struct TrustStore: Sendable {
     public private(set) var sources: [(path: String, certificates: Int, crls: Int)] = []
     /// Files in trust directories that were not certificates, master lists or CRLs.
     public private(set) var skipped: [(path: String, reason: String)] = []
+    /// The signers of the master lists loaded (verified), with the list's file.
+    public private(set) var masterListSigners: [(path: String, signer: Certificate)] = []
 
     public init() {}
 
@@ -87,7 +89,8 @@ public struct TrustStore: Sendable {
                 throw MRTDError(.malformedData, "CMS content \(signed.contentType) is not a CSCA master list")
             }
             let list = try Self.masterListCertificates(content)
-            try Self.verifyMasterListSigner(signed, list: list, alreadyTrusted: certificates)
+            let signer = try Self.verifyMasterListSigner(signed, list: list, alreadyTrusted: certificates)
+            masterListSigners.append((name, signer))
             certificates += list
             sources.append((name, list.count, 0))
             return
@@ -108,7 +111,8 @@ public struct TrustStore: Sendable {
     /// embedded master-list signer certificate, and that certificate must be issued by a CSCA the
     /// list itself carries (its country's) or the store already trusts. A list that was altered
     /// after signing, or signed by nobody the list vouches for, is refused.
-    static func verifyMasterListSigner(_ signed: CMSSignedData, list: [Certificate], alreadyTrusted: [Certificate]) throws(MRTDError) {
+    @discardableResult
+    static func verifyMasterListSigner(_ signed: CMSSignedData, list: [Certificate], alreadyTrusted: [Certificate]) throws(MRTDError) -> Certificate {
         let signer: Certificate
         do {
             signer = try signed.verifySignature()
@@ -119,6 +123,7 @@ public struct TrustStore: Sendable {
         guard issued else {
             throw MRTDError(.trustStore, "the master list's signer (\(signer.subject)) is not issued by a CSCA in the list or the trust store")
         }
+        return signer
     }
 
     /// CscaMasterList ::= SEQUENCE { version INTEGER, certList SET OF Certificate }

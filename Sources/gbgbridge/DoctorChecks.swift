@@ -200,6 +200,13 @@ enum DoctorChecks {
             finding += "; \(staleCRLs.count) CRL\(staleCRLs.count == 1 ? "" : "s") past nextUpdate (" + staleCRLs.map(\.issuer).joined(separator: "; ") + ")"
             fixes.append("fetch the current CRLs from the issuing states (ICAO PKD) and replace the stale ones")
         }
+        let expiredSigners = store.masterListSigners.filter { !$0.signer.isValid(at: now) }
+        details["masterListSigners"] = store.masterListSigners.count
+        if !expiredSigners.isEmpty {
+            status = status == .error ? .error : .warning
+            finding += "; master list signed by an expired signer (\(expiredSigners.map { URL(fileURLWithPath: $0.path).lastPathComponent }.joined(separator: ", ")))"
+            fixes.append("download the current ICAO or national master list and import it (gbgbridge trust import)")
+        }
         if !problems.isEmpty {
             status = status == .error ? .error : .warning
             finding += "; unreadable: \(problems.joined(separator: "; "))"

@@ -30,18 +30,20 @@ package enum PrivateFile {
         }
     }
 
-    /// Writes `bytes` to `path` (see the type's description).
-    package static func write(_ bytes: some Collection<UInt8>, to path: String) throws(Failure) {
+    /// Writes `bytes` to `path` (see the type's description). `mode` 0644 is for what others may
+    /// read (trust-store certificates), written the same careful way.
+    package static func write(_ bytes: some Collection<UInt8>, to path: String, mode: mode_t = 0o600) throws(Failure) {
         let (directory, name) = try split(path)
         let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard directoryFD >= 0 else { throw Failure(path, errno: errno) }
         defer { close(directoryFD) }
-        try write(bytes, name: name, in: directoryFD, displayPath: path)
+        try write(bytes, name: name, in: directoryFD, displayPath: path, mode: mode)
     }
 
     /// Writes `bytes` as `name` inside an open directory.
-    package static func write(_ bytes: some Collection<UInt8>, name: String, in directoryFD: Int32, displayPath: String) throws(Failure) {
-        let stream = try Stream(name: name, in: directoryFD, displayPath: displayPath)
+    package static func write(_ bytes: some Collection<UInt8>, name: String, in directoryFD: Int32, displayPath: String,
+                              mode: mode_t = 0o600) throws(Failure) {
+        let stream = try Stream(name: name, in: directoryFD, displayPath: displayPath, mode: mode)
         do {
             try stream.write(Array(bytes))
             try stream.commit()
@@ -102,7 +104,7 @@ package enum PrivateFile {
             }
         }
 
-        init(name: String, in directoryFD: Int32, displayPath: String, ownsDirectory: Bool = false) throws(Failure) {
+        init(name: String, in directoryFD: Int32, displayPath: String, ownsDirectory: Bool = false, mode: mode_t = 0o600) throws(Failure) {
             self.directoryFD = directoryFD
             self.ownsDirectory = ownsDirectory
             self.name = name
@@ -112,7 +114,7 @@ package enum PrivateFile {
                 let candidate = ".\(name.prefix(100)).\(UInt32.random(in: 0...UInt32.max)).tmp"
                 let opened = openat(directoryFD, candidate, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
                 if opened >= 0 {
-                    fchmod(opened, 0o600)
+                    fchmod(opened, mode)
                     fd = opened
                     temporaryName = candidate
                     return

@@ -1,0 +1,145 @@
+import ArgumentParser
+import Foundation
+import MRTD
+import MRTDCrypto
+
+/// `gbgbridge trust`: the trust store's health, and adding to it.
+struct TrustCommand: AsyncParsableCommand {
+    static let defaultStore = "/etc/gbgbridge/trust"
+
+    static let configuration = CommandConfiguration(
+        commandName: "trust",
+        abstract: "Look after the trust store: CSCA certificates, master lists and CRLs.",
+        subcommands: [TrustStatusCommand.self, TrustImportCommand.self]
+    )
+}
+
+/// `gbgbridge trust status`: what `doctor` says of the store, in detail.
+struct TrustStatusCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Show the trust store by country: CSCAs, expiries, CRLs and their next update, master-list signers.",
+        discussion: "Exit status: 0 when the store is usable (ok or warning), 1 when it is not (no valid CSCA, unreadable), 2 bad arguments."
+    )
+
+    @Option(name: .long, help: ArgumentHelp("The store or other trust files (CSCA certificates, master lists, CRLs); repeatable. Default: \(TrustCommand.defaultStore).", valueName: "path"))
+    var trust: [String] = []
+
+    @Flag(name: .long, help: "Print JSON: {\"check\", \"countries\", \"crls\", \"masterListSigners\"}.")
+    var json = false
+
+    func run() async throws {
+        let paths = trust.isEmpty ? [TrustCommand.defaultStore] : trust
+        let now = Date().timeIntervalSince1970
+        var store = TrustStore()
+        var problems: [String] = []
+        for path in paths {
+            do {
+                try store.add(path: URL(fileURLWithPath: path))
+            } catch {
+                problems.append("\(path): \(error.reason)")
+            }
+        }
+        let check = DoctorChecks.trustHealth(store, paths: paths, problems: problems, now: now)
+        let countries = Dictionary(grouping: store.certificates) { ($0.country ?? "?").uppercased() }.sorted { $0.key < $1.key }.map { country, anchors in
+            let valid = anchors.filter { $0.isValid(at: now) }
+            var entry: [String: Any] = ["country": country, "cscas": anchors.count, "valid": valid.count, "expired": anchors.count - valid.count]
+            if let earliest = valid.compactMap(\.notAfter).min() { entry["earliestExpiry"] = DoctorChecks.iso8601(earliest) }
+            if let latest = anchors.compactMap(\.notAfter).max() { entry["latestExpiry"] = DoctorChecks.iso8601(latest) }
+            return entry
+        }
+        let crls: [[String: Any]] = store.revocationLists.map { crl in
+            var entry: [String: Any] = ["issuer": crl.issuer]
+            if let this = crl.thisUpdate { entry["thisUpdate"] = DoctorChecks.iso8601(this) }
+            if let next = crl.nextUpdate { entry["nextUpdate"] = DoctorChecks.iso8601(next) }
+            entry["status"] = (crl.nextUpdate ?? .infinity) < now ? "overdue" : "current"
+            return entry
+        }
+        let signers: [[String: Any]] = store.masterListSigners.map { list in
+            var entry: [String: Any] = ["file": list.path, "subject": list.signer.subject,
+                                        "status": list.signer.isValid(at: now) ? "valid" : "expired"]
+            if let notAfter = list.signer.notAfter { entry["notAfter"] = DoctorChecks.iso8601(notAfter) }
+            return entry
+        }
+        if json {
+            printJSON(["check": check.json, "countries": countries, "crls": crls, "masterListSigners": signers])
+        } else {
+            print("\(check.status.rawValue.uppercased()) \(check.finding)")
+            if !check.fix.isEmpty { print("  fix: \(check.fix)") }
+            if !countries.isEmpty {
+                print("\nCountry  CSCAs  valid  expired  earliest valid expiry      latest expiry")
+                for entry in countries {
+                    let columns = [entry["country"], entry["cscas"], entry["valid"], entry["expired"]].map { "\($0 ?? "")" }
+                    print(columns[0].padding(toLength: 9, withPad: " ", startingAt: 0) + columns[1].padding(toLength: 7, withPad: " ", startingAt: 0)
+                          + columns[2].padding(toLength: 7, withPad: " ", startingAt: 0) + columns[3].padding(toLength: 9, withPad: " ", startingAt: 0)
+                          + "\(entry["earliestExpiry"] ?? "–")".padding(toLength: 27, withPad: " ", startingAt: 0) + "\(entry["latestExpiry"] ?? "–")")
+                }
+            }
+            if !crls.isEmpty {
+                print("\nCRLs")
+                for crl in crls { print("  \(crl["status"] ?? "") next update \(crl["nextUpdate"] ?? "none"): \(crl["issuer"] ?? "")") }
+            }
+            if !signers.isEmpty {
+                print("\nMaster-list signers")
+                for signer in signers { print("  \(signer["status"] ?? "") until \(signer["notAfter"] ?? "?"): \(signer["subject"] ?? "") (\(signer["file"] ?? ""))") }
+            }
+        }
+        if check.status == .error { throw ExitCode(1) }
+    }
+}
+
+/// `gbgbridge trust import FILE…`: verified, de-duplicated additions to the store.
+struct TrustImportCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import",
+        abstract: "Add master lists, CSCA certificates and CRLs to the trust store: verified, de-duplicated, with a report.",
+        discussion: """
+            A master list must verify (its signer issued by a CSCA in the list or the store); its \
+            certificates are added one by one. A CSCA certificate must be self-signed with a \
+            valid signature, or a link certificate issued by a CSCA in the store or in the same \
+            import. A CRL must be signed by such a CSCA. A certificate already in the store is \
+            skipped; one with the same subject and key as a stored one but a later expiry \
+            replaces it; a CRL replaces an older one of the same issuer. Files are written as \
+            CC-<hash>.pem and crl-CC-<hash>.crl (mode 0644, never through a symlink).
+
+            Exit status: 0 everything imported (or already present), 1 something was refused \
+            (the rest is imported), 2 bad arguments or the store cannot be written.
+            """
+    )
+
+    @Argument(help: ArgumentHelp("Master lists (.ml), CSCA certificates (PEM/DER) and CRLs.", valueName: "FILE"))
+    var files: [String]
+
+    @Option(name: .long, help: ArgumentHelp("The trust store directory (default: \(TrustCommand.defaultStore)).", valueName: "DIR"))
+    var store: String = TrustCommand.defaultStore
+
+    @Flag(name: .long, help: "Report what would change without writing.")
+    var dryRun = false
+
+    @Flag(name: .long, help: "Print the report as JSON.")
+    var json = false
+
+    func run() async throws {
+        var importer: TrustImport
+        do {
+            importer = try TrustImport(store: store)
+        } catch {
+            printError("gbgbridge trust import: \(error)")
+            throw ExitCode(2)
+        }
+        for file in files { importer.add(file: file) }
+        let report: TrustImport.Report
+        do {
+            report = try importer.commit(dryRun: dryRun)
+        } catch {
+            printError("gbgbridge trust import: \(error)")
+            throw ExitCode(2)
+        }
+        if json {
+            printJSON(report.json)
+        } else {
+            print(report.text(dryRun: dryRun))
+        }
+        if !report.refused.isEmpty { throw ExitCode(1) }
+    }
+}
