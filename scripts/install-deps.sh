@@ -15,6 +15,7 @@ packages=(
   gdb                                     # scripts/test.sh prints the stacks of a test run that hangs
   python3 python3-cryptography            # the backend example of Docs/server-side-verification.md, run by the tests
   python3-prometheus-client               # an independent parser of /metrics in the tests
+  dpkg-dev binutils lintian               # scripts/package-deb.sh: dpkg-shlibdeps, strip, the package's check
 )
 
 missing=()

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the tests need, builds, and runs every test suite.
 #   GBGBRIDGE_TEST_LIMIT  seconds the test run may take before it is stopped (default 1200)
+#   GBGBRIDGE_SKIP_DEB=1  skip building and checking the Debian package after the tests
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -28,4 +29,11 @@ status=0
 wait "$tests" || status=$?
 kill "$watchdog" 2>/dev/null || true
 wait "$watchdog" 2>/dev/null || true
-exit "$status"
+[ "$status" -eq 0 ] || exit "$status"
+
+# The Debian package as an operator gets it: built (lintian clean of errors), installed into a
+# throwaway root, its gbgbridge doctor run there.
+if [ "${GBGBRIDGE_SKIP_DEB:-0}" != 1 ]; then
+  scripts/package-deb.sh
+  scripts/check-deb.sh
+fi

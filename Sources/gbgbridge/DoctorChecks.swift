@@ -139,6 +139,31 @@ enum DoctorChecks {
         }
     }
 
+    /// serve's configuration file: present, and every key known and well typed.
+    static func configuration(path: String?) -> (DoctorCheck, ServeSettings?) {
+        do {
+            guard let (settings, file) = try ServeSettings.load(path: path) else {
+                return (DoctorCheck(name: "config", status: .ok, finding: "no \(ServeSettings.defaultPath): serve runs on its options alone", fix: ""), nil)
+            }
+            var set: [String] = []
+            if let port = settings.port { set.append("port \(port)") }
+            if let origins = settings.allowOrigin { set.append("\(origins.count) allowed origin\(origins.count == 1 ? "" : "s")") }
+            if settings.diagnostics == true { set.append("diagnostics on") }
+            if let listen = settings.metricsListen {
+                guard ListenAddress(argument: listen) != nil else {
+                    return (DoctorCheck(name: "config", status: .error, finding: "\(file): 'metrics-listen' is not HOST:PORT",
+                                        fix: "Set metrics-listen to an address and port, e.g. 0.0.0.0:9450"), settings)
+                }
+                set.append("metrics on \(listen)")
+            }
+            return (DoctorCheck(name: "config", status: .ok, finding: "\(file) is valid" + (set.isEmpty ? "" : ": " + set.joined(separator: ", ")),
+                                fix: "", details: ["file": file]), settings)
+        } catch {
+            return (DoctorCheck(name: "config", status: .error, finding: error.description,
+                                fix: "Correct the file: keys are serve's long options without dashes (gbgbridge serve --help)"), nil)
+        }
+    }
+
     /// The trust store: anchors by country, the earliest expiry, CRLs past their next update.
     static func trustStore(paths: [String], now: Double = Date().timeIntervalSince1970) -> DoctorCheck {
         var store = TrustStore()

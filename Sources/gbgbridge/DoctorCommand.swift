@@ -16,7 +16,10 @@ struct DoctorCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(name: .long, help: ArgumentHelp("Trust anchors to check (CSCA certificates, master lists, CRLs; files or directories); repeatable. Default: /etc/gbgbridge/trust when it exists.", valueName: "path"))
+    @Option(name: .long, help: ArgumentHelp("serve's settings file to check and take the port, trust store and libnfc devices from. Default: \(ServeSettings.defaultPath) when it exists.", valueName: "FILE"))
+    var config: String?
+
+    @Option(name: .long, help: ArgumentHelp("Trust anchors to check (CSCA certificates, master lists, CRLs; files or directories); repeatable. Default: the configuration's, else /etc/gbgbridge/trust when it exists.", valueName: "path"))
     var trust: [String] = []
 
     @Option(name: .long, help: ArgumentHelp("A libnfc device to check, e.g. pn532_uart:/dev/ttyUSB0; repeatable.", valueName: "CONNSTRING"))
@@ -25,22 +28,26 @@ struct DoctorCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The address serve will listen on.")
     var host = "127.0.0.1"
 
-    @Option(name: .long, help: "The port serve will listen on.")
-    var port = 8450
+    @Option(name: .long, help: "The port serve will listen on (default: the configuration's, else \(ServeSettings.defaultPort)).")
+    var port: Int?
 
     @Flag(name: .long, help: "Print the checks as JSON.")
     var json = false
 
     func validate() throws {
-        guard (1...65_535).contains(port) else { throw ValidationError("--port must be 1…65535") }
+        if let port { guard (1...65_535).contains(port) else { throw ValidationError("--port must be 1…65535") } }
     }
 
     func run() async throws {
-        var trustPaths = trust
+        let (configCheck, settings) = DoctorChecks.configuration(path: config)
+        var trustPaths = trust.isEmpty ? settings?.trust ?? [] : trust
         if trustPaths.isEmpty, FileManager.default.fileExists(atPath: "/etc/gbgbridge/trust") {
             trustPaths = ["/etc/gbgbridge/trust"]
         }
-        var checks = await DoctorChecks.pcsc()
+        let libnfcDevice = self.libnfcDevice.isEmpty ? settings?.libnfcDevice ?? [] : self.libnfcDevice
+        let port = self.port ?? settings?.port.flatMap { $0 == 0 ? nil : $0 } ?? ServeSettings.defaultPort
+        var checks = [configCheck]
+        checks += await DoctorChecks.pcsc()
         checks.append(DoctorChecks.kernelModules())
         checks.append(await DoctorChecks.libnfc(devices: libnfcDevice))
         checks.append(DoctorChecks.trustStore(paths: trustPaths))

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Installs dist/gbgbridge_*.deb into a throwaway root (dpkg --root, maintainer scripts run with
+# DPKG_ROOT set) and checks what an operator gets: the files, the conffiles, the service user,
+# the installed binary running `gbgbridge doctor --json` on this machine's libraries alone (no
+# Swift toolchain), a changed configuration kept across a reinstall, and a clean purge.
+# Usage: scripts/check-deb.sh [DEB]   (default: the newest dist/gbgbridge_*.deb)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+deb=${1:-$(ls -t dist/gbgbridge_*.deb 2>/dev/null | head -1)}
+[ -f "$deb" ] || { echo "check-deb: no package; run scripts/package-deb.sh first" >&2; exit 1; }
+root=$(mktemp -d)
+trap 'rm -rf "$root"' EXIT
+fail() { echo "check-deb: FAIL: $*" >&2; exit 1; }
+
+# An empty dpkg database and the account files useradd --prefix works on.
+mkdir -p "$root/var/lib/dpkg/info" "$root/var/lib/dpkg/updates" "$root/var/lib/dpkg/triggers" "$root/etc"
+: > "$root/var/lib/dpkg/status"
+printf 'root:x:0:0:root:/root:/bin/sh\n' > "$root/etc/passwd"
+printf 'root:x:0:\n' > "$root/etc/group"
+printf 'root:*:20000:0:99999:7:::\n' > "$root/etc/shadow"
+printf 'root:*::\n' > "$root/etc/gshadow"
+chmod 0640 "$root/etc/shadow" "$root/etc/gshadow"
+
+dpkg_root() {
+  # The root has no libraries of its own (Depends are this machine's), and scripts run outside it.
+  # (Its complaints about dependencies missing from the empty root go to dpkg.log, shown on failure.)
+  dpkg --root="$root" --force-script-chrootless --force-depends --force-not-root --log=/dev/null "$@" 2>> "$root/dpkg.log" \
+    || { cat "$root/dpkg.log" >&2; fail "dpkg $*"; }
+}
+
+echo "check-deb: installing $deb into $root"
+dpkg_root -i "$deb" >/dev/null
+
+for path in usr/bin/gbgbridge lib/systemd/system/gbgbridge.service usr/share/polkit-1/rules.d/50-gbgbridge-pcscd.rules \
+            etc/modprobe.d/gbgbridge-blacklist-nfc.conf etc/gbgbridge/gbgbridge.conf usr/share/man/man1/gbgbridge.1.gz \
+            usr/share/doc/gbgbridge/copyright; do
+  [ -e "$root/$path" ] || fail "$path is not installed"
+done
+[ -d "$root/etc/gbgbridge/trust" ] || fail "/etc/gbgbridge/trust is missing"
+grep -q '^gbgbridge:' "$root/etc/passwd" || fail "the service user gbgbridge was not created"
+grep -q '^blacklist pn533$' "$root/etc/modprobe.d/gbgbridge-blacklist-nfc.conf" || fail "pn533 is not blacklisted"
+grep -q 'subject.user == "gbgbridge"' "$root/usr/share/polkit-1/rules.d/50-gbgbridge-pcscd.rules" || fail "the polkit rule does not name gbgbridge"
+grep -q '^ExecStart=/usr/bin/gbgbridge serve --config /etc/gbgbridge/gbgbridge.conf$' "$root/lib/systemd/system/gbgbridge.service" \
+  || fail "the unit does not run serve with the configuration file"
+dpkg-deb -f "$deb" Depends | grep -q 'pcscd' || fail "Depends lacks pcscd"
+dpkg-deb -f "$deb" Depends | grep -q 'libpcsclite1' || fail "Depends lacks libpcsclite1"
+dpkg-deb -f "$deb" Recommends | grep -q 'chromium' || fail "Recommends lacks chromium"
+if command -v systemd-analyze >/dev/null 2>&1; then
+  systemd-analyze verify --man=no "$root/lib/systemd/system/gbgbridge.service" 2>&1 | grep -v 'Failed to .*gbgbridge' | grep -i 'error\|unknown' \
+    && fail "systemd-analyze finds problems in the unit"
+fi
+
+# The installed binary, with nothing of the build environment: no Swift toolchain on its paths.
+ldd "$root/usr/bin/gbgbridge" | grep -q 'not found' && fail "the installed binary misses libraries: $(ldd "$root/usr/bin/gbgbridge" | grep 'not found')"
+ldd "$root/usr/bin/gbgbridge" | grep -q 'swift' && fail "the installed binary links Swift libraries dynamically"
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+set +e
+env -i PATH=/usr/bin:/bin HOME=/nonexistent "$root/usr/bin/gbgbridge" doctor --json --config "$root/etc/gbgbridge/gbgbridge.conf" \
+  --trust "$root/etc/gbgbridge/trust" --port "$port" > "$root/doctor.json" 2> "$root/doctor.err"
+status=$?
+set -e
+[ "$status" -le 1 ] || fail "gbgbridge doctor exited $status: $(cat "$root/doctor.err")"
+/usr/bin/python3 - "$root/doctor.json" <<'EOF' || fail "gbgbridge doctor --json: $(cat "$root/doctor.json")"
+import json, sys
+report = json.load(open(sys.argv[1]))
+names = {check["name"]: check for check in report["checks"]}
+for check in report["checks"]:
+    assert set(check) >= {"name", "status", "finding", "fix"}, check
+    assert check["status"] in ("ok", "warning", "error"), check
+for needed in ("config", "pcscd", "trust-store", "kernel-modules", "port"):
+    assert needed in names, f"no {needed} check: {sorted(names)}"
+assert names["config"]["status"] == "ok", names["config"]
+print("check-deb: installed gbgbridge doctor --json: " + ", ".join(f"{n} {c['status']}" for n, c in names.items()))
+EOF
+grep -q 'Unable to find USB busses\|libnfc' "$root/doctor.err" && fail "doctor started libnfc without a libnfc device: $(cat "$root/doctor.err")"
+
+# A changed configuration survives a reinstall (it is a conffile); the package's is not forced on it.
+echo "port: 8461" >> "$root/etc/gbgbridge/gbgbridge.conf"
+dpkg_root -i "$deb" >/dev/null
+grep -q '^port: 8461$' "$root/etc/gbgbridge/gbgbridge.conf" || fail "a reinstall overwrote the changed configuration"
+
+# Remove keeps the configuration; purge takes everything of the package.
+dpkg_root -r gbgbridge >/dev/null
+[ -e "$root/usr/bin/gbgbridge" ] && fail "remove left the binary"
+[ -e "$root/etc/gbgbridge/gbgbridge.conf" ] || fail "remove took the configuration"
+dpkg_root -P gbgbridge >/dev/null
+[ -e "$root/etc/gbgbridge/gbgbridge.conf" ] && fail "purge left the configuration"
+[ -e "$root/var/lib/gbgbridge" ] && fail "purge left /var/lib/gbgbridge"
+echo "check-deb: ok ($deb installed, checked, reinstalled with a changed configuration kept, purged)"

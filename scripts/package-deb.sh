@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Builds dist/gbgbridge_<version>_<arch>.deb: the gbgbridge binary (release, Swift runtime linked
+# statically, so the package needs no Swift toolchain), the systemd unit gbgbridge.service, the
+# polkit rule for the "gbgbridge" service user, a modprobe.d file that keeps the kernel's
+# pn533/nfc drivers off PN53x readers, /etc/gbgbridge/gbgbridge.conf (a conffile: a changed one
+# is never overwritten) and /etc/gbgbridge/trust/, the man page and the deployment guide.
+# Depends: from dpkg-shlibdeps (the libraries the binary links) plus pcscd and libccid; chromium
+# is a Recommends (only --kiosk needs it). lintian must find no error.
+#
+# Usage: scripts/package-deb.sh [--no-build]     (--no-build packages the binary already built)
+# Env:   GBG_DEB_MAINTAINER="Name <address>"     (the Maintainer field)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+build=1
+[ "${1:-}" = "--no-build" ] && build=0
+
+version=$(sed -n 's/.*static let current = "\(.*\)".*/\1/p' Sources/gbgbridge/GBGBridgeCommand.swift)
+[ -n "$version" ] || { echo "package-deb: cannot find the version in Sources/gbgbridge/GBGBridgeCommand.swift" >&2; exit 1; }
+arch=$(dpkg --print-architecture)
+maintainer=${GBG_DEB_MAINTAINER:-"GBGBridge for Linux <gbgbridge-linux@example.org>"}
+# Reproducible dates: the last commit's, else now.
+export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}
+
+if [ "$build" = 1 ]; then
+  swift build -c release --static-swift-stdlib --product gbgbridge
+fi
+binary=.build/release/gbgbridge
+[ -x "$binary" ] || { echo "package-deb: $binary is missing (run without --no-build)" >&2; exit 1; }
+if ldd "$binary" | grep -q 'libswiftCore\|/opt/swift\|libFoundation'; then
+  echo "package-deb: $binary links the Swift runtime dynamically; build with --static-swift-stdlib" >&2
+  exit 1
+fi
+
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+root="$stage/gbgbridge_${version}_${arch}"
+src=packaging/debian
+
+install -D -m 0755 "$binary" "$root/usr/bin/gbgbridge"
+strip --strip-unneeded --remove-section=.comment --remove-section=.note "$root/usr/bin/gbgbridge"
+install -D -m 0644 "$src/gbgbridge.service" "$root/lib/systemd/system/gbgbridge.service"
+install -D -m 0644 "$src/50-gbgbridge-pcscd.rules" "$root/usr/share/polkit-1/rules.d/50-gbgbridge-pcscd.rules"
+install -D -m 0644 "$src/gbgbridge-blacklist-nfc.conf" "$root/etc/modprobe.d/gbgbridge-blacklist-nfc.conf"
+install -D -m 0644 "$src/gbgbridge.conf" "$root/etc/gbgbridge/gbgbridge.conf"
+install -d -m 0755 "$root/etc/gbgbridge/trust"
+
+doc="$root/usr/share/doc/gbgbridge"
+install -D -m 0644 "$src/copyright" "$doc/copyright"
+install -D -m 0644 "$src/lintian-overrides" "$root/usr/share/lintian/overrides/gbgbridge"
+install -m 0644 Docs/kiosk-deployment.md "$doc/kiosk-deployment.md"
+gzip -9n "$doc/kiosk-deployment.md"
+date_rfc2822=$(date -u -R -d "@$SOURCE_DATE_EPOCH")
+cat > "$doc/changelog" <<EOF
+gbgbridge ($version) unstable; urgency=medium
+
+  * Release $version: see /usr/share/doc/gbgbridge/kiosk-deployment.md.gz.
+
+ -- $maintainer  $date_rfc2822
+EOF
+gzip -9n "$doc/changelog"
+install -d -m 0755 "$root/usr/share/man/man1"
+sed "s/@VERSION@/$version/" "$src/gbgbridge.1" | gzip -9n > "$root/usr/share/man/man1/gbgbridge.1.gz"
+chmod 0644 "$root/usr/share/man/man1/gbgbridge.1.gz"
+
+# The shared libraries the binary needs, as Debian packages with versions.
+mkdir -p "$stage/debian"
+printf 'Source: gbgbridge\n\nPackage: gbgbridge\nArchitecture: any\n' > "$stage/debian/control"
+shlibs=$(cd "$stage" && dpkg-shlibdeps -O "$root/usr/bin/gbgbridge" 2>/dev/null | sed -n 's/^shlibs:Depends=//p')
+[ -n "$shlibs" ] || { echo "package-deb: dpkg-shlibdeps found no dependencies" >&2; exit 1; }
+rm -rf "$stage/debian"
+
+install -d -m 0755 "$root/DEBIAN"
+installed_size=$(du -sk --exclude=DEBIAN "$root" | cut -f1)
+cat > "$root/DEBIAN/control" <<EOF
+Package: gbgbridge
+Version: $version
+Architecture: $arch
+Maintainer: $maintainer
+Installed-Size: $installed_size
+Depends: $shlibs, pcscd, libccid, passwd
+Recommends: chromium, pcsc-tools
+Suggests: vsmartcard-vpcd
+Section: utils
+Priority: optional
+Homepage: https://github.com/gbgplc/gbgbridge-linux
+Description: host bridging kiosk web journeys to ePassport/eID chip readers
+ GBGBridge for Linux lets an unmodified web identity-verification journey,
+ running in a kiosk browser, use the native capabilities of a Linux kiosk
+ over the GBGBridge JSON message protocol: above all reading the chip of an
+ ePassport or eID card (ICAO Doc 9303: BAC, PACE, chip, active and passive
+ authentication) through a USB NFC reader, via pcscd or libnfc.
+ .
+ The package runs the host as the systemd service gbgbridge.service under
+ the system user gbgbridge (allowed into pcscd by a polkit rule), configured
+ by /etc/gbgbridge/gbgbridge.conf, and keeps the kernel's pn533/nfc drivers
+ off PN53x readers. "gbgbridge doctor" checks a machine; "gbgbridge trust
+ import" fills the trust store.
+EOF
+printf '/etc/gbgbridge/gbgbridge.conf\n/etc/modprobe.d/gbgbridge-blacklist-nfc.conf\n' > "$root/DEBIAN/conffiles"
+for script in postinst prerm postrm; do
+  install -m 0755 "$src/$script" "$root/DEBIAN/$script"
+done
+(cd "$root" && find . -path ./DEBIAN -prune -o -type f -print | sed 's|^\./||' | LC_ALL=C sort | xargs md5sum) > "$root/DEBIAN/md5sums"
+chmod 0644 "$root/DEBIAN/md5sums" "$root/DEBIAN/control" "$root/DEBIAN/conffiles"
+
+mkdir -p dist
+deb="dist/gbgbridge_${version}_${arch}.deb"
+rm -f "$deb"
+dpkg-deb --root-owner-group -Zxz --build "$root" "$deb" >/dev/null
+echo "built $deb ($(du -h "$deb" | cut -f1))"
+
+if command -v lintian >/dev/null 2>&1; then
+  # Errors fail the build; warnings are shown. The one override (libyaml inside Yams) is in
+  # packaging/debian/lintian-overrides with its reason.
+  lintian --fail-on error --tag-display-limit 0 "$deb"
+  echo "lintian: no errors"
+else
+  echo "package-deb: lintian is not installed (scripts/install-deps.sh installs it); not checked" >&2
+fi
