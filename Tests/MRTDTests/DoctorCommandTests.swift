@@ -8,13 +8,16 @@ import Testing
 /// already taken and a pcscd that is not there.
 @Suite("gbgbridge doctor", .serialized)
 struct DoctorCommandTests {
-    static let names = ["pcscd", "readers", "card", "kernel-modules", "libnfc", "trust-store", "chromium", "cameras", "port"]
+    static let names = ["config", "pcscd", "readers", "card", "kernel-modules", "libnfc", "trust-store", "chromium", "cameras", "port"]
 
     /// A TCP port nobody listens on now.
     static func freePort() throws -> Int { try freeLoopbackPort() }
 
     static func doctor(_ arguments: [String], environment: [String: String] = [:]) async throws -> (status: Int32, checks: [String: [String: Any]], text: String) {
-        try parse(try await runCommand(GBGBridgeBinary.path, ["doctor", "--json"] + arguments, timeout: .seconds(60), environment: environment))
+        // The machine's /etc/gbgbridge/gbgbridge.conf never changes what a test sees.
+        let config = arguments.contains("--config") ? [] : ["--config", "/dev/null"]
+        return try parse(try await runCommand(GBGBridgeBinary.path, ["doctor", "--json"] + config + arguments, timeout: .seconds(60),
+                                              environment: environment))
     }
 
     static func parse(_ outcome: CommandOutcome) throws -> (status: Int32, checks: [String: [String: Any]], text: String) {
@@ -108,5 +111,26 @@ struct DoctorCommandTests {
         #expect(Self.status(checks["pcscd"]) == "error")
         #expect((checks["pcscd"]?["fix"] as? String)?.contains("pcscd") == true)
         #expect(checks["readers"] == nil || Self.status(checks["readers"]) != "ok")
+    }
+
+    @Test("a configuration file with an unknown key is an error naming it; a good one feeds port and trust")
+    func configurationFile() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("doctor-conf-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let bad = directory.appendingPathComponent("bad.conf")
+        try Data("port: 8450\ntrusts: /etc/gbgbridge/trust\n".utf8).write(to: bad)
+        let (badStatus, badChecks, _) = try await Self.doctor(["--config", bad.path])
+        #expect(badStatus == 1)
+        #expect(Self.status(badChecks["config"]) == "error")
+        #expect((badChecks["config"]?["finding"] as? String)?.contains("unknown key 'trusts'") == true)
+        let good = directory.appendingPathComponent("good.conf")
+        let port = try Self.freePort()
+        try Data("port: \(port)\ntrust: \(TestFixtures.url("pki/csca.cert.pem").path)\ndiagnostics: true\n".utf8).write(to: good)
+        let (_, checks, _) = try await Self.doctor(["--config", good.path])
+        #expect(Self.status(checks["config"]) == "ok")
+        #expect((checks["config"]?["finding"] as? String)?.contains("port \(port)") == true)
+        #expect((checks["trust-store"]?["finding"] as? String)?.contains("1 CSCA certificate") == true, "\(checks["trust-store"] ?? [:])")
+        #expect((checks["port"]?["finding"] as? String)?.contains("\(port)") == true, "\(checks["port"] ?? [:])")
     }
 }
