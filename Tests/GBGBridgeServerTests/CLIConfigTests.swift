@@ -50,9 +50,9 @@ struct CLIConfigTests {
         let comments = try Self.file("# nothing set here\n")
         defer { try? FileManager.default.removeItem(at: comments) }
         let port = try freeLoopbackPort()
-        let serve = try ChildProcess(executable: Self.binary, arguments: ["serve", "--config", comments.path, "--port", "\(port)"])
-        defer { if serve.isRunning { serve.terminateBlocking(gracePeriod: .seconds(1)) } }
-        _ = try await waitForScript(port: port)
+        let serve = try await ServeProcess.start(["serve", "--config", comments.path, "--port", "\(port)"])
+        defer { serve.stop() }
+        #expect(serve.port == port)
     }
 
     @Test("the file's settings take effect and the command line overrides them",
@@ -71,8 +71,8 @@ struct CLIConfigTests {
             log-format: json
             """)
         defer { try? FileManager.default.removeItem(at: url) }
-        let serve = try ChildProcess(executable: Self.binary, arguments: ["serve", "--config", url.path])
-        _ = try await waitForScript(port: filePort)
+        let serve = try await ServeProcess.start(["serve", "--config", url.path])
+        #expect(serve.port == filePort, "the file's port")
         // diagnostics: true from the file; the trust store from the file.
         let diagnostics = try await CLIMetricsTests.get(port: filePort, path: "/diagnostics.json")
         #expect(diagnostics.status == 200)
@@ -83,15 +83,14 @@ struct CLIConfigTests {
             if metrics != 200 { try await Task.sleep(for: .milliseconds(50)) }
         }
         #expect(metrics == 200)
-        serve.terminateBlocking(gracePeriod: .seconds(2))
+        serve.stop()
 
         // --port and --no-diagnostics on the command line win over the file.
-        let flagPort = try freeLoopbackPort()
-        let overridden = try ChildProcess(executable: Self.binary, arguments: [
-            "serve", "--config", url.path, "--port", "\(flagPort)", "--no-diagnostics", "--metrics-listen", "127.0.0.1:\(try freeLoopbackPort())",
+        let overridden = try await ServeProcess.start([
+            "serve", "--config", url.path, "--port", "0", "--no-diagnostics", "--metrics-listen", "127.0.0.1:\(try freeLoopbackPort())",
         ])
-        defer { if overridden.isRunning { overridden.terminateBlocking(gracePeriod: .seconds(1)) } }
-        _ = try await waitForScript(port: flagPort)
-        #expect(try await CLIMetricsTests.get(port: flagPort, path: "/diagnostics.json").status == 404)
+        defer { overridden.stop() }
+        #expect(overridden.port != filePort)
+        #expect(try await CLIMetricsTests.get(port: overridden.port, path: "/diagnostics.json").status == 404)
     }
 }

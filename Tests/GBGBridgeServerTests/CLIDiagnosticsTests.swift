@@ -20,11 +20,11 @@ struct CLIDiagnosticsTests {
           .enabled(if: FileManager.default.isExecutableFile(atPath: binary), "needs the gbgbridge binary (swift build)"))
     func readThenLook() async throws {
         try await PCSCDHarness.withEmulatorCommand(["--passport", "Fixtures/passports/utopia-demo.json"]) {
-            let port = try freeLoopbackPort()
-            let serve = try ChildProcess(executable: Self.binary, arguments: [
-                "serve", "--port", "\(port)", "--diagnostics", "--trust", TestFixtures.url("pki/csca.cert.pem").path,
+            let serve = try await ServeProcess.start([
+                "serve", "--port", "0", "--config", "/dev/null", "--diagnostics", "--trust", TestFixtures.url("pki/csca.cert.pem").path,
             ])
-            defer { if serve.isRunning { serve.terminateBlocking(gracePeriod: .seconds(1)) } }
+            defer { serve.stop() }
+            let port = serve.port
             let script = try await waitForScript(port: port)
             let token = try #require(script.firstMatch(of: /var token = "([0-9a-f]+)"/)?.1)
             let origin = "http://127.0.0.1:\(port)"
@@ -103,10 +103,9 @@ struct CLIDiagnosticsTests {
     @Test("without --diagnostics there is no /diagnostics",
           .enabled(if: FileManager.default.isExecutableFile(atPath: binary), "needs the gbgbridge binary (swift build)"))
     func offByDefault() async throws {
-        let port = try freeLoopbackPort()
-        let serve = try ChildProcess(executable: Self.binary, arguments: ["serve", "--port", "\(port)", "--config", "/dev/null"])
-        defer { if serve.isRunning { serve.terminateBlocking(gracePeriod: .seconds(1)) } }
-        _ = try await waitForScript(port: port)
+        let serve = try await ServeProcess.start(["serve", "--port", "0", "--config", "/dev/null"])
+        defer { serve.stop() }
+        let port = serve.port
         #expect(try await CLIMetricsTests.get(port: port, path: "/diagnostics.json").status == 404)
         #expect(try await CLIMetricsTests.get(port: port, path: "/diagnostics").status == 404)
     }
