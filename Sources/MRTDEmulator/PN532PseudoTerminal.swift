@@ -63,11 +63,16 @@ public final class PN532PseudoTerminal: Sendable {
     }
 
     deinit {
-        close(master)
-        close(slaveKeeper)
+        // The pty is kept (idle) until the process ends rather than closed: a closed pty's number is
+        // handed to the next one opened, and a reader still polling the old path (a read that gave
+        // up, a reconnect loop ending) would then talk to another emulator's chip. A process makes
+        // few of these (the emulator one, a test run a few hundred); the kernel allows thousands.
+        Self.retired.withLock { $0 += [master, slaveKeeper] }
         close(wakePipe.read)
         close(wakePipe.write)
     }
+
+    private static let retired = Mutex<[Int32]>([])
 
     /// Starts answering on a thread of its own.
     public func start() {
