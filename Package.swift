@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "SmartCardCore", targets: ["SmartCardCore"]),
         .library(name: "MRTD", targets: ["MRTD"]),
         .library(name: "MRTDVerification", targets: ["MRTDVerification"]),
+        .library(name: "CVCertificates", targets: ["CVCertificates"]),
         .library(name: "MRTDEmulator", targets: ["MRTDEmulator"]),
         .library(name: "GBGBridgeNFC", targets: ["GBGBridgeNFC"]),
         .library(name: "GBGBridgeStubs", targets: ["GBGBridgeStubs"]),
@@ -72,6 +73,8 @@ let package = Package(
         .target(name: "MRTDCrypto", dependencies: ["COpenSSL", "COpenSSLShim"]),
         // The eMRTD's data: MRZ and access keys, LDS files, security infos, DER.
         .target(name: "LDS", dependencies: ["SmartCardCore", "MRTDCrypto", "TextSanitizing"]),
+        // Card-verifiable certificates (BSI TR-03110-3): parse, encode, sign, verify, chains.
+        .target(name: "CVCertificates", dependencies: ["LDS", "MRTDCrypto", "SmartCardCore"]),
         // Verifying what a chip gave: passive authentication, trust store, master lists, CRLs,
         // evidence. Links neither a card back end nor an image codec.
         .target(name: "MRTDVerification", dependencies: ["LDS", "SmartCardCore", "MRTDCrypto", "TextSanitizing"]),
@@ -182,6 +185,7 @@ let package = Package(
             name: "MRTDEmulatorTests",
             dependencies: ["MRTDEmulator", "MRTD", "MRTDCrypto", "SmartCard", "TestSupport"]
         ),
+        .testTarget(name: "CVCertificatesTests", dependencies: ["CVCertificates", "MRTDCrypto", "TestSupport"]),
         // OpenPACE against our emulator (as the terminal) and our reader (as the chip).
         .testTarget(
             name: "OpenPACEInteropTests",

@@ -29,7 +29,7 @@ package enum DER {
         BERTLV.encode(tag: 0x06, value: oidContent(dotted))
     }
 
-    static func oidContent(_ dotted: String) -> [UInt8] {
+    package static func oidContent(_ dotted: String) -> [UInt8] {
         let arcs = dotted.split(separator: ".").compactMap { UInt64($0) }
         // trap: OIDs are written by this package from constants; an OID of fewer than two arcs is a programming error.
         precondition(arcs.count >= 2, "an OID has at least two arcs")
