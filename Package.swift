@@ -79,10 +79,10 @@ let package = Package(
         // evidence. Links neither a card back end nor an image codec.
         .target(name: "MRTDVerification", dependencies: ["LDS", "SmartCardCore", "MRTDCrypto", "TextSanitizing"]),
         // Reading eMRTDs: the card session, the protocols (BAC, PACE, CA, AA), the reader.
-        .target(name: "MRTD", dependencies: ["MRTDVerification", "LDS", "SmartCardCore", "MRTDCrypto", "TextSanitizing",
+        .target(name: "MRTD", dependencies: ["MRTDVerification", "LDS", "CVCertificates", "SmartCardCore", "MRTDCrypto", "TextSanitizing",
                                              .product(name: "CoreMetrics", package: "swift-metrics")]),
         // A virtual eMRTD chip: in-process, or as a card in pcscd through vpcd.
-        .target(name: "MRTDEmulator", dependencies: ["MRTD", "MRTDCrypto", "SmartCardCore"]),
+        .target(name: "MRTDEmulator", dependencies: ["MRTD", "MRTDCrypto", "SmartCardCore", "CVCertificates"]),
         // nfc.read on a BridgeHost.
         .target(name: "GBGBridgeNFC", dependencies: [
             "GBGBridge", "MRTD", "SmartCardCore", "ImageCodecs", .product(name: "Logging", package: "swift-log"),
@@ -156,7 +156,7 @@ let package = Package(
         ),
         .testTarget(
             name: "MRTDTests",
-            dependencies: ["MRTD", "MRTDVerification", "LDS", "GBGBridgeNFC", "MRTDCrypto", "SmartCard", "MRTDEmulator", "TestSupport", "ImageCodecs",
+            dependencies: ["MRTD", "CVCertificates", "MRTDVerification", "LDS", "GBGBridgeNFC", "MRTDCrypto", "SmartCard", "MRTDEmulator", "TestSupport", "ImageCodecs",
                            .product(name: "PropertyBased", package: "swift-property-based")]
         ),
         .testTarget(

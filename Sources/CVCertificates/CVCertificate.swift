@@ -97,14 +97,15 @@ public struct CVCertificate: Sendable, Hashable, CustomStringConvertible {
 
     /// A CAR or CHR: country (2 letters), holder mnemonic (0–9 characters), sequence number (5);
     /// ISO/IEC 8859-1, printable.
-    static func reference(_ bytes: [UInt8], _ field: String) throws(CVCertificateError) -> String {
+    public static func reference(_ bytes: [UInt8], _ field: String = "CAR") throws(CVCertificateError) -> String {
         guard (7...16).contains(bytes.count), bytes.allSatisfy({ (0x20...0x7E).contains($0) || $0 >= 0xA0 }) else {
             throw CVCertificateError(.malformed, field: field, "\(bytes.count) bytes are not a certificate reference (7–16 printable characters)")
         }
         return String(bytes.map { Character(Unicode.Scalar($0)) })
     }
 
-    static func referenceBytes(_ reference: String) -> [UInt8] {
+    /// A CAR or CHR as its ISO/IEC 8859-1 bytes.
+    public static func referenceBytes(_ reference: String) -> [UInt8] {
         reference.unicodeScalars.map { $0.value <= 0xFF ? UInt8($0.value) : UInt8(ascii: "?") }
     }
 

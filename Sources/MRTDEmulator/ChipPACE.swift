@@ -21,6 +21,8 @@ extension VirtualPassportChip {
     func mseSetAT(_ command: CommandAPDU, _ state: inout State) -> ResponseAPDU {
         if command.p1 == 0x41, command.p2 == 0xA4 { return chipAuthenticationSetAT(command, &state) }
         if command.p1 == 0x41, command.p2 == 0xA6 { return chipAuthenticationSetKAT(command, &state) }
+        if command.p1 == 0x81, command.p2 == 0xB6 { return terminalSetDST(command, &state) }
+        if command.p1 == 0x81, command.p2 == 0xA4 { return terminalSetAT(command, &state) }
         guard command.p1 == 0xC1, command.p2 == 0xA4 else { return ResponseAPDU(statusWord: .incorrectP1P2) }
         guard passport.pace != nil else { return ResponseAPDU(statusWord: .functionNotSupported) }
         guard let objects = try? BERTLV.parseAll(command.data) else { return ResponseAPDU(statusWord: .wrongData) }
@@ -98,6 +100,8 @@ extension VirtualPassportChip {
         let keys = PACE.sessionKeys(sharedSecret: shared, type: id.keyType)
         state.pendingSession = PACE.secureMessaging(encryptionKey: keys.encryption, macKey: keys.mac, type: id.keyType)
         state.statistics.chipAuthentications += 1
+        state.terminal = ChipTerminalAuthentication.State(chipIdentifier: state.terminal.chipIdentifier,
+                                                          ephemeralKey: key.publicKey.map { PACE.compressed(terminalKey, domain: $0.domain) })
         return true
     }
 
@@ -183,6 +187,7 @@ extension VirtualPassportChip {
                     objects += BERTLV.encode(tag: 0x8A, value: encrypted)
                 }
                 state.pace = nil
+                state.terminal.chipIdentifier = session.ephemeralPublic.map { PACE.compressed($0, domain: domain) }
                 state.sm = PACE.secureMessaging(encryptionKey: keys.encryption, macKey: keys.mac, type: type)
                 state.authenticated = true
                 state.statistics.paceSuccesses += 1

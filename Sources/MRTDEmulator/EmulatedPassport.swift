@@ -41,6 +41,8 @@ public struct EmulatedPassport: Sendable {
 
     /// The static key behind PACE-CAM (its public half is in EF.CardSecurity).
     public var chipAuthenticationMappingKey: PrivateKey?
+    /// Extended Access Control: DG3/DG4 behind Terminal Authentication, EF.CVCA naming the trust points.
+    public var eac: EACConfiguration?
 
     /// Offers PACE-CAM: EF.CardAccess with `info`, EF.CardSecurity signed by `signer` with the
     /// chip's static public key on the PACE curve.
@@ -155,6 +157,10 @@ public struct EmulatedPassport: Sendable {
         if let signature = description.signatureImage { groups[7] = LDSBuilder.dg7(image: try load(signature)) }
         if let dg11 = description.dg11 { groups[11] = LDSBuilder.dg11(dg11) }
         if let dg12 = description.dg12 { groups[12] = LDSBuilder.dg12(dg12) }
+        if description.biometrics == true {
+            groups[3] = LDSBuilder.dg3()
+            groups[4] = LDSBuilder.dg4()
+        }
         var activeKey: PrivateKey?
         var activeDigest = DigestAlgorithm.sha256
         var securityInfos: [[UInt8]] = []

@@ -70,6 +70,9 @@ public struct PassportDescription: Codable, Sendable, Hashable {
     public var clone: Bool?
     /// How the chip departs from the textbook (field behaviours, all off by default): see `ChipQuirks`.
     public var quirks: ChipQuirks?
+    /// EAC-protected biometrics: DG3 (two fingerprints) and DG4 (two irises), synthesised; readable
+    /// only after Terminal Authentication (`EmulatedPassport.eac`).
+    public var biometrics: Bool?
 
     public struct MRZLines: Codable, Sendable, Hashable {
         public var lines: [String]

@@ -8,7 +8,7 @@ extension VirtualPassportChip {
     func file(_ fid: UInt16, in df: DF) -> [UInt8]? {
         switch df {
         case .master: return passport.masterFiles[fid]
-        case .application: return passport.applicationFiles[fid]
+        case .application: return passport.applicationFiles[fid] ?? (fid == 0x011C ? passport.eac?.cvcaFile : nil)
         }
     }
 
@@ -32,6 +32,7 @@ extension VirtualPassportChip {
             switch sfi {
             case 0x1E: return EmulatedPassport.efCOM
             case 0x1D: return EmulatedPassport.efSOD
+            case 0x1C where passport.eac != nil: return 0x011C
             case 0x01...0x10: return EmulatedPassport.dataGroupFID(Int(sfi))
             default: return nil
             }
@@ -100,6 +101,8 @@ extension VirtualPassportChip {
         guard let fid = state.selectedFile else { return ResponseAPDU(statusWord: .commandNotAllowedNoEF) }
         guard mayAccess(state.df, state, fid: fid) else { return ResponseAPDU(statusWord: .securityStatusNotSatisfied) }
         if state.df == .application, quirks.protectedFiles.contains(fid) { return ResponseAPDU(statusWord: .securityStatusNotSatisfied) }
+        // DG3/DG4 of an EAC chip: selectable, readable only after Terminal Authentication granted them.
+        if state.df == .application, !eacAllows(fid: fid, state) { return ResponseAPDU(statusWord: .securityStatusNotSatisfied) }
         guard let content = file(fid, in: state.df) else { return ResponseAPDU(statusWord: .fileNotFound) }
         if quirks.cardAccessUnreadable, state.df == .master, fid == EmulatedPassport.efCardAccess {
             return ResponseAPDU(statusWord: .securityStatusNotSatisfied)

@@ -55,6 +55,8 @@ public final class VirtualPassportChip: Sendable {
         var tagLossDone = false
         /// The broken-answer quirk strikes once per chip.
         var brokenAnswerDone = false
+        /// Terminal Authentication in this session.
+        var terminal = ChipTerminalAuthentication.State()
         /// What GET RESPONSE still has to hand over (`getResponseAnswers`).
         var pendingAnswer: [UInt8] = []
         var statistics = Statistics()
@@ -64,6 +66,8 @@ public final class VirtualPassportChip: Sendable {
     public let atr: [UInt8]
     let bacKeys: BAC.Keys
     private let state = Mutex(State())
+    /// The chip's lasting EAC memory (its date, trust points added by link certificates).
+    let eacState = Mutex<ChipTerminalAuthentication.Memory?>(nil)
     /// The field behaviours this chip reproduces (`passport.quirks`, checked when it was loaded).
     let quirks: ChipQuirks.Resolved
 
@@ -325,6 +329,7 @@ public final class VirtualPassportChip: Sendable {
         state.chipAuthenticationSelected = false
         state.authenticated = false
         state.challenge = nil
+        state.terminal = ChipTerminalAuthentication.State()
     }
 
     private func execute(_ command: CommandAPDU, _ state: inout State) -> ResponseAPDU {
@@ -333,7 +338,8 @@ public final class VirtualPassportChip: Sendable {
         case 0xA4: return select(command, &state)
         case 0xB0, 0xB1: return readBinary(command, &state)
         case 0x84: return getChallenge(command, &state)
-        case 0x82: return externalAuthenticate(command, &state)
+        case 0x82: return state.authenticated && state.sm != nil ? terminalExternalAuthenticate(command, &state) : externalAuthenticate(command, &state)
+        case 0x2A: return verifyCertificate(command, &state)
         case 0x22: return mseSetAT(command, &state)
         case 0x88: return internalAuthenticate(command, &state)
         case 0x86: return generalAuthenticate(command, &state)

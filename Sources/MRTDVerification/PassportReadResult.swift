@@ -20,7 +20,7 @@ public struct PassportReadResult: Sendable {
     public var chipAuthenticationPerformed = false
     /// Where the chip key that `chip` rests on came from: `DG14`, or `EF.CardSecurity` (PACE-CAM,
     /// or Chip Authentication on an ID card without DG14).
-    public var chipKeySource: String?
+    package var chipKeySource: String?
     /// Every file read, as read.
     public var files: [LDSFile: [UInt8]]
     /// Files that were wanted but the chip did not give, and why.
@@ -42,6 +42,9 @@ public struct PassportReadResult: Sendable {
     public var passiveOutcome: VerificationOutcome
     public var chip: VerificationOutcome
     public var active: VerificationOutcome
+    /// Terminal Authentication (Extended Access Control, for DG3/DG4): `notChecked` without
+    /// terminal credentials, `notSupported` when the chip has no EAC-protected data group asked for.
+    public var terminal = VerificationOutcome(status: .notChecked, detail: "no terminal credentials were given")
     /// Whether EF.CardAccess (unsigned) offers what the signed DG14 and EF.CardSecurity list.
     public var cardAccessCheck = VerificationOutcome(status: .notChecked, detail: "not checked")
     public var statistics: ReadStatistics

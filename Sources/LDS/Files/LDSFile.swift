@@ -6,6 +6,8 @@ public enum LDSFile: Sendable, Hashable, Comparable, CustomStringConvertible {
     case cardAccess
     case cardSecurity
     case atrInfo
+    /// EF.CVCA (Extended Access Control): the CVCA references the chip trusts for Terminal Authentication.
+    case cvca
 
     package static let allDataGroups: [LDSFile] = (1...16).map { .dataGroup($0) }
 
@@ -18,6 +20,7 @@ public enum LDSFile: Sendable, Hashable, Comparable, CustomStringConvertible {
         case .cardAccess: return 0x011C
         case .cardSecurity: return 0x011D
         case .atrInfo: return 0x2F01
+        case .cvca: return 0x011C
         }
     }
 
@@ -30,6 +33,7 @@ public enum LDSFile: Sendable, Hashable, Comparable, CustomStringConvertible {
         case .cardAccess: return 0x1C
         case .cardSecurity: return 0x1D
         case .atrInfo: return 0x01
+        case .cvca: return 0x1C
         }
     }
 
@@ -50,6 +54,7 @@ public enum LDSFile: Sendable, Hashable, Comparable, CustomStringConvertible {
         case .cardAccess: return "EF.CardAccess"
         case .cardSecurity: return "EF.CardSecurity"
         case .atrInfo: return "EF.ATR/INFO"
+        case .cvca: return "EF.CVCA"
         }
     }
 
@@ -79,6 +84,7 @@ public enum LDSFile: Sendable, Hashable, Comparable, CustomStringConvertible {
         case "SOD": self = .sod
         case "CARDACCESS": self = .cardAccess
         case "CARDSECURITY": self = .cardSecurity
+        case "CVCA": self = .cvca
         default:
             guard upper.hasPrefix("DG"), let n = Int(upper.dropFirst(2)), (1...16).contains(n) else { return nil }
             self = .dataGroup(n)
@@ -101,6 +107,7 @@ public enum LDSFile: Sendable, Hashable, Comparable, CustomStringConvertible {
         case "cardaccess", "card_access", "011c": self = .cardAccess
         case "cardsecurity", "card_security": self = .cardSecurity
         case "atrinfo", "atr_info", "2f01": self = .atrInfo
+        case "cvca": self = .cvca
         default:
             for prefix in ["datagroup", "dg", "_dg"] where stem.hasPrefix(prefix) {
                 if let n = Int(stem.dropFirst(prefix.count)), (1...16).contains(n) {
@@ -128,6 +135,7 @@ public enum LDSFile: Sendable, Hashable, Comparable, CustomStringConvertible {
         case .cardSecurity: return 2
         case .com: return 3
         case .sod: return 4
+        case .cvca: return 5
         case .dataGroup(let n): return 10 + n
         }
     }

@@ -3,7 +3,7 @@ import SmartCardCore
 
 /// EF.SOD: the CMS SignedData over the LDS security object, with the data-group hashes it signs.
 public struct SecurityObject: Sendable {
-    public static let ldsSecurityObjectOID = "2.23.136.1.1.1"
+    package static let ldsSecurityObjectOID = "2.23.136.1.1.1"
 
     /// The file as read (with its 77 wrapper, when it had one).
     public let bytes: [UInt8]

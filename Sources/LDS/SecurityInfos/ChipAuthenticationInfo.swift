@@ -47,6 +47,14 @@ public enum ChipAuthentication {
         case ec(EllipticCurve, point: [UInt8])
         case dh(DiffieHellmanGroup, publicValue: [UInt8])
 
+        /// The key's domain (curve or group), for Comp() of keys in it.
+        package var domain: PACEDomain {
+            switch self {
+            case .ec(let curve, _): return .ec(curve)
+            case .dh(let group, _): return .dh(group)
+            }
+        }
+
         package var keyAgreement: PACE.KeyAgreement {
             if case .ec = self { return .ecdh }
             return .dh

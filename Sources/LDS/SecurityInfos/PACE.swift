@@ -67,6 +67,14 @@ public enum PACE {
     }
 
     /// Standardised domain parameters by PACE parameter id (ICAO 9303-11 §9.5.1).
+    /// Comp(PK) of BSI TR-03110-3 A.2.2.3: an EC point's x coordinate, the SHA-1 of a DH value.
+    package static func compressed(_ publicKey: [UInt8], domain: PACEDomain) -> [UInt8] {
+        switch domain {
+        case .ec(let curve): return (try? curve.xCoordinate(publicKey)) ?? []
+        case .dh: return DigestAlgorithm.sha1.hash(publicKey)
+        }
+    }
+
     package static func curve(parameterId: Int) -> EllipticCurve? {
         switch parameterId {
         case 8: return .nistP192

@@ -9,9 +9,11 @@ import SmartCardCore
 /// 2. security objects — EF.COM and EF.SOD, which say what the chip holds;
 /// 3. chip authentication — PACE-CAM's proof, or Chip Authentication (`ChipAuthenticationProtocol`)
 ///    on the EF.CardSecurity or DG14 key;
-/// 4. data groups — those asked for, with as few APDUs as the chip allows;
-/// 5. active authentication — INTERNAL AUTHENTICATE against DG15 (`ActiveAuthenticationProtocol`);
-/// 6. verification — passive authentication and the consistency rules (`ReadVerification`).
+/// 4. terminal authentication — with terminal credentials, before DG3/DG4 (Extended Access
+///    Control: `TerminalAuthenticationProtocol`);
+/// 5. data groups — those asked for, with as few APDUs as the chip allows;
+/// 6. active authentication — INTERNAL AUTHENTICATE against DG15 (`ActiveAuthenticationProtocol`);
+/// 7. verification — passive authentication and the consistency rules (`ReadVerification`).
 ///
 /// Each step's outcome, APDUs and time are in `PassportReadResult.steps` and the trace.
 ///
@@ -29,7 +31,7 @@ public final class PassportReader {
     public typealias Reconnect = @Sendable () async throws -> any CardConnection
 
     /// What a journey can show while the read waits for the document to come back.
-    public static var cardRemovedMessage: String { TagLossRecovery.cardRemovedMessage }
+    package static var cardRemovedMessage: String { TagLossRecovery.cardRemovedMessage }
 
     private let context: ReadContext
 
@@ -62,6 +64,9 @@ public final class PassportReader {
         read.report(.reading, percent: 10)
         try await read.step("security objects") { () async throws(MRTDError) in try await read.readSecurityObjects() }
         try await read.step("chip authentication") { () async throws(MRTDError) in try await read.authenticateChip() }
+        if read.options.terminal != nil {
+            try await read.step("terminal authentication") { () async throws(MRTDError) in try await read.authenticateTerminal() }
+        }
         try await read.step("data groups") { () async throws(MRTDError) in try await read.readDataGroups() }
         let readingDone = ContinuousClock.now
 

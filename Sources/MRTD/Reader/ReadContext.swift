@@ -42,6 +42,8 @@ final class ReadContext {
     var mappingOutcome: VerificationOutcome?
     /// The Chip Authentication that succeeded: repeated when the card comes back after tag loss.
     var chipAuthentication: ChipAuthenticationResult?
+    /// Terminal Authentication's outcome, once tried.
+    var terminalOutcome: VerificationOutcome?
 
     // MARK: Files
 

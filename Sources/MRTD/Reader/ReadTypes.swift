@@ -1,3 +1,4 @@
+import CVCertificates
 /// Which access-control protocol to use.
 public enum AccessControlPreference: String, Sendable, Hashable, Codable {
     /// PACE when the chip offers it, BAC otherwise.
@@ -20,6 +21,9 @@ public struct ReadOptions: Sendable {
     /// The 8-byte challenge Active Authentication sends (a backend's nonce, so that it can check
     /// the signature itself; `nil`: a fresh random one). Any other length is refused by the read.
     public var activeAuthenticationChallenge: [UInt8]?
+    /// Terminal Authentication's certificates and key: with them, DG3 (fingerprints) and DG4
+    /// (iris) are read from chips that protect them with Extended Access Control.
+    public var terminal: TerminalCredentials?
 
     public init(dataGroups: [Int]? = nil, verifyPassive: Bool = true, verifyChip: Bool = true, verifyActive: Bool = true,
                 trustStore: TrustStore = TrustStore(), accessControl: AccessControlPreference = .automatic, trace: APDUTrace? = nil) {

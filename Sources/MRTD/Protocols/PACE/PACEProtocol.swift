@@ -8,6 +8,9 @@ package struct PACEResult: Sendable {
     package var mapping: PACE.Mapping { info.protocolID.mapping }
     /// PACE-CAM only: A_IC (tag 8A), the chip's mapping key, and what decrypts A_IC.
     package let chipAuthenticationMapping: ChipAuthenticationMappingProof?
+    /// Comp(PK_IC): the chip's ephemeral PACE key compressed (x coordinate, or SHA-1 of a DH value) —
+    /// Terminal Authentication's ID_PICC after PACE.
+    package var chipIdentifier: [UInt8] = []
 
     /// The proof a PACE-CAM chip gives inside PACE (ICAO 9303-11 §4.4.3.5).
     package struct ChipAuthenticationMappingProof: Sendable {
@@ -127,7 +130,9 @@ package struct PACEProtocol {
         if id.mapping == .chipAuthenticationMapping, case .ec(let curve) = domain {
             proof = .init(encryptedData: tokenAnswer[0x8A], chipMapKey: chipMapKey, curve: curve, encryptionKey: keys.encryption, type: type)
         }
-        return PACEResult(info: info, chipAuthenticationMapping: proof)
+        var result = PACEResult(info: info, chipAuthenticationMapping: proof)
+        result.chipIdentifier = PACE.compressed(chipKey, domain: domain)
+        return result
     }
 
     /// MSE:Set AT — the protocol, the password reference (01 MRZ, 02 CAN), the parameter id

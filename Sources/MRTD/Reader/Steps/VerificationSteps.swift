@@ -20,6 +20,7 @@ extension ReadContext {
             // MSE and GENERAL AUTHENTICATE went through, but the chip could not go on with the keys.
             chipOutcome = VerificationOutcome(status: .invalid, detail: "the chip answered Chip Authentication but could not continue secure messaging with the agreed keys: it does not hold the \(chipKeySource ?? .dg14) chip key (it may be a copy)")
         }
+        if let terminalOutcome { result.terminal = terminalOutcome }
         if let chipOutcome {
             result.chip = chipOutcome
             result.chipAuthenticationPerformed = true

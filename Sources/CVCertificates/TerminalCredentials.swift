@@ -1,0 +1,85 @@
+import Foundation
+import MRTDCrypto
+
+/// Signs for a terminal in Terminal Authentication: the private key never has to leave where it
+/// lives (a file, a PKCS#11 token, a signing service behind a command).
+public protocol TerminalSigner: Sendable {
+    /// Signs `message` (hashing included) as `algorithm` says: plain `r ‖ s` for ECDSA.
+    func sign(_ message: [UInt8], algorithm: CVSignatureAlgorithm) async throws(CVCertificateError) -> [UInt8]
+}
+
+/// A terminal key held in this process (a PKCS#8 file, DER or PEM).
+public struct PrivateKeySigner: TerminalSigner {
+    let key: PrivateKey
+
+    public init(key: PrivateKey) { self.key = key }
+
+    /// Loads a PKCS#8 (or traditional) private key, DER or PEM.
+    public init(contentsOf url: URL) throws(CVCertificateError) {
+        let bytes: [UInt8]
+        do {
+            bytes = [UInt8](try Data(contentsOf: url))
+        } catch {
+            throw CVCertificateError(.malformed, field: "terminal key", "cannot read \(url.path): \(error.localizedDescription)")
+        }
+        do {
+            key = try PrivateKey(bytes: bytes)
+        } catch {
+            throw CVCertificateError(.malformed, field: "terminal key", "\(url.lastPathComponent) is not a private key (PKCS#8, DER or PEM)")
+        }
+    }
+
+    public func sign(_ message: [UInt8], algorithm: CVSignatureAlgorithm) async throws(CVCertificateError) -> [UInt8] {
+        try algorithm.sign(message, with: key)
+    }
+}
+
+/// A terminal's credentials for Terminal Authentication: its certificate, the DV and link
+/// certificates that lead to the chip's CVCAs, and the signer of its key.
+public struct TerminalCredentials: Sendable {
+    /// Every certificate given (the terminal's, DV, link and CVCA certificates).
+    public let certificates: [CVCertificate]
+    /// The terminal's own certificate: the one no other given certificate was issued by.
+    public let terminal: CVCertificate
+    public let signer: any TerminalSigner
+
+    public init(certificates: [CVCertificate], signer: any TerminalSigner) throws(CVCertificateError) {
+        let issuers = Set(certificates.map(\.authorityReference))
+        let leaves = certificates.filter { $0.authorization.role == .terminal && !issuers.contains($0.holderReference) }
+        guard let terminal = leaves.first else {
+            throw CVCertificateError(.noChain, field: "CHAT", "none of the \(certificates.count) certificate(s) is a terminal certificate")
+        }
+        guard leaves.count == 1 else {
+            throw CVCertificateError(.noChain, field: "CHR", "several terminal certificates (\(leaves.map(\.holderReference).joined(separator: ", "))): give one")
+        }
+        self.certificates = certificates
+        self.terminal = terminal
+        self.signer = signer
+    }
+
+    /// Loads `.cvcert` files, or every `.cvcert` / `.cvc` file in directories.
+    public static func certificates(at paths: [String]) throws(CVCertificateError) -> [CVCertificate] {
+        var result: [CVCertificate] = []
+        for path in paths {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+                throw CVCertificateError(.malformed, field: "terminal certificates", "\(path) does not exist")
+            }
+            let files = isDirectory.boolValue
+                ? ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted()
+                    .filter { $0.hasSuffix(".cvcert") || $0.hasSuffix(".cvc") }.map { path + "/" + $0 }
+                : [path]
+            for file in files {
+                guard let data = FileManager.default.contents(atPath: file) else {
+                    throw CVCertificateError(.malformed, field: "terminal certificates", "cannot read \(file)")
+                }
+                do {
+                    result.append(try CVCertificate(bytes: [UInt8](data)))
+                } catch {
+                    throw CVCertificateError(error.code, field: error.field, "\(URL(fileURLWithPath: file).lastPathComponent): \(error.reason)")
+                }
+            }
+        }
+        return result
+    }
+}

@@ -1,0 +1,137 @@
+import CVCertificates
+import Foundation
+import MRTD
+import MRTDCrypto
+import MRTDEmulator
+import SmartCard
+import TestSupport
+import Testing
+
+/// Terminal Authentication (EAC v1) against the emulated EAC chip, with the CVCA → DV → IS chain
+/// OpenPACE's cvc-create made (Fixtures/cvc): DG3/DG4 open with the right chain and key, and each
+/// refusal — no chain to the chip's CVCA, an expired certificate, a wrong key, no DG3 rights, no
+/// Chip Authentication — is a typed outcome while the other data groups are still read.
+@Suite("Terminal Authentication (EAC v1)")
+struct TerminalAuthenticationTests {
+    static func cvc(_ name: String) throws -> CVCertificate {
+        try CVCertificate(bytes: [UInt8](try Data(contentsOf: TestFixtures.url("cvc/\(name).cvcert"))))
+    }
+
+    static func key(_ name: String) throws -> PrivateKey {
+        try PrivateKey(bytes: [UInt8](try Data(contentsOf: TestFixtures.url("cvc/\(name).pkcs8"))))
+    }
+
+    /// utopia-demo (PACE, Chip Authentication, AA) with DG3/DG4 behind EAC, trusting UTCVCA00001.
+    static func chip(passport name: String = "utopia-demo", date: String = "261124", trustPoints: [CVCertificate]? = nil) throws -> VirtualPassportChip {
+        var description = try TestFixtures.description(name)
+        description.biometrics = true
+        var passport = try EmulatedPassport(description: description, baseDirectory: TestFixtures.url("passports"),
+                                            signer: try TestFixtures.documentSigner())
+        passport.eac = EACConfiguration(trustPoints: try trustPoints ?? [cvc("UTCVCA00001")], date: try #require(CVDate(date)))
+        return VirtualPassportChip(passport: passport)
+    }
+
+    static func credentials(terminal: CVCertificate? = nil, key: PrivateKey? = nil) throws -> TerminalCredentials {
+        try TerminalCredentials(certificates: [try cvc("UTDVIS00001"), try terminal ?? cvc("UTIS0000001")],
+                                signer: PrivateKeySigner(key: try key ?? Self.key("UTIS0000001")))
+    }
+
+    static func read(_ chip: VirtualPassportChip, passport: String = "utopia-demo", credentials: TerminalCredentials?,
+                     dataGroups: [Int]? = nil) async throws -> PassportReadResult {
+        var options = ReadOptions(dataGroups: dataGroups, trustStore: TestFixtures.testTrustStore)
+        options.terminal = credentials
+        return try await PassportReader(connection: EmulatedCardConnection(chip: chip), accessKey: try TestFixtures.accessKey(passport),
+                                        options: options).read()
+    }
+
+    @Test func aValidChainOpensDG3AndDG4() async throws {
+        let chip = try Self.chip()
+        let result = try await Self.read(chip, credentials: try Self.credentials())
+        #expect(result.terminal.status == .valid, "\(result.terminal.detail)")
+        #expect(result.terminal.detail.contains("UTIS0000001") && result.terminal.detail.contains("DG3 and DG4"))
+        #expect(result.files[.dataGroup(3)]?.first == 0x63 && result.files[.dataGroup(4)]?.first == 0x76)
+        #expect(result.files[.cvca] != nil)
+        #expect(result.passiveOutcome.status == .valid, "DG3 and DG4 are hashed in EF.SOD: \(result.passiveOutcome.detail)")
+        #expect(result.chip.status == .valid)
+        #expect(result.steps.contains { $0.name == "terminal authentication" && $0.outcome == "done" })
+    }
+
+    @Test func withoutCredentialsDG3AndDG4AreProtectedAndTheRestIsRead() async throws {
+        let result = try await Self.read(try Self.chip(), credentials: nil)
+        #expect(result.terminal.status == .notChecked)
+        #expect(result.absent[.dataGroup(3)] == .protected && result.absent[.dataGroup(4)] == .protected)
+        #expect(result.files[.dataGroup(1)] != nil && result.files[.dataGroup(2)] != nil)
+    }
+
+    @Test func aChainToAnotherCVCAIsRefused() async throws {
+        // The chip trusts only a CVCA of its own; our chain leads to UTCVCA00001.
+        let otherKey = try PrivateKey.generateEC(curveName: "brainpoolP256r1")
+        var other = CVCertificate(authorityReference: "ZZCVCA00001",
+                                  publicKey: try CVPublicKey(key: otherKey, algorithm: .ecdsaSHA256, withDomainParameters: true),
+                                  holderReference: "ZZCVCA00001", authorization: .inspectionSystem(role: .cvca, readDG3: true, readDG4: true),
+                                  effectiveDate: try #require(CVDate("260101")), expirationDate: try #require(CVDate("401231")))
+        try other.sign(with: otherKey, algorithm: .ecdsaSHA256)
+        let result = try await Self.read(try Self.chip(trustPoints: [other]), credentials: try Self.credentials())
+        #expect(result.terminal.status == .invalid)
+        #expect(result.terminal.detail.contains("ZZCVCA00001"), "\(result.terminal.detail)")
+        #expect(result.absent[.dataGroup(3)] == .protected && result.files[.dataGroup(2)] != nil)
+    }
+
+    @Test func anExpiredTerminalCertificateIsRefusedByTheChip() async throws {
+        // The chip's date is past the IS certificate's expiry (2036-12-31).
+        let result = try await Self.read(try Self.chip(date: "370101"), credentials: try Self.credentials())
+        #expect(result.terminal.status == .invalid)
+        #expect(result.terminal.detail.contains("PSO:Verify Certificate"), "\(result.terminal.detail)")
+        #expect(result.absent[.dataGroup(3)] == .protected && result.files[.dataGroup(1)] != nil)
+    }
+
+    @Test func aWrongTerminalKeyIsRefusedAtExternalAuthenticate() async throws {
+        let result = try await Self.read(try Self.chip(), credentials: try Self.credentials(key: try Self.key("UTDVIS00001")))
+        #expect(result.terminal.status == .invalid)
+        #expect(result.terminal.detail.contains("EXTERNAL AUTHENTICATE"), "\(result.terminal.detail)")
+        #expect(result.absent[.dataGroup(3)] == .protected && result.files[.dataGroup(2)] != nil)
+    }
+
+    @Test func aTerminalWithoutFingerRightsGetsOnlyDG4() async throws {
+        let dvKey = try Self.key("UTDVIS00001")
+        let terminalKey = try PrivateKey.generateEC(curveName: "brainpoolP256r1")
+        var irisOnly = CVCertificate(authorityReference: "UTDVIS00001",
+                                     publicKey: try CVPublicKey(key: terminalKey, algorithm: .ecdsaSHA256, withDomainParameters: false),
+                                     holderReference: "UTISIRIS0001", authorization: .inspectionSystem(role: .terminal, readDG3: false, readDG4: true),
+                                     effectiveDate: try #require(CVDate("261101")), expirationDate: try #require(CVDate("301231")))
+        try irisOnly.sign(with: dvKey, algorithm: .ecdsaSHA256)
+        let result = try await Self.read(try Self.chip(), credentials: try Self.credentials(terminal: irisOnly, key: terminalKey))
+        #expect(result.terminal.status == .valid, "\(result.terminal.detail)")
+        #expect(result.absent[.dataGroup(3)] == .protected)
+        #expect(result.files[.dataGroup(4)] != nil)
+    }
+
+    @Test func withoutChipAuthenticationThereIsNoTerminalAuthentication() async throws {
+        var options = ReadOptions(trustStore: TestFixtures.testTrustStore)
+        options.verifyChip = false
+        options.terminal = try Self.credentials()
+        let result = try await PassportReader(connection: EmulatedCardConnection(chip: try Self.chip()),
+                                              accessKey: try TestFixtures.accessKey("utopia-demo"), options: options).read()
+        #expect(result.terminal.status == .invalid)
+        #expect(result.terminal.detail.contains("needs Chip Authentication"), "\(result.terminal.detail)")
+        #expect(result.absent[.dataGroup(3)] == .protected && result.files[.dataGroup(1)] != nil)
+    }
+
+    @Test("through pcscd + vpcd: a valid chain reads DG3 and DG4")
+    func throughPCSCD() async throws {
+        let chip = try Self.chip()
+        let credentials = try Self.credentials()
+        let result = try await PCSCDHarness.withEmulatedCard(chip) { _ in
+            var options = ReadOptions(trustStore: TestFixtures.testTrustStore)
+            options.terminal = credentials
+            let backend = PCSCBackend()
+            let connection = try await backend.connect(reader: PCSCDHarness.vpcdReaderName)
+            let read = PassportReader(connection: connection, accessKey: try TestFixtures.accessKey("utopia-demo"), options: options)
+            let result = try await read.read()
+            await read.connection.disconnect()
+            return result
+        }
+        #expect(result.terminal.status == .valid, "\(result.terminal.detail)")
+        #expect(result.files[.dataGroup(3)] != nil && result.files[.dataGroup(4)] != nil)
+    }
+}
