@@ -43,6 +43,8 @@ public struct ReadReport: Codable, Sendable, Hashable {
         /// Whether the unsigned EF.CardAccess offers what the signed DG14 / EF.CardSecurity list (a
         /// hidden or weakened PACE or CA option is `invalid`: a downgrade).
         public var cardAccess: Check?
+        /// Terminal Authentication (EAC, for DG3/DG4): `notChecked` without terminal credentials.
+        public var terminal: Check?
         /// Subject of the document signer certificate.
         public var documentSigner: String?
         /// Subject of the CSCA that issued it, when one was found.
@@ -163,6 +165,7 @@ public struct ReadReport: Codable, Sendable, Hashable {
             chip: Check(status: result.chip.status, detail: result.chip.detail),
             active: Check(status: result.active.status, detail: result.active.detail),
             cardAccess: Check(status: result.cardAccessCheck.status, detail: result.cardAccessCheck.detail),
+            terminal: Check(status: result.terminal.status, detail: result.terminal.detail),
             documentSigner: passive?.documentSigner, csca: passive?.csca)
     }
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CVCertificates
 import CGBGBridgeCLI
 import Foundation
 import MRTD
@@ -91,7 +92,40 @@ struct EmulateCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("With --bit-rate: the largest ISO 14443-4 frame (FSC/FSD), 16 to 4096 bytes.", valueName: "bytes"))
     var frameSize = 256
 
+    @Option(name: .customLong("eac-cvca"), help: ArgumentHelp("Extended Access Control: a CVCA certificate (.cvcert) the chip trusts for Terminal Authentication; repeatable (a chip names two trust points in EF.CVCA). The chip gets DG3 (fingerprints) and DG4 (iris) behind TA, synthesised unless a --dump has them. Needs a passport with Chip Authentication.", valueName: "FILE"))
+    var eacCVCA: [String] = []
+
+    @Option(name: .customLong("eac-date"), help: ArgumentHelp("With --eac-cvca: the chip's current date, YYMMDD (default: today); certificates expired before it are refused. CVCA link and domestic DV certificates move it on.", valueName: "YYMMDD"))
+    var eacDate: String?
+
     @OptionGroup(title: "Field behaviours (quirks)") var quirks: QuirkOptions
+
+    /// The EAC settings from --eac-cvca / --eac-date, or nil.
+    func eacConfiguration() throws -> EACConfiguration? {
+        guard !eacCVCA.isEmpty else { return nil }
+        var trustPoints: [CVCertificate] = []
+        for file in eacCVCA {
+            guard let data = FileManager.default.contents(atPath: file) else { throw ValidationError("--eac-cvca \(file): cannot be read") }
+            let certificate: CVCertificate
+            do {
+                certificate = try CVCertificate(bytes: [UInt8](data))
+            } catch {
+                throw ValidationError("--eac-cvca \(file): not a CV certificate: \(error)")
+            }
+            guard certificate.authorization.role == .cvca else {
+                throw ValidationError("--eac-cvca \(file): \(certificate.holderReference) is a \(certificate.authorization.role.rawValue) certificate, not a CVCA's")
+            }
+            trustPoints.append(certificate)
+        }
+        let date: CVDate
+        if let eacDate {
+            guard let parsed = CVDate(eacDate) else { throw ValidationError("--eac-date must be a calendar date as YYMMDD") }
+            date = parsed
+        } else {
+            date = CVDate(Date())
+        }
+        return EACConfiguration(trustPoints: trustPoints, date: date)
+    }
 
     func validate() throws {
         guard [passport, dump, profile].compactMap({ $0 }).count == 1 else {
@@ -120,6 +154,8 @@ struct EmulateCommand: AsyncParsableCommand {
         if dump != nil && quirks.dg14WithoutCardAccessInfos {
             throw ValidationError("--dg14-without-card-access-infos changes DG14, which a --dump serves as it is")
         }
+        if eacDate != nil && eacCVCA.isEmpty { throw ValidationError("--eac-date goes with --eac-cvca") }
+        _ = try eacConfiguration()
     }
 
     func run() async throws {
@@ -134,6 +170,7 @@ struct EmulateCommand: AsyncParsableCommand {
                 guard let url = try descriptionURL() else { throw ExitCode(2) }
                 var description = try PassportDescription.load(from: url)
                 description.quirks = quirks.applied(to: description.quirks)
+                if !eacCVCA.isEmpty { description.biometrics = true }
                 chipContent = try EmulatedPassport(description: description, baseDirectory: url.deletingLastPathComponent(), signer: signer)
             }
         } catch let error as EmulatorError {
@@ -146,6 +183,11 @@ struct EmulateCommand: AsyncParsableCommand {
             chipContent.maxReadLength = min(chipContent.maxReadLength, 256)
         }
         if let maxReadLength { chipContent.maxReadLength = maxReadLength }
+        chipContent.eac = try eacConfiguration()
+        if let eac = chipContent.eac {
+            print("EAC: trust points \(eac.trustPoints.map(\.holderReference).joined(separator: ", ")), chip date \(eac.date)"
+                  + (chipContent.chipAuthenticationKey == nil ? " (warning: the passport has no Chip Authentication, so no terminal can authenticate)" : ""))
+        }
         let chip = VirtualPassportChip(passport: chipContent)
         if latency != nil || bitRate != nil {
             var faults = chip.faults

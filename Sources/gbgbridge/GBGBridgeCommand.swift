@@ -6,6 +6,9 @@ struct GBGBridgeCommand: AsyncParsableCommand {
     /// Runs the tool. Usage errors exit with status 2 (not ArgumentParser's 64), as scripts and
     /// the documented exit codes of `gbgbridge read` expect.
     static func main() async {
+        // A peer that goes away (a signer command that exits early, a closed pipe on stdout) is an
+        // EPIPE error where it happens, never a SIGPIPE that kills the host.
+        signal(SIGPIPE, SIG_IGN)
         do {
             var command = try parseAsRoot()
             if var asyncCommand = command as? AsyncParsableCommand {

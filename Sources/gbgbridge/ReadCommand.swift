@@ -88,6 +88,8 @@ struct ReadCommand: AsyncParsableCommand {
 
     @OptionGroup var trustOptions: TrustOptions
 
+    @OptionGroup var terminalOptions: TerminalOptions
+
     @Option(name: .long, help: "Seconds to wait for a card.")
     var timeout: Double = 30
 
@@ -194,6 +196,12 @@ struct ReadCommand: AsyncParsableCommand {
         var options = ReadOptions(dataGroups: try requestedDataGroups(), trustStore: trustStore,
                                   accessControl: paceOnly ? .paceOnly : bacOnly ? .bacOnly : .automatic, trace: apduTrace)
         options.activeAuthenticationChallenge = try challengeBytes()
+        do {
+            options.terminal = try terminalOptions.load()
+        } catch {
+            printError("gbgbridge read: \(error)")
+            throw ExitCode(ReadExit.badArguments)
+        }
         let bar = ProgressBar(enabled: isatty(STDERR_FILENO) == 1)
         // A libnfc device is opened only when asked for: `libnfc:<connstring>` opens exactly that
         // one, a bare `libnfc:` the devices libnfc finds (libnfc.conf, LIBNFC_DEVICE, USB).
@@ -343,6 +351,9 @@ struct ReadCommand: AsyncParsableCommand {
         if let csca = v.csca { print("  CSCA           \(csca)") }
         print("  Chip           \(v.chip.status.rawValue): \(v.chip.detail)")
         print("  Active         \(v.active.status.rawValue): \(v.active.detail)")
+        if let terminal = v.terminal, terminal.status != .notChecked {
+            print("  Terminal       \(terminal.status.rawValue): \(terminal.detail)")
+        }
         let stats = result.statistics
         print(String(format: "  %d APDUs, %d bytes of files, %.2f s", stats.apdus, stats.fileBytes,
                      Double(stats.totalTime.components.seconds) + Double(stats.totalTime.components.attoseconds) / 1e18)

@@ -1,0 +1,127 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// The acceptance path for Extended Access Control, as an operator runs it: a CVCA → DV → IS chain
+/// made with OpenPACE's cvc-create, the CVCA put on `gbgbridge emulate --eac-cvca`, and `gbgbridge
+/// read --terminal-certificates … --terminal-key …` through pcscd — with the key in a PKCS#8 file
+/// and behind an external signer command — and the refusals.
+@Suite("gbgbridge read with Terminal Authentication", .serialized,
+       .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/cvc-create"), "needs cvc-create (package openpace)"),
+       .enabled(if: GBGBridgeBinary.isBuilt, "needs the gbgbridge binary (swift build)"))
+struct ReadTerminalCommandTests {
+    static func run(_ tool: String, _ arguments: [String], in directory: URL) async throws {
+        let outcome = try await runCommand("/usr/bin/env", ["-C", directory.path, tool] + arguments, timeout: .seconds(60))
+        try #require(outcome.status == 0, "\(tool): \(outcome.standardError)")
+    }
+
+    /// A chain in a fresh directory: CVCA (DG3+DG4), DV, and an IS with `rights`.
+    static func chain(isRights: [String] = ["--read-finger", "--read-iris"]) async throws -> URL {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ta-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent("terminal"), withIntermediateDirectories: true)
+        try await run("openssl", ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:brainpoolP256r1", "-outform", "DER", "-out", "cvca.pkcs8"], in: directory)
+        try await run("cvc-create", ["--role=cvca", "--type=is", "--chr=UTCVCA00007", "--expires=401231", "--sign-with=cvca.pkcs8",
+                                     "--scheme=ECDSA_SHA_256", "--read-finger", "--read-iris"], in: directory)
+        try await run("cvc-create", ["--role=dv_domestic", "--chr=UTDVIS00007", "--expires=391231", "--sign-with=cvca.pkcs8",
+                                     "--sign-as=UTCVCA00007.cvcert", "--read-finger", "--read-iris", "--out-key=dv.pkcs8",
+                                     "--out-cert=terminal/UTDVIS00007.cvcert", "--scheme=ECDSA_SHA_256"], in: directory)
+        try await run("cvc-create", ["--role=terminal", "--chr=UTIS0000007", "--expires=351231", "--sign-with=dv.pkcs8",
+                                     "--sign-as=terminal/UTDVIS00007.cvcert", "--out-key=is.pkcs8", "--out-cert=terminal/UTIS0000007.cvcert",
+                                     "--scheme=ECDSA_SHA_256"] + isRights, in: directory)
+        return directory
+    }
+
+    static func read(_ extra: [String]) async throws -> CommandOutcome {
+        try await runCommand(GBGBridgeBinary.path, ["read", "--document-number", "L898902C3", "--birth-date", "740812", "--expiry-date", "120415",
+                                                     "--trust", "Fixtures/pki/csca.cert.pem", "--timeout", "10", "--json"] + extra)
+    }
+
+    static func report(_ outcome: CommandOutcome) throws -> (terminal: [String: Any], groups: [String]) {
+        let report = try #require((try? JSONSerialization.jsonObject(with: Data(outcome.standardOutput.utf8))) as? [String: Any],
+                                  "not a JSON report (exit \(outcome.status)): \(outcome.standardOutput) \(outcome.standardError)")
+        let terminal = try #require((report["verification"] as? [String: Any])?["terminal"] as? [String: Any])
+        return (terminal, report["dataGroupsRead"] as? [String] ?? [])
+    }
+
+    @Test("a valid chain reads DG3 and DG4: key in a PKCS#8 file, and behind exec:")
+    func validChain() async throws {
+        let directory = try await Self.chain()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let dump = directory.appendingPathComponent("dump")
+        // An external signer: Python's cryptography signs (plain r‖s, hex), the host never sees the key.
+        let signer = directory.appendingPathComponent("sign.py")
+        try Data("""
+            import sys
+            from cryptography.hazmat.primitives import hashes, serialization
+            from cryptography.hazmat.primitives.asymmetric import ec, utils
+            key = serialization.load_der_private_key(open(sys.argv[1], "rb").read(), None)
+            r, s = utils.decode_dss_signature(key.sign(sys.stdin.buffer.read(), ec.ECDSA(hashes.SHA256())))
+            size = (key.curve.key_size + 7) // 8
+            print((r.to_bytes(size, "big") + s.to_bytes(size, "big")).hex())
+            """.utf8).write(to: signer)
+        let (file, exec) = try await PCSCDHarness.withEmulatorCommand([
+            "--passport", "Fixtures/passports/utopia-demo.json", "--eac-cvca", directory.appendingPathComponent("UTCVCA00007.cvcert").path,
+        ]) {
+            let file = try await Self.read(["--terminal-certificates", directory.appendingPathComponent("terminal").path,
+                                            "--terminal-key", directory.appendingPathComponent("is.pkcs8").path, "--dump", dump.path])
+            let exec = try await Self.read(["--terminal-certificates", directory.appendingPathComponent("terminal").path,
+                                            "--terminal-key", "exec:/usr/bin/python3 \(signer.path) \(directory.appendingPathComponent("is.pkcs8").path)"])
+            return (file, exec)
+        }
+        for outcome in [file, exec] {
+            #expect(outcome.status == 0, "\(outcome.standardError)")
+            let (terminal, groups) = try Self.report(outcome)
+            #expect(terminal["status"] as? String == "valid", "\(terminal)")
+            #expect(groups.contains("DG3") && groups.contains("DG4"), "\(groups)")
+        }
+        #expect(FileManager.default.fileExists(atPath: dump.appendingPathComponent("DG3.bin").path))
+        #expect(FileManager.default.fileExists(atPath: dump.appendingPathComponent("DG4.bin").path))
+    }
+
+    @Test("refusals: an IS without finger rights, a chain to another CVCA, a signer that fails; the rest is read")
+    func refusals() async throws {
+        let directory = try await Self.chain(isRights: ["--read-iris"])
+        let other = try await Self.chain()
+        defer {
+            try? FileManager.default.removeItem(at: directory)
+            try? FileManager.default.removeItem(at: other)
+        }
+        let outcomes = try await PCSCDHarness.withEmulatorCommand([
+            "--passport", "Fixtures/passports/utopia-demo.json", "--eac-cvca", directory.appendingPathComponent("UTCVCA00007.cvcert").path,
+        ]) {
+            [
+                try await Self.read(["--terminal-certificates", directory.appendingPathComponent("terminal").path,
+                                     "--terminal-key", directory.appendingPathComponent("is.pkcs8").path]),
+                // Same names, another CVCA's keys: the chip's signature checks fail.
+                try await Self.read(["--terminal-certificates", other.appendingPathComponent("terminal").path,
+                                     "--terminal-key", other.appendingPathComponent("is.pkcs8").path]),
+                try await Self.read(["--terminal-certificates", directory.appendingPathComponent("terminal").path,
+                                     "--terminal-key", "exec:echo 'the HSM is offline' >&2; exit 3"]),
+            ]
+        }
+        let (irisOnly, irisGroups) = try Self.report(outcomes[0])
+        #expect(irisOnly["status"] as? String == "valid")
+        #expect(irisGroups.contains("DG4") && !irisGroups.contains("DG3"), "\(irisGroups)")
+        let (wrongCVCA, wrongGroups) = try Self.report(outcomes[1])
+        #expect(wrongCVCA["status"] as? String == "invalid")
+        #expect((wrongCVCA["detail"] as? String)?.contains("PSO:Verify Certificate") == true, "\(wrongCVCA)")
+        #expect(!wrongGroups.contains("DG3") && wrongGroups.contains("DG1") && wrongGroups.contains("DG2"))
+        let (failedSigner, _) = try Self.report(outcomes[2])
+        #expect(failedSigner["status"] as? String == "invalid")
+        #expect((failedSigner["detail"] as? String)?.contains("the HSM is offline") == true, "\(failedSigner)")
+        for outcome in outcomes { #expect(outcome.status == 0, "TA refused is reported, not a failed read: \(outcome.standardError)") }
+    }
+
+    @Test("bad terminal options are refused before any card is touched")
+    func badOptions() async throws {
+        let onlyKey = try await runCommand(GBGBridgeBinary.path, ["read", "--can", "123456", "--terminal-key", "x.pkcs8"])
+        #expect(onlyKey.status != 0 && onlyKey.standardError.contains("--terminal-certificates and --terminal-key go together"))
+        let missing = try await runCommand(GBGBridgeBinary.path, ["read", "--can", "123456", "--terminal-certificates", "/nonexistent.cvcert",
+                                                                   "--terminal-key", "x.pkcs8", "--timeout", "1"])
+        #expect(missing.status == 2, "\(missing.standardError)")
+        #expect(missing.standardError.contains("/nonexistent.cvcert does not exist"), "\(missing.standardError)")
+        let noCVCA = try await runCommand(GBGBridgeBinary.path, ["emulate", "--passport", "Fixtures/passports/utopia-demo.json",
+                                                                  "--eac-cvca", "Fixtures/cvc/UTIS0000001.cvcert"])
+        #expect(noCVCA.status != 0 && noCVCA.standardError.contains("not a CVCA's"), "\(noCVCA.standardError)")
+    }
+}
