@@ -85,7 +85,7 @@ let package = Package(
         .target(name: "MRTDEmulator", dependencies: ["MRTD", "MRTDCrypto", "SmartCardCore", "CVCertificates"]),
         // nfc.read on a BridgeHost.
         .target(name: "GBGBridgeNFC", dependencies: [
-            "GBGBridge", "MRTD", "SmartCardCore", "ImageCodecs", .product(name: "Logging", package: "swift-log"),
+            "GBGBridge", "MRTD", "CVCertificates", "SmartCardCore", "ImageCodecs", .product(name: "Logging", package: "swift-log"),
             .product(name: "CoreMetrics", package: "swift-metrics"),
         ]),
         // V4L2 device queries (ioctl with a macro request code) for CameraDetector.
@@ -161,7 +161,7 @@ let package = Package(
         ),
         .testTarget(
             name: "GBGBridgeNFCTests",
-            dependencies: ["GBGBridgeNFC", "GBGBridge", "MRTD", "MRTDEmulator", "SmartCard", "TestSupport",
+            dependencies: ["GBGBridgeNFC", "CVCertificates", "GBGBridge", "MRTD", "MRTDEmulator", "SmartCard", "TestSupport",
                            .product(name: "PropertyBased", package: "swift-property-based")]
         ),
         .testTarget(

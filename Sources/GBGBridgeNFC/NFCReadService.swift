@@ -1,3 +1,4 @@
+import CVCertificates
 import Foundation
 import GBGBridge
 import Logging
@@ -19,6 +20,9 @@ public final class NFCReadService {
 
     public let backend: any CardReaderBackend
     public var trustStore: TrustStore
+    /// An Inspection System's credentials for Terminal Authentication: with them a page may ask
+    /// for DG3 (fingerprints) and DG4 (iris) of EAC documents (`constraints.extendedAccessControl`).
+    public var terminalCredentials: TerminalCredentials?
     /// The access-control protocols this reader performs (reported in `constraints`).
     public var accessControlProtocols: [String] = ["PACE", "BAC"]
 
@@ -78,6 +82,7 @@ public final class NFCReadService {
         (!readers.isEmpty, [
             "accessControl": .array(accessControlProtocols.map { .string($0) }),
             "readers": .array(readers.map { .string($0.name) }),
+            "extendedAccessControl": .bool(terminalCredentials != nil),
         ])
     }
 
@@ -206,7 +211,7 @@ public final class NFCReadService {
                 host?.send(event: Self.progressEvent, data: Self.progressData(progress, requestId: requestId))
             }
         }
-        let outcome = await Self.read(request, backend: backend, trustStore: trustStore, progress: sink,
+        let outcome = await Self.read(request, backend: backend, trustStore: trustStore, terminal: terminalCredentials, progress: sink,
                                       timeline: (readLog, timeline))
         sink.finish()
         await forwarder.value
@@ -235,7 +240,7 @@ public final class NFCReadService {
 
     /// The read itself, off the main actor; its phases go to `timeline` (and the metrics) as they happen.
     nonisolated static func read(_ request: NFCReadRequest, backend: any CardReaderBackend, trustStore: TrustStore,
-                                 progress: AsyncStream<ReadProgress>.Continuation,
+                                 terminal: TerminalCredentials? = nil, progress: AsyncStream<ReadProgress>.Continuation,
                                  timeline: (log: NFCReadLog, read: ReadTimeline)? = nil) async -> Result<(ReadReport, ChipEvidence?), Failure> {
         let report = { @Sendable (step: ReadProgress) in
             timeline?.read.note(step)
@@ -265,6 +270,7 @@ public final class NFCReadService {
         var options = ReadOptions(dataGroups: request.dataGroups, verifyPassive: request.verifyPassive,
                                   verifyChip: request.verifyChip, verifyActive: request.verifyActive, trustStore: trustStore)
         options.activeAuthenticationChallenge = request.activeAuthenticationChallenge
+        options.terminal = terminal
         // A card that leaves the field mid-read is waited for again, as long as the request waits for a card.
         let readerName = connection.readerName
         let timeout = request.timeout

@@ -76,6 +76,8 @@ public struct ChipEvidence: Codable, Sendable, Hashable {
     public static let passiveAuthentication = "PASSIVE_AUTHENTICATION"
     public static let chipAuthentication = "CHIP_AUTHENTICATION"
     public static let activeAuthentication = "ACTIVE_AUTHENTICATION"
+    /// Terminal Authentication (EAC), recorded when it was tried.
+    package static let terminalAuthentication = "TERMINAL_AUTHENTICATION"
 
     /// The evidence of a read: its files, the host's verdicts, the AA exchange.
     public init(_ result: PassportReadResult) {
@@ -94,6 +96,9 @@ public struct ChipEvidence: Codable, Sendable, Hashable {
             activeDetail += exchange.challengeFromCaller ? "; challenge: the backend's" : "; challenge: random, chosen by the host"
         }
         auth.append(Auth(type: Self.activeAuthentication, result: Self.result(result.active.status), detail: activeDetail))
+        if result.terminal.status != .notChecked {
+            auth.append(Auth(type: Self.terminalAuthentication, result: Self.result(result.terminal.status), detail: result.terminal.detail))
+        }
         chip = Chip(lds: files, auth: auth, activeAuthentication: result.activeAuthenticationExchange.map {
             ActiveAuthenticationExchange(challenge: Data($0.challenge).base64EncodedString(), signature: Data($0.signature).base64EncodedString())
         })

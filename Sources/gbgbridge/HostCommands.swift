@@ -1,4 +1,5 @@
 import ArgumentParser
+import CVCertificates
 import CGBGBridgeCLI
 import Foundation
 import GBGBridge
@@ -144,6 +145,8 @@ struct ServeCommand: AsyncParsableCommand {
 
     @OptionGroup var trustOptions: TrustOptions
 
+    @OptionGroup var terminalOptions: TerminalOptions
+
     @Option(name: .long, help: "Serve the files of this directory at / (for a local journey).")
     var `static`: String?
 
@@ -189,6 +192,8 @@ struct ServeCommand: AsyncParsableCommand {
         var metricsListen: ListenAddress?
         var logFormat = LogFormat.text
         var diagnostics = false
+        var terminalCertificates: [String] = []
+        var terminalKey: String?
         var configFile: String?
     }
 
@@ -222,6 +227,11 @@ struct ServeCommand: AsyncParsableCommand {
         }
         result.logFormat = logFormat ?? file.logFormat.flatMap(LogFormat.init(rawValue:)) ?? .text
         result.diagnostics = diagnostics ?? file.diagnostics ?? false
+        result.terminalCertificates = terminalOptions.terminalCertificates.isEmpty ? file.terminalCertificates ?? [] : terminalOptions.terminalCertificates
+        result.terminalKey = terminalOptions.terminalKey ?? file.terminalKey
+        if result.terminalCertificates.isEmpty != (result.terminalKey == nil) {
+            throw ValidationError("terminal-certificates and terminal-key go together (options or configuration)")
+        }
         guard (0...65_535).contains(result.port) else { throw ValidationError("--port must be between 0 and 65535") }
         if let kiosk = result.kiosk {
             guard let url = URL(string: kiosk), ["http", "https", "file"].contains(url.scheme ?? "") else {
@@ -254,6 +264,17 @@ struct ServeCommand: AsyncParsableCommand {
         let backend: any CardReaderBackend = settings.libnfcDevice.isEmpty && !settings.libnfcDiscover
             ? PCSCBackend() : CombinedReaderBackend.standard(libnfcDevices: settings.libnfcDevice, libnfcDiscovery: settings.libnfcDiscover)
         let nfc = NFCReadService(backend: backend, trustStore: trust, logger: logger)
+        if let key = settings.terminalKey {
+            do {
+                let credentials = try TerminalCredentials(certificates: try TerminalCredentials.certificates(at: settings.terminalCertificates),
+                                                          signer: try TerminalOptions.signer(key))
+                nfc.terminalCredentials = credentials
+                logger.info("Terminal Authentication as \(credentials.terminal.holderReference) (\(credentials.certificates.count) certificates): DG3/DG4 of EAC documents can be read")
+            } catch {
+                printError("gbgbridge serve: terminal credentials: \(error)")
+                throw ExitCode(2)
+            }
+        }
         nfc.startMonitoring()
         let cameras = CameraDetector.check()
         logger.info("cameras: \(cameras.hardwareAvailable ? cameras.devices.map(\.name).joined(separator: ", ") : "none") (stub cameras answer captures)")

@@ -32,10 +32,12 @@ struct ServeSettings: Sendable, Equatable {
     var metricsListen: String?
     var logFormat: String?
     var diagnostics: Bool?
+    var terminalCertificates: [String]?
+    var terminalKey: String?
 
     /// The keys a file may hold, as `serve`'s long options name them.
     static let keys = ["port", "allow-origin", "trust", "static", "kiosk", "headless", "kiosk-profile", "libnfc-device",
-                       "libnfc-discover", "verbose", "metrics-listen", "log-format", "diagnostics"]
+                       "libnfc-discover", "verbose", "metrics-listen", "log-format", "diagnostics", "terminal-certificates", "terminal-key"]
 
     /// What is wrong with a configuration file; `description` names the file, the key and the line.
     struct Problem: Error, CustomStringConvertible {
@@ -100,6 +102,8 @@ struct ServeSettings: Sendable, Equatable {
             case "metrics-listen": settings.metricsListen = try field.string()
             case "log-format": settings.logFormat = try field.string(oneOf: ["text", "json"])
             case "diagnostics": settings.diagnostics = try field.bool()
+            case "terminal-certificates": settings.terminalCertificates = try field.strings()
+            case "terminal-key": settings.terminalKey = try field.string()
             default: break
             }
         }
