@@ -74,7 +74,9 @@ let package = Package(
         // The eMRTD's data: MRZ and access keys, LDS files, security infos, DER.
         .target(name: "LDS", dependencies: ["SmartCardCore", "MRTDCrypto", "TextSanitizing"]),
         // Card-verifiable certificates (BSI TR-03110-3): parse, encode, sign, verify, chains.
-        .target(name: "CVCertificates", dependencies: ["LDS", "MRTDCrypto", "SmartCardCore"]),
+        .target(name: "CVCertificates", dependencies: ["LDS", "MRTDCrypto", "SmartCardCore", "CPKCS11Shim"]),
+        // PKCS#11 signing (dlopen of a module: an HSM, SoftHSM2) over the p11-kit header (libp11-kit-dev).
+        .target(name: "CPKCS11Shim", linkerSettings: [.linkedLibrary("dl")]),
         // Verifying what a chip gave: passive authentication, trust store, master lists, CRLs,
         // evidence. Links neither a card back end nor an image codec.
         .target(name: "MRTDVerification", dependencies: ["LDS", "SmartCardCore", "MRTDCrypto", "TextSanitizing"]),

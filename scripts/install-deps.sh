@@ -16,6 +16,7 @@ packages=(
   python3 python3-cryptography            # the backend example of Docs/server-side-verification.md, run by the tests
   python3-prometheus-client               # an independent parser of /metrics in the tests
   dpkg-dev binutils lintian               # scripts/package-deb.sh: dpkg-shlibdeps, strip, the package's check
+  libp11-kit-dev softhsm2                 # PKCS#11 terminal keys: the header, and SoftHSM2 as the token in the tests
 )
 
 missing=()

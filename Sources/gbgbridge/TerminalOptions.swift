@@ -8,7 +8,7 @@ struct TerminalOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Terminal Authentication: a CV certificate (.cvcert) or a directory of them — the Inspection System's, its DV's and any CVCA link certificates (the chain is found by CAR/CHR); repeatable.", valueName: "path"))
     var terminalCertificates: [String] = []
 
-    @Option(name: .long, help: ArgumentHelp("The Inspection System's private key: a PKCS#8 file (DER or PEM), or exec:COMMAND (a signer that reads the data to sign on stdin and prints the signature: raw, hex or base64; plain r‖s for ECDSA).", valueName: "KEY"))
+    @Option(name: .long, help: ArgumentHelp("The Inspection System's private key: a PKCS#8 file (DER or PEM), a pkcs11: URI (RFC 7512, e.g. pkcs11:token=kiosk;object=is?module-path=/usr/lib/softhsm/libsofthsm2.so&pin-source=file:/etc/gbgbridge/pin), or exec:COMMAND (a signer that reads the data to sign on stdin and prints the signature: raw, hex or base64; plain r‖s for ECDSA).", valueName: "KEY"))
     var terminalKey: String?
 
     init() {}
@@ -34,10 +34,7 @@ struct TerminalOptions: ParsableArguments {
             }
             return CommandSigner(command: command)
         }
-        if key.hasPrefix("pkcs11:") {
-            throw CVCertificateError(.unsupportedAlgorithm, field: "terminal key",
-                                     "PKCS#11 keys (pkcs11: URIs) are not supported by this build; use a PKCS#8 file or exec:COMMAND")
-        }
+        if key.hasPrefix("pkcs11:") { return try PKCS11Signer(uri: key) }
         return try PrivateKeySigner(contentsOf: URL(fileURLWithPath: key))
     }
 }

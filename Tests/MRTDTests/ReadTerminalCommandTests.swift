@@ -31,9 +31,10 @@ struct ReadTerminalCommandTests {
         return directory
     }
 
-    static func read(_ extra: [String]) async throws -> CommandOutcome {
+    static func read(_ extra: [String], environment: [String: String] = [:]) async throws -> CommandOutcome {
         try await runCommand(GBGBridgeBinary.path, ["read", "--document-number", "L898902C3", "--birth-date", "740812", "--expiry-date", "120415",
-                                                     "--trust", "Fixtures/pki/csca.cert.pem", "--timeout", "10", "--json"] + extra)
+                                                     "--trust", "Fixtures/pki/csca.cert.pem", "--timeout", "10", "--json"] + extra,
+                             environment: environment)
     }
 
     static func report(_ outcome: CommandOutcome) throws -> (terminal: [String: Any], groups: [String]) {
@@ -123,5 +124,58 @@ struct ReadTerminalCommandTests {
         let noCVCA = try await runCommand(GBGBridgeBinary.path, ["emulate", "--passport", "Fixtures/passports/utopia-demo.json",
                                                                   "--eac-cvca", "Fixtures/cvc/UTIS0000001.cvcert"])
         #expect(noCVCA.status != 0 && noCVCA.standardError.contains("not a CVCA's"), "\(noCVCA.standardError)")
+    }
+
+    static let softHSM = "/usr/lib/softhsm/libsofthsm2.so"
+
+    @Test("the key in a PKCS#11 token (SoftHSM2), named by a pkcs11: URI; a wrong PIN is refused",
+          .enabled(if: FileManager.default.fileExists(atPath: softHSM) && FileManager.default.isExecutableFile(atPath: "/usr/bin/softhsm2-util"),
+                   "needs SoftHSM2 (package softhsm2; scripts/install-deps.sh)"))
+    func keyInSoftHSM() async throws {
+        let directory = try await Self.chain()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // A private SoftHSM2 token store for this test.
+        let tokens = directory.appendingPathComponent("tokens")
+        try FileManager.default.createDirectory(at: tokens, withIntermediateDirectories: true)
+        let conf = directory.appendingPathComponent("softhsm2.conf")
+        try Data("directories.tokendir = \(tokens.path)\nobjectstore.backend = file\nlog.level = ERROR\n".utf8).write(to: conf)
+        let environment = ["SOFTHSM2_CONF": conf.path]
+        try await Self.run("openssl", ["pkey", "-inform", "DER", "-in", "is.pkcs8", "-out", "is.pem"], in: directory)
+        for arguments in [["--init-token", "--free", "--label", "kiosk", "--pin", "4321", "--so-pin", "87654321"],
+                          ["--import", directory.appendingPathComponent("is.pem").path, "--token", "kiosk", "--label", "is", "--id", "01", "--pin", "4321"]] {
+            let outcome = try await runCommand("/usr/bin/softhsm2-util", arguments, environment: environment)
+            try #require(outcome.status == 0, "softhsm2-util \(arguments.first ?? ""): \(outcome.standardOutput) \(outcome.standardError)")
+        }
+        let uri = "pkcs11:token=kiosk;object=is?module-path=\(Self.softHSM)&pin-value=4321"
+        let wrongPIN = "pkcs11:token=kiosk;id=%01?module-path=\(Self.softHSM)&pin-value=0000"
+        let outcomes = try await PCSCDHarness.withEmulatorCommand([
+            "--passport", "Fixtures/passports/utopia-demo.json", "--eac-cvca", directory.appendingPathComponent("UTCVCA00007.cvcert").path,
+        ]) {
+            [
+                try await Self.read(["--terminal-certificates", directory.appendingPathComponent("terminal").path, "--terminal-key", uri],
+                                    environment: environment),
+                try await Self.read(["--terminal-certificates", directory.appendingPathComponent("terminal").path, "--terminal-key", wrongPIN],
+                                    environment: environment),
+            ]
+        }
+        let (terminal, groups) = try Self.report(outcomes[0])
+        #expect(terminal["status"] as? String == "valid", "\(terminal)")
+        #expect(groups.contains("DG3") && groups.contains("DG4"))
+        let (refused, _) = try Self.report(outcomes[1])
+        #expect(refused["status"] as? String == "invalid")
+        #expect((refused["detail"] as? String)?.contains("PIN") == true, "\(refused)")
+        for outcome in outcomes {
+            #expect(!outcome.standardOutput.contains("4321") && !outcome.standardError.contains("4321"), "the PIN never appears")
+        }
+        // URI mistakes are refused before any card is touched, naming the attribute.
+        for (bad, says) in [("pkcs11:token=kiosk;object=is", "module-path is required"),
+                            ("pkcs11:token=kiosk;colour=blue?module-path=/x.so", "unknown path attribute 'colour'"),
+                            ("pkcs11:token=kiosk?module-path=/x.so", "name the key with object= or id="),
+                            ("pkcs11:object=is;id=%0?module-path=/x.so", "bad percent-encoding in id")] {
+            let outcome = try await runCommand(GBGBridgeBinary.path, ["read", "--can", "123456", "--timeout", "1",
+                                                                       "--terminal-certificates", directory.appendingPathComponent("terminal").path,
+                                                                       "--terminal-key", bad])
+            #expect(outcome.status == 2 && outcome.standardError.contains(says), "\(bad): \(outcome.standardError)")
+        }
     }
 }
