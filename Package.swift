@@ -73,6 +73,8 @@ let package = Package(
         .target(name: "MRTDCrypto", dependencies: ["COpenSSL", "COpenSSLShim"]),
         // The eMRTD's data: MRZ and access keys, LDS files, security infos, DER.
         .target(name: "LDS", dependencies: ["SmartCardCore", "MRTDCrypto", "TextSanitizing"]),
+        // DG3/DG4: ISO/IEC 19794-4 finger and 19794-6 iris image records in ICAO biometric templates.
+        .target(name: "Biometrics", dependencies: ["SmartCardCore"]),
         // Card-verifiable certificates (BSI TR-03110-3): parse, encode, sign, verify, chains.
         .target(name: "CVCertificates", dependencies: ["LDS", "MRTDCrypto", "SmartCardCore", "CPKCS11Shim"]),
         // PKCS#11 signing (dlopen of a module: an HSM, SoftHSM2) over the p11-kit header (libp11-kit-dev).
@@ -87,7 +89,7 @@ let package = Package(
         .target(name: "MRTDEmulator", dependencies: ["MRTD", "MRTDCrypto", "SmartCardCore", "CVCertificates"]),
         // nfc.read on a BridgeHost.
         .target(name: "GBGBridgeNFC", dependencies: [
-            "GBGBridge", "MRTD", "CVCertificates", "SmartCardCore", "ImageCodecs", .product(name: "Logging", package: "swift-log"),
+            "GBGBridge", "MRTD", "CVCertificates", "Biometrics", "SmartCardCore", "ImageCodecs", .product(name: "Logging", package: "swift-log"),
             .product(name: "CoreMetrics", package: "swift-metrics"),
         ]),
         // V4L2 device queries (ioctl with a macro request code) for CameraDetector.
@@ -158,7 +160,7 @@ let package = Package(
         ),
         .testTarget(
             name: "MRTDTests",
-            dependencies: ["MRTD", "CVCertificates", "MRTDVerification", "LDS", "GBGBridgeNFC", "MRTDCrypto", "SmartCard", "MRTDEmulator", "TestSupport", "ImageCodecs",
+            dependencies: ["MRTD", "CVCertificates", "Biometrics", "MRTDVerification", "LDS", "GBGBridgeNFC", "MRTDCrypto", "SmartCard", "MRTDEmulator", "TestSupport", "ImageCodecs",
                            .product(name: "PropertyBased", package: "swift-property-based")]
         ),
         .testTarget(
@@ -187,6 +189,7 @@ let package = Package(
             name: "MRTDEmulatorTests",
             dependencies: ["MRTDEmulator", "MRTD", "MRTDCrypto", "SmartCard", "TestSupport"]
         ),
+        .testTarget(name: "BiometricsTests", dependencies: ["Biometrics", "TestSupport"]),
         .testTarget(name: "CVCertificatesTests", dependencies: ["CVCertificates", "MRTDCrypto", "TestSupport"]),
         // OpenPACE against our emulator (as the terminal) and our reader (as the chip).
         .testTarget(

@@ -1,3 +1,4 @@
+import Biometrics
 import MRTD
 import Foundation
 import ImageCodecs
@@ -36,6 +37,39 @@ public struct ReadReport: Codable, Sendable, Hashable {
         public var signatureAlgorithm: String?
     }
 
+    /// One fingerprint or iris: where from, format, size, quality, the image as stored (base64),
+    /// and — for formats browsers cannot show (WSQ, raw pixels, JPEG 2000 outside Safari) — a note saying so.
+    public struct BiometricEntry: Codable, Sendable, Hashable {
+        public var position: Int
+        public var positionName: String
+        public var format: String
+        public var mimeType: String?
+        public var displayable: Bool
+        public var width: Int
+        public var height: Int
+        public var quality: Int?
+        public var image: String
+        public var note: String?
+
+        init(_ image: BiometricImage) {
+            position = image.position
+            positionName = image.positionName
+            format = image.format
+            mimeType = image.mimeType
+            displayable = image.displayable
+            width = image.width
+            height = image.height
+            quality = image.quality
+            self.image = Data(image.data).base64EncodedString()
+            switch image.format {
+            case "WSQ": note = "WSQ (the FBI's fingerprint format): browsers cannot show it; decode it on a backend (NBIS, JMRTD's WSQ decoder)"
+            case "raw": note = "uncompressed \(image.width)×\(image.height) 8-bit pixels, row by row: draw them on a canvas"
+            case "JPEG 2000": note = "JPEG 2000: only Safari shows it; transcode it on a backend for other browsers"
+            default: note = image.displayable ? nil : "\(image.format): browsers cannot show it"
+            }
+        }
+    }
+
     public struct Verification: Codable, Sendable, Hashable {
         public var passive: PassiveCheck
         public var chip: Check
@@ -66,6 +100,9 @@ public struct ReadReport: Codable, Sendable, Hashable {
     public var additionalPersonalDetails: [String: StringOrList]?
     public var additionalDocumentDetails: [String: StringOrList]?
     public var dataGroupsRead: [String]
+    /// DG3's fingerprints and DG4's irises (read after Terminal Authentication), each with its image.
+    public var fingerprints: [BiometricEntry]?
+    public var irises: [BiometricEntry]?
     public var verification: Verification
     /// How often the document left the reader's field during the read and the read went on
     /// after it came back (0 for an undisturbed read; absent in reports of saved dumps).
@@ -155,6 +192,8 @@ public struct ReadReport: Codable, Sendable, Hashable {
             additionalDocumentDetails = details
         }
         dataGroupsRead = result.dataGroupsRead
+        fingerprints = result.files[.dataGroup(3)].flatMap { try? BiometricDataGroup(bytes: $0) }?.images.map(BiometricEntry.init)
+        irises = result.files[.dataGroup(4)].flatMap { try? BiometricDataGroup(bytes: $0) }?.images.map(BiometricEntry.init)
         reconnections = result.accessControl == "none" ? nil : result.statistics.reconnections
         let passive = result.passive
         verification = Verification(

@@ -45,7 +45,20 @@ final class PCSCContext: Sendable {
         self.handle = Mutex(handle)
     }
 
+    /// pcsc-lite talks to pcscd with write(2) on a socket: a pcscd that stops or restarts under a
+    /// running process would kill it with SIGPIPE. A process that left SIGPIPE at its default gets
+    /// it ignored (EPIPE then reaches pcsc-lite, which reports the service as gone); a handler the
+    /// process installed itself is left alone.
+    private static let sigpipeIgnored: Bool = {
+        var current = sigaction()
+        guard sigaction(SIGPIPE, nil, &current) == 0 else { return false }
+        // A default disposition has no handler set.
+        if current.__sigaction_handler.sa_handler == nil { signal(SIGPIPE, SIG_IGN) }
+        return true
+    }()
+
     static func establish(purpose: String) async throws -> PCSCContext {
+        _ = sigpipeIgnored
         let thread = DedicatedThread(name: "pcsc-\(purpose)")
         do {
             let handle = try await thread.run { () throws -> SCARDCONTEXT in

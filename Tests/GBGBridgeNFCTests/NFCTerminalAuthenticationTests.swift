@@ -43,6 +43,13 @@ struct NFCTerminalAuthenticationTests {
         #expect(data["verification"]?["terminal"]?["status"] == "valid", "\(data["verification"] ?? .null)")
         let groups = data["dataGroupsRead"]?.arrayValue?.compactMap(\.stringValue) ?? []
         #expect(groups.contains("DG3") && groups.contains("DG4"), "\(groups)")
+        // The images, with what a browser can do with them said plainly.
+        let fingers = data["fingerprints"]?.arrayValue ?? []
+        #expect(fingers.count == 2)
+        #expect(fingers.first?["positionName"] == "right index finger" && fingers.first?["format"] == "raw")
+        #expect(fingers.first?["displayable"] == .bool(false) && fingers.first?["note"]?.stringValue?.contains("canvas") == true)
+        #expect((fingers.first?["image"]?.stringValue).flatMap { Data(base64Encoded: $0) }?.count == 64 * 64)
+        #expect(data["irises"]?.arrayValue?.count == 2)
     }
 
     @Test func withoutCredentialsDG3IsProtectedAndTerminalNotChecked() async throws {

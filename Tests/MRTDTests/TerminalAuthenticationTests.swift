@@ -1,3 +1,4 @@
+import Biometrics
 import CVCertificates
 import Foundation
 import MRTD
@@ -54,6 +55,12 @@ struct TerminalAuthenticationTests {
         #expect(result.passiveOutcome.status == .valid, "DG3 and DG4 are hashed in EF.SOD: \(result.passiveOutcome.detail)")
         #expect(result.chip.status == .valid)
         #expect(result.steps.contains { $0.name == "terminal authentication" && $0.outcome == "done" })
+        // The synthesised records parse as ISO/IEC 19794-4 and -6.
+        let fingers = try BiometricDataGroup(bytes: try #require(result.files[.dataGroup(3)]))
+        #expect(fingers.images.map(\.positionName) == ["right index finger", "left index finger"])
+        #expect(fingers.images.allSatisfy { $0.format == "raw" && $0.width == 64 && $0.data.count == 64 * 64 })
+        let irises = try BiometricDataGroup(bytes: try #require(result.files[.dataGroup(4)]))
+        #expect(irises.images.map(\.positionName) == ["right eye", "left eye"] && irises.unparsed.isEmpty)
     }
 
     @Test func withoutCredentialsDG3AndDG4AreProtectedAndTheRestIsRead() async throws {

@@ -1,0 +1,168 @@
+import SmartCardCore
+
+/// DG3 (fingerprints) or DG4 (irises): ICAO 9303-10 biometric information templates (7F61 with
+/// 7F60 templates: a header A1 and a biometric data block 5F2E), each block an ISO/IEC 19794-4
+/// finger image record (`FIR`) or 19794-6 iris image record (`IIR`). Records in other formats
+/// (the ISO/IEC 39794 forms) are kept as they are and named in `unparsed`.
+public struct BiometricDataGroup: Sendable, Hashable {
+    public var images: [BiometricImage]
+    /// Biometric data blocks that are not 19794 records this parser reads, with the reason.
+    public var unparsed: [String]
+
+    /// Parses DG3 (tag 63) or DG4 (tag 76).
+    public init(bytes: [UInt8]) throws(BiometricError) {
+        let outer: TLV
+        do {
+            outer = try BERTLV.parseSingle(bytes)
+        } catch {
+            throw BiometricError(field: "data group", "not one BER-TLV object: \(error.reason)")
+        }
+        guard outer.tag == 0x63 || outer.tag == 0x76 else {
+            throw BiometricError(field: "data group", "tag \(BERTLV.tagString(outer.tag)) is neither DG3 (63) nor DG4 (76)")
+        }
+        let group = try Self.children(outer).first { $0.tag == 0x7F61 }
+        guard let group else { throw BiometricError(field: "biometric information group", "no 7F61 template") }
+        images = []
+        unparsed = []
+        for template in try Self.children(group) where template.tag == 0x7F60 {
+            let parts = try Self.children(template)
+            guard let block = parts.first(where: { $0.tag == 0x5F2E || $0.tag == 0x7F2E }) else {
+                unparsed.append("a biometric information template without a data block")
+                continue
+            }
+            do {
+                switch Array(block.value.prefix(4)) {
+                case Array("FIR".utf8) + [0]: images += try FingerImageRecord.images(block.value)
+                case Array("IIR".utf8) + [0]: images += try IrisImageRecord.images(block.value)
+                default: unparsed.append("a \(block.value.count)-byte record that is not ISO/IEC 19794-4/-6 (an ISO/IEC 39794 form?)")
+                }
+            } catch {
+                unparsed.append(error.description)
+            }
+        }
+    }
+
+    static func children(_ tlv: TLV) throws(BiometricError) -> [TLV] {
+        do {
+            return try tlv.children()
+        } catch {
+            throw BiometricError(field: "biometric template \(BERTLV.tagString(tlv.tag))", "not a list of data objects: \(error.reason)")
+        }
+    }
+}
+
+/// Why a biometric data group or record could not be read; `field` names the part.
+public struct BiometricError: Error, Sendable, Hashable, CustomStringConvertible {
+    public let field: String
+    public let reason: String
+
+    public init(field: String, _ reason: String) {
+        self.field = field
+        self.reason = reason
+    }
+
+    public var description: String { "\(field): \(reason)" }
+}
+
+/// Big-endian fields of a record, bounds-checked.
+struct RecordReader {
+    let bytes: [UInt8]
+    var offset = 0
+    let record: String
+
+    init(_ bytes: [UInt8], record: String) {
+        self.bytes = bytes
+        self.record = record
+    }
+
+    mutating func number(_ count: Int, _ field: String) throws(BiometricError) -> Int {
+        guard offset + count <= bytes.count else { throw BiometricError(field: "\(record) \(field)", "the record ends early (byte \(offset))") }
+        let value = bytes[offset..<(offset + count)].reduce(0) { $0 << 8 | Int($1) }
+        offset += count
+        return value
+    }
+
+    mutating func take(_ count: Int, _ field: String) throws(BiometricError) -> [UInt8] {
+        guard count >= 0, offset + count <= bytes.count else {
+            throw BiometricError(field: "\(record) \(field)", "\(count) bytes announced, \(bytes.count - offset) left")
+        }
+        defer { offset += count }
+        return Array(bytes[offset..<(offset + count)])
+    }
+}
+
+/// ISO/IEC 19794-4:2005 finger image record: a 32-byte general header, then finger views.
+enum FingerImageRecord {
+    static func images(_ bytes: [UInt8]) throws(BiometricError) -> [BiometricImage] {
+        var reader = RecordReader(bytes, record: "finger record")
+        _ = try reader.take(8, "format and version")
+        let length = try reader.number(6, "length")
+        guard length <= bytes.count else { throw BiometricError(field: "finger record length", "\(length) bytes announced, \(bytes.count) there") }
+        _ = try reader.number(2, "capture device")
+        _ = try reader.number(2, "acquisition level")
+        let count = try reader.number(1, "number of fingers")
+        _ = try reader.number(1, "scale units")
+        _ = try reader.take(8, "resolutions")
+        _ = try reader.number(1, "pixel depth")
+        let compression = try reader.number(1, "compression")
+        _ = try reader.number(2, "reserved")
+        let (format, mime) = BiometricImage.fingerFormat(UInt8(truncatingIfNeeded: compression))
+        var images: [BiometricImage] = []
+        for _ in 0..<count where reader.offset < length {
+            let blockLength = try reader.number(4, "finger data block length")
+            guard blockLength >= 14 else { throw BiometricError(field: "finger data block length", "\(blockLength) is shorter than its header") }
+            let position = try reader.number(1, "finger position")
+            _ = try reader.number(1, "view count")
+            _ = try reader.number(1, "view number")
+            let quality = try reader.number(1, "quality")
+            _ = try reader.number(1, "impression type")
+            let width = try reader.number(2, "horizontal line length")
+            let height = try reader.number(2, "vertical line length")
+            _ = try reader.number(1, "reserved")
+            let image = try reader.take(blockLength - 14, "image data")
+            images.append(BiometricImage(kind: "finger", position: position, positionName: BiometricImage.fingerPosition(position), format: format,
+                                         mimeType: mime, displayable: BiometricImage.browsersShow(mime), width: width, height: height,
+                                         quality: quality == 255 ? nil : quality, data: image))
+        }
+        return images
+    }
+}
+
+/// ISO/IEC 19794-6:2005 iris image record: a 45-byte general header, then per eye (subtype) its images.
+enum IrisImageRecord {
+    static func images(_ bytes: [UInt8]) throws(BiometricError) -> [BiometricImage] {
+        var reader = RecordReader(bytes, record: "iris record")
+        _ = try reader.take(8, "format and version")
+        let length = try reader.number(4, "length")
+        guard length <= bytes.count else { throw BiometricError(field: "iris record length", "\(length) bytes announced, \(bytes.count) there") }
+        _ = try reader.number(2, "capture device")
+        let subtypes = try reader.number(1, "number of subtypes")
+        let headerLength = try reader.number(2, "header length")
+        _ = try reader.number(2, "image properties")
+        _ = try reader.number(2, "iris diameter")
+        let imageFormat = try reader.number(2, "image format")
+        let width = try reader.number(2, "width")
+        let height = try reader.number(2, "height")
+        reader.offset = max(reader.offset, headerLength)
+        guard headerLength >= 29, headerLength <= length else {
+            throw BiometricError(field: "iris record header length", "\(headerLength) is not a 19794-6 header length")
+        }
+        let (format, mime) = BiometricImage.irisFormat(imageFormat)
+        var images: [BiometricImage] = []
+        for _ in 0..<subtypes where reader.offset < length {
+            let subtype = try reader.number(1, "subtype")
+            let count = try reader.number(2, "number of images")
+            for _ in 0..<count {
+                _ = try reader.number(2, "image number")
+                let quality = try reader.number(1, "quality")
+                _ = try reader.number(4, "rotation")
+                let imageLength = try reader.number(4, "image length")
+                let image = try reader.take(imageLength, "image data")
+                images.append(BiometricImage(kind: "iris", position: subtype, positionName: BiometricImage.irisPosition(subtype), format: format,
+                                             mimeType: mime, displayable: BiometricImage.browsersShow(mime),
+                                             width: width, height: height, quality: quality == 255 || quality == 254 ? nil : quality, data: image))
+            }
+        }
+        return images
+    }
+}
