@@ -166,3 +166,20 @@ public struct ChildProcessError: Error, Sendable, CustomStringConvertible {
         "cannot start \(executable): \(String(cString: strerror(errno)))"
     }
 }
+
+extension ChildProcess {
+
+    /// Makes a write to a pipe or socket whose reader is gone an EPIPE error instead of a SIGPIPE
+    /// that kills the process — unless the process installed a SIGPIPE handler of its own. Call it
+    /// before writing to a child's pipe (a browser that crashed must not take the host with it).
+    public static func ignoreBrokenPipes() {
+        _ = sigpipeIgnored
+    }
+
+    private static let sigpipeIgnored: Bool = {
+        var current = sigaction()
+        guard sigaction(SIGPIPE, nil, &current) == 0 else { return false }
+        if current.__sigaction_handler.sa_handler == nil { signal(SIGPIPE, SIG_IGN) }
+        return true
+    }()
+}

@@ -23,6 +23,8 @@ public final class ChromiumProcess: Sendable {
     /// Starts Chromium with `arguments` (plus the pipe and profile flags) and connects DevTools.
     public init(executable: String? = nil, arguments: [String], userDataDirectory: URL? = nil,
                 maxQueuedPageMessageBytes: Int = 64 << 20, eventMethods: Set<String>? = nil) throws {
+        // Chromium may crash while we write to its pipe: that is EPIPE here, never SIGPIPE.
+        ChildProcess.ignoreBrokenPipes()
         guard let path = executable ?? Self.executable() else {
             throw DevToolsError("Chromium is not installed (apt-get install chromium)")
         }

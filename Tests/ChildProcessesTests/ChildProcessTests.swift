@@ -101,3 +101,19 @@ final class ResultBox<T: Sendable>: @unchecked Sendable {
     func set(_ result: Result<T, any Error>) { self.result = result }
     func get() throws -> T { try result!.get() }
 }
+
+@Suite("Broken pipes")
+struct BrokenPipeTests {
+    @Test("after ignoreBrokenPipes, writing to a pipe nobody reads is EPIPE, not a SIGPIPE that kills the process")
+    func writeToAClosedPipe() {
+        ChildProcess.ignoreBrokenPipes()
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        close(fds[0])
+        var byte: UInt8 = 1
+        let written = write(fds[1], &byte, 1)
+        let code = errno
+        close(fds[1])
+        #expect(written == -1 && code == EPIPE)
+    }
+}
