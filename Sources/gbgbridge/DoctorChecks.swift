@@ -166,6 +166,12 @@ enum DoctorChecks {
 
     /// The trust store: anchors by country, the earliest expiry, CRLs past their next update.
     static func trustStore(paths: [String], now: Double = Date().timeIntervalSince1970) -> DoctorCheck {
+        let (store, problems) = loadTrust(paths)
+        return trustHealth(store, paths: paths, problems: problems, now: now)
+    }
+
+    /// Every path that loads, and why the others did not.
+    static func loadTrust(_ paths: [String]) -> (store: TrustStore, problems: [String]) {
         var store = TrustStore()
         var problems: [String] = []
         for path in paths {
@@ -175,7 +181,7 @@ enum DoctorChecks {
                 problems.append("\(path): \(error.reason)")
             }
         }
-        return trustHealth(store, paths: paths, problems: problems, now: now)
+        return (store, problems)
     }
 
     /// How a loaded trust store stands: what `doctor`, `trust status` and `/diagnostics.json` say of it.

@@ -31,15 +31,7 @@ struct TrustStatusCommand: AsyncParsableCommand {
     func run() async throws {
         let paths = trust.isEmpty ? [TrustCommand.defaultStore] : trust
         let now = Date().timeIntervalSince1970
-        var store = TrustStore()
-        var problems: [String] = []
-        for path in paths {
-            do {
-                try store.add(path: URL(fileURLWithPath: path))
-            } catch {
-                problems.append("\(path): \(error.reason)")
-            }
-        }
+        let (store, problems) = DoctorChecks.loadTrust(paths)
         let check = DoctorChecks.trustHealth(store, paths: paths, problems: problems, now: now)
         let countries = Dictionary(grouping: store.certificates) { ($0.country ?? "?").uppercased() }.sorted { $0.key < $1.key }.map { country, anchors in
             let valid = anchors.filter { $0.isValid(at: now) }
