@@ -56,6 +56,10 @@ struct ReadCommand: AsyncParsableCommand {
             the read goes on where it stopped. --trace FILE records every APDU exchange as JSON \
             lines for a bug report: never the MRZ, CAN, keys, nonces or decrypted contents.
 
+            With --terminal-certificates and --terminal-key, Terminal Authentication (Extended \
+            Access Control) opens DG3 (fingerprints) and DG4 (iris) on chips that protect them; \
+            a refused TA is reported (verification.terminal) and does not fail the read.
+
             Exit status: 0 read (verified, or not verifiable: untrusted or no EF.SOD), \
             2 bad arguments, 3 access denied (wrong MRZ/CAN), 4 no card or timeout, \
             5 communication failure or card removed, 6 verification failed.
