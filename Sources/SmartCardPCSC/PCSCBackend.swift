@@ -87,8 +87,13 @@ final class PCSCContext: Sendable {
     }
 
     /// Interrupts a blocking SCardGetStatusChange on this context (callable from any thread).
+    /// Under the handle's lock, so it can never reach a context `release()` is handing back:
+    /// pcsc-lite's SCardCancel takes no context lock of its own, and a cancel racing
+    /// SCardReleaseContext can touch freed memory.
     func cancelBlockingCall() {
-        if let value = handle.withLock({ $0 }) { _ = SCardCancel(value) }
+        handle.withLock { value in
+            if let value { _ = SCardCancel(value) }
+        }
     }
 
     func release() {
