@@ -188,6 +188,11 @@ extension VirtualPassportChip {
                 }
                 state.pace = nil
                 state.terminal.chipIdentifier = session.ephemeralPublic.map { PACE.compressed($0, domain: domain) }
+                if session.info.protocolID.mapping == .chipAuthenticationMapping {
+                    // PACE-CAM authenticated the chip: Terminal Authentication may sign the
+                    // terminal's PACE key (Chip Authentication, when run, replaces it with its own).
+                    state.terminal.ephemeralKey = PACE.compressed(terminalEphemeral, domain: domain)
+                }
                 state.sm = PACE.secureMessaging(encryptionKey: keys.encryption, macKey: keys.mac, type: type)
                 state.authenticated = true
                 state.statistics.paceSuccesses += 1

@@ -29,6 +29,9 @@ public struct EACConfiguration: Sendable {
 /// What a chip remembers of Terminal Authentication: per session (the keys imported from
 /// certificates, the terminal chosen, what was granted) and for good (its date, new trust points).
 enum ChipTerminalAuthentication {
+    /// id-TA (BSI TR-03110-3 A.1.1.3), the OID of TerminalAuthenticationInfo in DG14.
+    static let protocolOID = "0.4.0.127.0.7.2.2.2"
+
     struct Key {
         let key: CVPublicKey
         let role: CertificateHolderAuthorization.Role
@@ -70,7 +73,7 @@ extension VirtualPassportChip {
 
     /// Whether `fid` (in the eMRTD application) is open: DG3 and DG4 of an EAC chip only after TA granted them.
     func eacAllows(fid: UInt16, _ state: State) -> Bool {
-        guard passport.eac != nil, fid == 0x0103 || fid == 0x0104 else { return true }
+        guard fid == 0x0103 || fid == 0x0104, passport.eac != nil || passport.biometricsBehindEAC else { return true }
         guard let granted = state.terminal.granted else { return false }
         return fid == 0x0103 ? granted.readsDG3 : granted.readsDG4
     }

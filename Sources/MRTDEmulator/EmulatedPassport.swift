@@ -43,6 +43,9 @@ public struct EmulatedPassport: Sendable {
     public var chipAuthenticationMappingKey: PrivateKey?
     /// Extended Access Control: DG3/DG4 behind Terminal Authentication, EF.CVCA naming the trust points.
     public var eac: EACConfiguration?
+    /// DG3/DG4 are behind Extended Access Control (as on every EU passport): without `eac` (no
+    /// trust point configured) no terminal can open them, and they answer 6982 like a real chip's.
+    public var biometricsBehindEAC = false
 
     /// Offers PACE-CAM: EF.CardAccess with `info`, EF.CardSecurity signed by `signer` with the
     /// chip's static public key on the PACE curve.
@@ -190,6 +193,10 @@ public struct EmulatedPassport: Sendable {
             // A copy holds a key of its own; DG14 (copied, signed) publishes the genuine chip's.
             caKey = description.clone == true && !keyInCardSecurity ? try Self.chipAuthentication(setting).0 : key
         }
+        if description.biometrics == true {
+            // TerminalAuthenticationInfo (ICAO 9303-11 §9.2.6): id-TA, version 1.
+            securityInfos.append(DER.sequence(DER.oid(ChipTerminalAuthentication.protocolOID), DER.integer(1)))
+        }
         let digestName = description.chip?.sodDigest ?? "SHA-256"
         guard let digest = DigestAlgorithm(rawValue: digestName.uppercased()) else {
             throw EmulatorError("unknown sodDigest '\(digestName)'; use SHA-1, SHA-224, SHA-256, SHA-384 or SHA-512")
@@ -208,6 +215,7 @@ public struct EmulatedPassport: Sendable {
         activeAuthenticationKey = activeKey
         activeAuthenticationDigest = activeDigest
         chipAuthenticationKey = caKey
+        biometricsBehindEAC = description.biometrics == true
         chipAuthenticationProtocol = caProtocol
         try configureAccess(description, caKeyInCardSecurity: keyInCardSecurity, signer: signer)
         // DG14 repeats the SecurityInfos of EF.CardAccess for PACE, so a reader can check the

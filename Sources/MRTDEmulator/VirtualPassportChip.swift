@@ -59,6 +59,8 @@ public final class VirtualPassportChip: Sendable {
         var terminal = ChipTerminalAuthentication.State()
         /// What GET RESPONSE still has to hand over (`getResponseAnswers`).
         var pendingAnswer: [UInt8] = []
+        /// A command chain in progress (CLA b5): its INS and the data of the links so far.
+        var chain: (ins: UInt8, data: [UInt8])?
         var statistics = Statistics()
     }
 
@@ -324,6 +326,7 @@ public final class VirtualPassportChip: Sendable {
     }
 
     func dropSession(_ state: inout State) {
+        state.chain = nil
         state.sm = nil
         state.pendingSession = nil
         state.chipAuthenticationSelected = false
@@ -332,8 +335,33 @@ public final class VirtualPassportChip: Sendable {
         state.terminal = ChipTerminalAuthentication.State()
     }
 
+    /// The most data a command chain may gather (an RSA-4096 CVCA certificate is ~1.1 KB).
+    static let maxChainedData = 4_096
+
     private func execute(_ command: CommandAPDU, _ state: inout State) -> ResponseAPDU {
         guard command.cla & 0xE0 == 0x00 else { return ResponseAPDU(statusWord: .claNotSupported) }
+        var command = command
+        // Command chaining (ISO/IEC 7816-4 §5.3.3) for a command whose data does not fit one short
+        // APDU (PSO:Verify Certificate, EXTERNAL AUTHENTICATE with a long signature): each link is
+        // answered 9000 and the last one carries the whole. GENERAL AUTHENTICATE's chains are
+        // PACE's steps, each a command of its own.
+        if command.ins != 0x86 {
+            if let chain = state.chain, chain.ins != command.ins {
+                state.chain = nil
+                return ResponseAPDU(statusWord: StatusWord(rawValue: 0x6883))
+            }
+            let data = (state.chain?.data ?? []) + command.data
+            guard data.count <= Self.maxChainedData else {
+                state.chain = nil
+                return ResponseAPDU(statusWord: .wrongLength)
+            }
+            if command.cla & 0x10 != 0 {
+                state.chain = (command.ins, data)
+                return ResponseAPDU(statusWord: .success)
+            }
+            state.chain = nil
+            command.data = data
+        }
         switch command.ins {
         case 0xA4: return select(command, &state)
         case 0xB0, 0xB1: return readBinary(command, &state)

@@ -186,7 +186,10 @@ struct EmulateCommand: AsyncParsableCommand {
         chipContent.eac = try eacConfiguration()
         if let eac = chipContent.eac {
             print("EAC: trust points \(eac.trustPoints.map(\.holderReference).joined(separator: ", ")), chip date \(eac.date)"
-                  + (chipContent.chipAuthenticationKey == nil ? " (warning: the passport has no Chip Authentication, so no terminal can authenticate)" : ""))
+                  + (chipContent.chipAuthenticationKey == nil && chipContent.chipAuthenticationMappingKey == nil
+                     ? " (warning: the passport has neither Chip Authentication nor PACE-CAM, so no terminal can authenticate)" : ""))
+        } else if chipContent.biometricsBehindEAC {
+            print("DG3/DG4 are behind Extended Access Control and no trust point was given (--eac-cvca FILE): no terminal can open them")
         }
         let chip = VirtualPassportChip(passport: chipContent)
         if latency != nil || bitRate != nil {

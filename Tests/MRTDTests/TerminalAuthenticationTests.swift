@@ -6,6 +6,7 @@ import MRTDCrypto
 import MRTDEmulator
 import SmartCard
 import TestSupport
+import Synchronization
 import Testing
 
 /// Terminal Authentication (EAC v1) against the emulated EAC chip, with the CVCA → DV → IS chain
@@ -26,7 +27,7 @@ struct TerminalAuthenticationTests {
     static func chip(passport name: String = "utopia-demo", date: String = "261124", trustPoints: [CVCertificate]? = nil) throws -> VirtualPassportChip {
         var description = try TestFixtures.description(name)
         description.biometrics = true
-        var passport = try EmulatedPassport(description: description, baseDirectory: TestFixtures.url("passports"),
+        var passport = try EmulatedPassport(description: description, baseDirectory: TestFixtures.url("passports/\(name)").deletingLastPathComponent(),
                                             signer: try TestFixtures.documentSigner())
         passport.eac = EACConfiguration(trustPoints: try trustPoints ?? [cvc("UTCVCA00001")], date: try #require(CVDate(date)))
         return VirtualPassportChip(passport: passport)
@@ -122,6 +123,95 @@ struct TerminalAuthenticationTests {
         #expect(result.terminal.status == .invalid)
         #expect(result.terminal.detail.contains("needs Chip Authentication"), "\(result.terminal.detail)")
         #expect(result.absent[.dataGroup(3)] == .protected && result.files[.dataGroup(1)] != nil)
+    }
+
+    /// The EU documents among the field profiles carry DG3/DG4 behind EAC. DE passports do PACE-CAM
+    /// and offer Chip Authentication too (TA v1 signs CA's ephemeral key: CA runs after PACE-CAM);
+    /// FI documents do PACE-CAM only (TA signs the terminal's PACE key); the others PACE-GM + CA.
+    @Test(arguments: ["field/de-passport-2023", "field/fi-passport-2024", "field/fi-idcard-2023", "field/at-passport-2023",
+                      "field/fr-passport-2017", "field/fr-idcard-2024", "field/nl-passport-2025", "field/pt-passport-2026"])
+    func euFieldProfilesOpenDG3AndDG4(profile: String) async throws {
+        #expect(try TestFixtures.description(profile).biometrics == true, "an EU document carries fingerprints")
+        let chip = try Self.chip(passport: profile)
+        let result = try await Self.read(chip, passport: profile, credentials: try Self.credentials())
+        #expect(result.terminal.status == .valid, "\(profile): \(result.terminal.detail)")
+        #expect(result.files[.dataGroup(3)] != nil && result.files[.dataGroup(4)] != nil, "\(profile): \(result.absent)")
+        #expect(result.chip.status == .valid, "\(profile): \(result.chip.detail)")
+        #expect(result.passiveOutcome.status == .valid, "\(profile): \(result.passiveOutcome.detail)")
+        // Without credentials the same chip keeps them closed (6982), the rest is read.
+        let closed = try await Self.read(try Self.chip(passport: profile), passport: profile, credentials: nil)
+        #expect(closed.absent[.dataGroup(3)] == .protected && closed.absent[.dataGroup(4)] == .protected)
+        #expect(closed.files[.dataGroup(1)] != nil)
+    }
+
+    @Test func afterPACECAMWithChipAuthenticationOfferedCAIsRunForTA() async throws {
+        let profile = "field/de-passport-2023"
+        let chip = try Self.chip(passport: profile)
+        let lines = Mutex<[String]>([])
+        var options = ReadOptions(trustStore: TestFixtures.testTrustStore)
+        options.terminal = try Self.credentials()
+        options.trace = APDUTrace { line in lines.withLock { $0.append(line) } }
+        let result = try await PassportReader(connection: EmulatedCardConnection(chip: chip), accessKey: try TestFixtures.accessKey(profile),
+                                              options: options).read()
+        #expect(result.terminal.status == .valid, "\(result.terminal.detail)")
+        #expect(result.chip.detail.contains("PACE-CAM"), "the chip was proved by PACE-CAM: \(result.chip.detail)")
+        let steps = lines.withLock { $0 }.compactMap { line -> String? in
+            (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["step"] as? String
+        }
+        let ca = try #require(steps.lastIndex(of: "CA"), "Chip Authentication ran: \(Set(steps))")
+        let ta = try #require(steps.firstIndex(of: "TA"))
+        #expect(ca < ta)
+    }
+
+    @Test func withoutATrustPointAnEACChipKeepsDG3Closed() async throws {
+        // A biometrics chip with no EAC configuration: no terminal can authenticate; DG3/DG4 stay 6982.
+        var description = try TestFixtures.description("field/de-passport-2023")
+        description.biometrics = true
+        let passport = try EmulatedPassport(description: description, baseDirectory: TestFixtures.url("passports/field"),
+                                            signer: try TestFixtures.documentSigner())
+        let result = try await Self.read(VirtualPassportChip(passport: passport), passport: "field/de-passport-2023", credentials: try Self.credentials())
+        #expect(result.terminal.status == .invalid, "\(result.terminal.detail)")
+        #expect(result.absent[.dataGroup(3)] == .protected && result.files[.dataGroup(1)] != nil)
+    }
+
+    /// A chip without extended length and certificates longer than a protected short APDU (RSA
+    /// 3072: ~0.8 KB for the CVCA, ~0.4 KB for DV and IS): PSO:Verify Certificate goes as a
+    /// command chain (CLA 1C … 1C, then 0C), and the chip assembles and verifies each certificate.
+    @Test func longCertificatesGoAsCommandChainsToAShortAPDUChip() async throws {
+        func certificate(_ key: PrivateKey, issuer: PrivateKey, car: String, chr: String, role: CertificateHolderAuthorization.Role) throws -> CVCertificate {
+            var certificate = CVCertificate(authorityReference: car, publicKey: try CVPublicKey(key: key, algorithm: .rsaPSSSHA256, withDomainParameters: false),
+                                            holderReference: chr, authorization: .inspectionSystem(role: role, readDG3: true, readDG4: true),
+                                            effectiveDate: try #require(CVDate("260101")), expirationDate: try #require(CVDate("301231")))
+            try certificate.sign(with: issuer, algorithm: .rsaPSSSHA256)
+            return certificate
+        }
+        let (cvcaKey, dvKey, isKey) = (try PrivateKey.generateRSA(bits: 3072), try PrivateKey.generateRSA(bits: 3072), try PrivateKey.generateRSA(bits: 3072))
+        let cvca = try certificate(cvcaKey, issuer: cvcaKey, car: "UTRSACVCA001", chr: "UTRSACVCA001", role: .cvca)
+        let dv = try certificate(dvKey, issuer: cvcaKey, car: "UTRSACVCA001", chr: "UTRSADV00001", role: .dvDomestic)
+        let terminal = try certificate(isKey, issuer: dvKey, car: "UTRSADV00001", chr: "UTRSAIS00001", role: .terminal)
+        #expect(dv.verifyCertificateData.count > 255 && terminal.verifyCertificateData.count > 255)
+
+        var description = try TestFixtures.description("utopia-demo")
+        description.biometrics = true
+        description.chip = PassportDescription.ChipSettings(extendedLength: false)
+        var passport = try EmulatedPassport(description: description, baseDirectory: TestFixtures.url("passports"), signer: try TestFixtures.documentSigner())
+        passport.eac = EACConfiguration(trustPoints: [cvca], date: try #require(CVDate("261124")))
+        let lines = Mutex<[String]>([])
+        var options = ReadOptions(trustStore: TestFixtures.testTrustStore)
+        options.terminal = try TerminalCredentials(certificates: [dv, terminal], signer: PrivateKeySigner(key: isKey))
+        options.trace = APDUTrace { line in lines.withLock { $0.append(line) } }
+        let result = try await PassportReader(connection: EmulatedCardConnection(chip: VirtualPassportChip(passport: passport)),
+                                              accessKey: try TestFixtures.accessKey("utopia-demo"), options: options).read()
+        #expect(result.terminal.status == .valid, "\(result.terminal.detail)")
+        #expect(result.files[.dataGroup(3)] != nil && result.files[.dataGroup(4)] != nil)
+        #expect(result.statistics.extendedLength == false)
+        let commands = lines.withLock { $0 }.compactMap { line -> String? in
+            (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["command"] as? String
+        }
+        let chained = commands.filter { $0.hasPrefix("1C2A00BE") }.count
+        let last = commands.filter { $0.hasPrefix("0C2A00BE") }.count
+        #expect(last == 2 && chained >= 2, "PSO:Verify Certificate: \(chained) chained links, \(last) final")
+        #expect(commands.allSatisfy { $0.count / 2 <= 261 }, "only short APDUs")
     }
 
     @Test("through pcscd + vpcd: a valid chain reads DG3 and DG4")

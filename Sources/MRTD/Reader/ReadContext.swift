@@ -44,6 +44,8 @@ final class ReadContext {
     var chipAuthentication: ChipAuthenticationResult?
     /// Terminal Authentication's outcome, once tried.
     var terminalOutcome: VerificationOutcome?
+    /// The CVCAs EF.CVCA names (kept for Terminal Authentication again after tag loss).
+    var cvcaTrustPoints: [String]?
 
     // MARK: Files
 

@@ -129,9 +129,11 @@ extension CardSession {
         try await send(CommandAPDU(ins: 0x84, p1: 0, p2: 0, ne: length, forceExtended: forceExtended), protection)
     }
 
-    /// EXTERNAL AUTHENTICATE with `data` (BAC's E_IFD ‖ M_IFD with Le 40; a TA signature without).
+    /// EXTERNAL AUTHENTICATE with `data` (BAC's E_IFD ‖ M_IFD with Le 40; a TA signature without,
+    /// chained when an RSA signature is longer than a short APDU carries).
     package func externalAuthenticate(_ data: [UInt8], ne: Int? = nil, _ protection: Protection = .current) async throws(MRTDError) -> CardAnswer {
-        try await send(CommandAPDU(ins: 0x82, p1: 0, p2: 0, data: data, ne: ne), protection)
+        guard ne == nil else { return try await send(CommandAPDU(ins: 0x82, p1: 0, p2: 0, data: data, ne: ne), protection) }
+        return try await sendChained(CommandAPDU(ins: 0x82, p1: 0, p2: 0, data: data), protection)
     }
 
     /// INTERNAL AUTHENTICATE of Active Authentication with an 8-byte challenge.
@@ -141,8 +143,34 @@ extension CardSession {
     }
 
     /// PERFORM SECURITY OPERATION: VERIFY CERTIFICATE (P1 00, P2 BE) with a CV certificate's body
-    /// and signature (Terminal Authentication).
+    /// and signature (Terminal Authentication), chained when it is long (see `sendChained`).
     package func verifyCertificate(_ bodyAndSignature: [UInt8]) async throws(MRTDError) -> CardAnswer {
-        try await send(CommandAPDU(ins: 0x2A, p1: 0x00, p2: 0xBE, data: bodyAndSignature))
+        try await sendChained(CommandAPDU(ins: 0x2A, p1: 0x00, p2: 0xBE, data: bodyAndSignature))
     }
+
+    /// Sends `command` (no Le) in one APDU when the chip takes extended length or the data fits;
+    /// otherwise as a command chain (ISO/IEC 7816-4 §5.3.3, CLA b5; BSI TR-03110-3 allows either
+    /// for Terminal Authentication): each link protected on its own, the chip answering 9000 to
+    /// all but the last. What needs it: certificates with RSA keys, curves above 256 bits or a
+    /// CVCA's domain parameters, and RSA signatures.
+    private func sendChained(_ command: CommandAPDU, _ protection: Protection = .current) async throws(MRTDError) -> CardAnswer {
+        var rest = command.data[...]
+        if limits.extendedLength != true {
+            while rest.count > Self.chainLink {
+                var link = command
+                link.cla |= 0x10
+                link.data = Array(rest.prefix(Self.chainLink))
+                let answer = try await send(link, protection)
+                guard answer.status == .ok else { return answer }
+                rest = rest.dropFirst(Self.chainLink)
+            }
+        }
+        var last = command
+        last.data = Array(rest)
+        return try await send(last, protection)
+    }
+
+    /// The most data bytes in one link of a command chain: under secure messaging 223 plain bytes
+    /// make a 224-byte cryptogram, and DO'87' with DO'8E' then fill 238 of a short APDU's 255.
+    static let chainLink = 223
 }

@@ -11,6 +11,9 @@ package struct PACEResult: Sendable {
     /// Comp(PK_IC): the chip's ephemeral PACE key compressed (x coordinate, or SHA-1 of a DH value) —
     /// Terminal Authentication's ID_PICC after PACE.
     package var chipIdentifier: [UInt8] = []
+    /// Comp(PK_PCD): the terminal's ephemeral PACE key compressed — what Terminal Authentication
+    /// signs after PACE-CAM on a chip that offers no Chip Authentication to run.
+    package var terminalKey: [UInt8] = []
 
     /// The proof a PACE-CAM chip gives inside PACE (ICAO 9303-11 §4.4.3.5).
     package struct ChipAuthenticationMappingProof: Sendable {
@@ -132,6 +135,7 @@ package struct PACEProtocol {
         }
         var result = PACEResult(info: info, chipAuthenticationMapping: proof)
         result.chipIdentifier = PACE.compressed(chipKey, domain: domain)
+        result.terminalKey = PACE.compressed(ephemeral.publicKey, domain: domain)
         return result
     }
 

@@ -160,7 +160,8 @@ extension ReadContext {
     /// The chip that came back after tag loss, opened again: the same access control and, when
     /// Chip Authentication had succeeded, Chip Authentication with the same key, so data read from
     /// here on comes from the chip that was authenticated. A chip that cannot prove the key (or,
-    /// for PACE-CAM, the same mapping) is `differentChip`.
+    /// for PACE-CAM, the same mapping) is `differentChip`. Terminal Authentication that had
+    /// succeeded is done again, for DG3/DG4 not read yet.
     func reopen() async throws(MRTDError) {
         let repeated = chipAuthentication
         switch opening {
@@ -181,6 +182,7 @@ extension ReadContext {
             try await openWithBAC()
         }
         if let repeated, repeated.source == .dg14 { try await repeatChipAuthentication(repeated) }
+        try await repeatTerminalAuthentication()
     }
 
     /// Chip Authentication with the key the chip proved before it left, confirmed at once by a

@@ -61,14 +61,8 @@ extension ReadContext {
             }
         }
         guard listedDataGroups.contains(14) else { return }
-        if files[.dataGroup(14)] == nil, absent[.dataGroup(14)] == nil {
-            switch try await readFile(.dataGroup(14), index: 2, of: dataGroupsToRead.count + 2) {
-            case .content(let bytes): files[.dataGroup(14)] = bytes
-            case .absent(let why): absent[.dataGroup(14)] = why
-            }
-        }
         // Read before the card left and came back, DG14 is not read again.
-        guard let bytes = files[.dataGroup(14)] else { return }
+        guard let bytes = try await dg14() else { return }
         guard let infos = try? SecurityInfos(bytes: bytes) else {
             chipOutcome = VerificationOutcome(status: .invalid, detail: "DG14 cannot be parsed")
             chipKeySource = .dg14
@@ -80,6 +74,47 @@ extension ReadContext {
             return
         }
         try await runChipAuthentication(offer, source: .dg14)
+    }
+
+    /// DG14, read once (a read that failed is not tried again).
+    private func dg14() async throws(MRTDError) -> [UInt8]? {
+        if files[.dataGroup(14)] == nil, absent[.dataGroup(14)] == nil {
+            switch try await readFile(.dataGroup(14), index: 2, of: dataGroupsToRead.count + 2) {
+            case .content(let bytes): files[.dataGroup(14)] = bytes
+            case .absent(let why): absent[.dataGroup(14)] = why
+            }
+        }
+        return files[.dataGroup(14)]
+    }
+
+    /// What Chip Authentication run for Terminal Authentication gave.
+    enum ChipAuthenticationForTerminal {
+        case done(ChipAuthenticationResult)
+        case notOffered
+        case failed(String)
+    }
+
+    /// Chip Authentication run for Terminal Authentication on a chip PACE-CAM already proved:
+    /// TA version 1 signs CA's ephemeral key, so a chip that also offers CA (EF.CardSecurity or
+    /// DG14, as DE passports do) gets it now, as JMRTD does. When it fails the chip is opened again
+    /// (PACE-CAM's outcome stands).
+    func chipAuthenticationForTerminal() async throws(MRTDError) -> ChipAuthenticationForTerminal {
+        var found: (ChipAuthentication.Offer, ChipKeySource)?
+        if cardAccessOffersChipAuthentication, let security = cardSecurity, let infos = ChipAuthentication.cardSecurityInfos(security),
+           let offer = ChipAuthentication.offer(in: infos) {
+            found = (offer, .cardSecurity)
+        } else if listedDataGroups.contains(14), let bytes = try await dg14(), let infos = try? SecurityInfos(bytes: bytes),
+                  let offer = ChipAuthentication.offer(in: infos) {
+            found = (offer, .dg14)
+        }
+        guard let (offer, source) = found else { return .notOffered }
+        let result = try await ChipAuthenticationProtocol(offer: offer, source: source).run(on: session)
+        guard result.outcome.status == .valid else {
+            try await reauthenticate()
+            return .failed(result.outcome.detail)
+        }
+        chipAuthentication = result
+        return .done(result)
     }
 
     private func runChipAuthentication(_ offer: ChipAuthentication.Offer, source: ChipKeySource) async throws(MRTDError) {

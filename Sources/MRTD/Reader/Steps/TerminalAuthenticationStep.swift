@@ -14,9 +14,7 @@ extension ReadContext {
             terminalOutcome = VerificationOutcome(status: .notSupported, detail: "no DG3 or DG4 to read (the chip lists none, or none was asked for)")
             return
         }
-        guard let chipAuthentication, chipOutcome?.status == .valid else {
-            let why = chipOutcome.map { "it did not succeed: \($0.detail)" } ?? "it was not done (PACE-CAM or no chip key)"
-            terminalOutcome = VerificationOutcome(status: .invalid, detail: "Terminal Authentication needs Chip Authentication first, and \(why)")
+        guard let ephemeralKey = try await terminalAuthenticationKey() else {
             deny(wanted)
             return
         }
@@ -30,6 +28,49 @@ extension ReadContext {
             deny(wanted)
             return
         }
+        cvcaTrustPoints = trustPoints
+        try await runTerminalAuthentication(credentials, trustPoints: trustPoints, ephemeralKey: ephemeralKey, wanted: wanted)
+    }
+
+    /// Terminal Authentication again on the chip that came back after tag loss (new access
+    /// control, new Chip Authentication, so a new ID_PICC and ephemeral key): what TA opened
+    /// before stays open. A refusal now closes DG3/DG4 not read yet.
+    func repeatTerminalAuthentication() async throws(MRTDError) {
+        guard let credentials = options.terminal, terminalOutcome?.status == .valid, let trustPoints = cvcaTrustPoints else { return }
+        let wanted = protectedDataGroupsWanted.filter { files[.dataGroup($0)] == nil }
+        guard !wanted.isEmpty else { return }
+        guard let ephemeralKey = try await terminalAuthenticationKey() else {
+            deny(wanted)
+            return
+        }
+        try await runTerminalAuthentication(credentials, trustPoints: trustPoints, ephemeralKey: ephemeralKey, wanted: wanted)
+    }
+
+    /// Comp(PK_PCD), the ephemeral key TA v1 signs: Chip Authentication's. After PACE-CAM, CA is run
+    /// now when the chip offers it; a PACE-CAM chip offering none gets the terminal's PACE key.
+    /// `nil` (with the outcome set) when there is none.
+    private func terminalAuthenticationKey() async throws(MRTDError) -> [UInt8]? {
+        if let chipAuthentication, chipOutcome?.status == .valid {
+            return PACE.compressed(chipAuthentication.ephemeralPublicKey, domain: chipAuthentication.chipPublicKey.domain)
+        }
+        if mappingOutcome?.status == .valid, chipOutcome?.status == .valid {
+            switch try await chipAuthenticationForTerminal() {
+            case .done(let ca):
+                return PACE.compressed(ca.ephemeralPublicKey, domain: ca.chipPublicKey.domain)
+            case .failed(let detail):
+                terminalOutcome = VerificationOutcome(status: .invalid, detail: "Terminal Authentication after PACE-CAM needs the Chip Authentication the chip offers, and it failed: \(detail)")
+                return nil
+            case .notOffered:
+                if let key = pace?.terminalKey, !key.isEmpty { return key }
+            }
+        }
+        let why = chipOutcome.map { "it did not succeed: \($0.detail)" } ?? "it was not done (the chip offers no Chip Authentication)"
+        terminalOutcome = VerificationOutcome(status: .invalid, detail: "Terminal Authentication needs Chip Authentication first, and \(why)")
+        return nil
+    }
+
+    private func runTerminalAuthentication(_ credentials: TerminalCredentials, trustPoints: [String], ephemeralKey: [UInt8],
+                                           wanted: [Int]) async throws(MRTDError) {
         let chipIdentifier: [UInt8]
         if let pace {
             chipIdentifier = pace.chipIdentifier
@@ -40,9 +81,8 @@ extension ReadContext {
         } else {
             chipIdentifier = []
         }
-        let ephemeral = PACE.compressed(chipAuthentication.ephemeralPublicKey, domain: chipAuthentication.chipPublicKey.domain)
         let (outcome, rights) = try await TerminalAuthenticationProtocol(credentials: credentials, chipIdentifier: chipIdentifier,
-                                                                         ephemeralKey: ephemeral).run(on: session, trustPoints: trustPoints)
+                                                                         ephemeralKey: ephemeralKey).run(on: session, trustPoints: trustPoints)
         terminalOutcome = outcome
         guard let rights else {
             deny(wanted)
