@@ -15,26 +15,55 @@ struct ReadTerminalCommandTests {
         try #require(outcome.status == 0, "\(tool): \(outcome.standardError)")
     }
 
-    /// A chain in a fresh directory: CVCA (DG3+DG4), DV, and an IS with `rights`.
-    static func chain(isRights: [String] = ["--read-finger", "--read-iris"]) async throws -> URL {
+    /// A chain in a fresh directory: CVCA (DG3+DG4), DV, and an IS with `rights`; brainpoolP256r1
+    /// keys with ECDSA SHA-256, or RSA keys (`rsaBits`) with PKCS#1 v1.5 SHA-256.
+    static func chain(isRights: [String] = ["--read-finger", "--read-iris"], rsaBits: Int? = nil) async throws -> URL {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ta-cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory.appendingPathComponent("terminal"), withIntermediateDirectories: true)
-        try await run("openssl", ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:brainpoolP256r1", "-outform", "DER", "-out", "cvca.pkcs8"], in: directory)
+        let scheme = rsaBits == nil ? "--scheme=ECDSA_SHA_256" : "--scheme=RSA_v1_5_SHA_256"
+        let keyOptions = rsaBits.map { ["-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:\($0)"] }
+            ?? ["-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:brainpoolP256r1"]
+        try await run("openssl", ["genpkey"] + keyOptions + ["-outform", "DER", "-out", "cvca.pkcs8"], in: directory)
         try await run("cvc-create", ["--role=cvca", "--type=is", "--chr=UTCVCA00007", "--expires=401231", "--sign-with=cvca.pkcs8",
-                                     "--scheme=ECDSA_SHA_256", "--read-finger", "--read-iris"], in: directory)
+                                     scheme, "--read-finger", "--read-iris"], in: directory)
         try await run("cvc-create", ["--role=dv_domestic", "--chr=UTDVIS00007", "--expires=391231", "--sign-with=cvca.pkcs8",
                                      "--sign-as=UTCVCA00007.cvcert", "--read-finger", "--read-iris", "--out-key=dv.pkcs8",
-                                     "--out-cert=terminal/UTDVIS00007.cvcert", "--scheme=ECDSA_SHA_256"], in: directory)
+                                     "--out-cert=terminal/UTDVIS00007.cvcert", scheme], in: directory)
         try await run("cvc-create", ["--role=terminal", "--chr=UTIS0000007", "--expires=351231", "--sign-with=dv.pkcs8",
                                      "--sign-as=terminal/UTDVIS00007.cvcert", "--out-key=is.pkcs8", "--out-cert=terminal/UTIS0000007.cvcert",
-                                     "--scheme=ECDSA_SHA_256"] + isRights, in: directory)
+                                     scheme] + isRights, in: directory)
         return directory
     }
 
-    static func read(_ extra: [String], environment: [String: String] = [:]) async throws -> CommandOutcome {
-        try await runCommand(GBGBridgeBinary.path, ["read", "--document-number", "L898902C3", "--birth-date", "740812", "--expiry-date", "120415",
-                                                     "--trust", "Fixtures/pki/csca.cert.pem", "--timeout", "10", "--json"] + extra,
+    static func read(_ extra: [String], environment: [String: String] = [:],
+                     key: [String] = ["--document-number", "L898902C3", "--birth-date", "740812", "--expiry-date", "120415"]) async throws -> CommandOutcome {
+        try await runCommand(GBGBridgeBinary.path, ["read"] + key + ["--trust", "Fixtures/pki/csca.cert.pem", "--timeout", "10", "--json"] + extra,
                              environment: environment)
+    }
+
+    @Test("field profiles: a DE passport (PACE-CAM, then CA for TA) and an FI passport (PACE-CAM only, short APDUs, an RSA chain sent in command chains)")
+    func fieldProfiles() async throws {
+        let ecdsa = try await Self.chain()
+        let rsa = try await Self.chain(rsaBits: 2048)
+        defer {
+            try? FileManager.default.removeItem(at: ecdsa)
+            try? FileManager.default.removeItem(at: rsa)
+        }
+        for (profile, directory, short, key) in [
+            ("de-passport-2023", ecdsa, false, ["--document-number", "FDE1296", "--birth-date", "780909", "--expiry-date", "330615"]),
+            ("fi-passport-2024", rsa, true, ["--document-number", "FFI1185", "--birth-date", "750606", "--expiry-date", "340615"]),
+        ] {
+            let outcome = try await PCSCDHarness.withEmulatorCommand(
+                ["--profile", profile, "--eac-cvca", directory.appendingPathComponent("UTCVCA00007.cvcert").path] + (short ? ["--no-extended-length"] : [])
+            ) {
+                try await Self.read(["--terminal-certificates", directory.appendingPathComponent("terminal").path,
+                                     "--terminal-key", directory.appendingPathComponent("is.pkcs8").path], key: key)
+            }
+            #expect(outcome.status == 0, "\(profile): \(outcome.standardError)")
+            let (terminal, groups) = try Self.report(outcome)
+            #expect(terminal["status"] as? String == "valid", "\(profile): \(terminal)")
+            #expect(groups.contains("DG3") && groups.contains("DG4"), "\(profile): \(groups)")
+        }
     }
 
     static func report(_ outcome: CommandOutcome) throws -> (terminal: [String: Any], groups: [String]) {
