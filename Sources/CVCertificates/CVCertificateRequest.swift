@@ -128,6 +128,13 @@ public struct CVCertificateRequest: Sendable, Hashable, CustomStringConvertible 
         outerSignature = try algorithm.sign(outerSignedData(reference), with: key)
     }
 
+    /// The same, with the key wherever it lives (a token, a signing service).
+    public mutating func authenticate(with signer: any TerminalSigner, algorithm: CVSignatureAlgorithm, as reference: String) async throws(CVCertificateError) {
+        let signature = try await signer.sign(outerSignedData(reference), algorithm: algorithm)
+        outerAuthorityReference = reference
+        outerSignature = signature
+    }
+
     /// Checks the inner signature with the request's own key: the requester holds the private key.
     public func verifyInnerSignature() throws(CVCertificateError) {
         guard publicKey.algorithm.verify(innerSignature, over: body, with: try publicKey.publicKey()) else {

@@ -36,6 +36,13 @@ public struct CVDate: Sendable, Hashable, Comparable, CustomStringConvertible {
         day = parts.day ?? 1
     }
 
+    /// The start of the day (UTC), as a moment.
+    public var date: Date {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC") ?? .current
+        return calendar.date(from: DateComponents(year: year, month: month, day: day)) ?? Date(timeIntervalSince1970: 0)
+    }
+
     /// The six value bytes.
     public var bytes: [UInt8] {
         let yy = year % 100

@@ -91,6 +91,28 @@ public struct CVPublicKey: Sendable, Hashable {
         }
     }
 
+    /// A key held elsewhere (a token, a SubjectPublicKeyInfo file) for signing with `algorithm`.
+    public init(publicKey: PublicKey, algorithm: CVSignatureAlgorithm, withDomainParameters: Bool) throws(CVCertificateError) {
+        if algorithm.isRSA {
+            guard let (modulus, exponent) = publicKey.rsaComponents else {
+                throw CVCertificateError(.unsupportedAlgorithm, field: "public key", "\(algorithm.schemeName) needs an RSA key")
+            }
+            self.init(algorithm: algorithm, modulus: modulus, exponent: exponent)
+        } else {
+            guard let (curve, point) = publicKey.ecPoint else {
+                throw CVCertificateError(.unsupportedAlgorithm, field: "public key", "\(algorithm.schemeName) needs an EC key on a known curve")
+            }
+            self.init(algorithm: algorithm, domainParameters: withDomainParameters ? try DomainParameters(curve: curve) : nil, point: point)
+        }
+    }
+
+    /// The standard curve the point of an EC key lies on — for a DV or terminal key checked
+    /// without its CVCA (which holds the domain parameters). A point lies on one curve of a size.
+    public var standardCurve: EllipticCurve? {
+        guard let point, !algorithm.isRSA else { return nil }
+        return EllipticCurve.all.first { $0.isValidPoint(point) }
+    }
+
     /// Parses the content of a 7F49 object.
     init(_ tlv: TLV) throws(CVCertificateError) {
         let fields: [TLV]

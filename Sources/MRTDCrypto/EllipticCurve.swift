@@ -153,7 +153,7 @@ func octetParameter(_ key: OpaquePointer, _ name: String) -> [UInt8]? {
 }
 
 extension EllipticCurve {
-    static let all: [EllipticCurve] = [.nistP192, .nistP224, .nistP256, .nistP384, .nistP521, .brainpoolP192r1, .brainpoolP224r1,
+    public static let all: [EllipticCurve] = [.nistP192, .nistP224, .nistP256, .nistP384, .nistP521, .brainpoolP192r1, .brainpoolP224r1,
                                        .brainpoolP256r1, .brainpoolP320r1, .brainpoolP384r1, .brainpoolP512r1]
 
     /// The curve and uncompressed point of an EC SubjectPublicKeyInfo — with a named curve, or

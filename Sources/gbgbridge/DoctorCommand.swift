@@ -51,6 +51,7 @@ struct DoctorCommand: AsyncParsableCommand {
         checks.append(DoctorChecks.kernelModules())
         checks.append(await DoctorChecks.libnfc(devices: libnfcDevice))
         checks.append(DoctorChecks.trustStore(paths: trustPaths))
+        checks.append(await DoctorChecks.terminalAuthentication(certificates: settings?.terminalCertificates ?? [], key: settings?.terminalKey))
         checks.append(DoctorChecks.chromium())
         checks.append(DoctorChecks.cameras())
         checks.append(DoctorChecks.port(host: host, port: port))

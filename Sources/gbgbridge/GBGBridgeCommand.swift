@@ -37,7 +37,7 @@ struct GBGBridgeCommand: AsyncParsableCommand {
             """,
         version: GBGBridgeVersion.current,
         subcommands: [ServeCommand.self, DemoCommand.self, ReadersCommand.self, ReadCommand.self, VerifyCommand.self,
-                      EmulateCommand.self, TranscriptCommand.self, DoctorCommand.self, TrustCommand.self],
+                      EmulateCommand.self, TranscriptCommand.self, DoctorCommand.self, TrustCommand.self, TerminalCommand.self],
         defaultSubcommand: nil
     )
 }

@@ -84,16 +84,14 @@ struct CVCertificateRequestTests {
         for name in ["UTCVCA00001.cvcert", "UTDVIS00001.cvcert", "UTDVIS00001.pkcs8"] {
             try Data(try Self.fixture(name)).write(to: directory.appendingPathComponent(name))
         }
-        // OpenPACE 1.1.2's cvc-print cannot parse a request body with the (optional) CAR — its
-        // template fails on the implicit APPLICATION 2 there, while it reads certificates' CARs —
-        // nor an authentication request (67). Requests for it go without CAR and unwrapped; our
-        // parser takes all forms, and our outer signature is checked with Python's cryptography.
-        let (request, _) = try Self.request(authenticated: false, authority: nil)
+        // OpenPACE 1.1.2's cvc-print does not parse an authentication request (67): the plain
+        // request goes to it, and our outer signature is checked with Python's cryptography.
+        let (request, _) = try Self.request(authenticated: false)
         let file = directory.appendingPathComponent("request.cvreq")
         try Data(request.encoded).write(to: file)
         let printed = try await runCommand("/usr/bin/env", ["-C", directory.path, "cvc-print", "--csr", file.path], timeout: .seconds(30))
         #expect(printed.status == 0, "\(printed.standardError)")
-        #expect(printed.standardOutput.contains("UTIS0000009"), "\(printed.standardOutput)")
+        #expect(printed.standardOutput.contains("UTIS0000009") && printed.standardOutput.contains("CAR: UTDVIS00001"), "\(printed.standardOutput)")
         #expect(printed.standardOutput.contains("certificate request verified") && !printed.standardOutput.contains("not verified"),
                 "\(printed.standardOutput)")
 
@@ -134,7 +132,7 @@ struct CVCertificateRequestTests {
         #expect(python.standardOutput.contains("outer signature verified"), "\(python.standardOutput) \(python.standardError)")
 
         // An altered request is not verified by cvc-print either.
-        var (altered, _) = try Self.request(authenticated: false, authority: nil)
+        var (altered, _) = try Self.request(authenticated: false)
         altered.innerSignature[5] ^= 0x01
         let alteredFile = directory.appendingPathComponent("altered.cvreq")
         try Data(altered.encoded).write(to: alteredFile)
@@ -142,16 +140,15 @@ struct CVCertificateRequestTests {
         #expect(refused.standardOutput.contains("not verified"), "\(refused.standardOutput)")
 
         // cvc-create issues an IS certificate from our request, signed by the DV.
-        let (newRequest, newKey) = try Self.request(authenticated: false, authority: nil)
+        let (newRequest, newKey) = try Self.request(authenticated: false)
         try Data(newRequest.encoded).write(to: directory.appendingPathComponent("new.cvreq"))
         let created = try await runCommand("/usr/bin/env", ["-C", directory.path, "cvc-create", "--role=terminal", "--type=is", "--csr=new.cvreq",
                                                             "--expires=351231", "--sign-with=UTDVIS00001.pkcs8", "--scheme=ECDSA_SHA_256",
                                                             "--read-finger", "--out-cert=issued.cvcert"], timeout: .seconds(30))
         #expect(created.status == 0, "\(created.standardError)")
         let issued = try CVCertificate(bytes: [UInt8](try Data(contentsOf: directory.appendingPathComponent("issued.cvcert"))))
-        // cvc-create's csr mode takes no --sign-as: the CAR is the request's (none here, so its own
-        // CHR); the signature is the DV key's all the same.
-        #expect(issued.holderReference == "UTIS0000009" && issued.authorityReference == "UTIS0000009", "\(issued)")
+        // cvc-create's csr mode takes no --sign-as: the CAR is the one the request names.
+        #expect(issued.holderReference == "UTIS0000009" && issued.authorityReference == "UTDVIS00001", "\(issued)")
         #expect(issued.publicKey.point == newRequest.publicKey.point)
         let dv = try CVCertificate(bytes: try Self.fixture("UTDVIS00001.cvcert"))
         let cvca = try CVCertificate(bytes: try Self.fixture("UTCVCA00001.cvcert"))

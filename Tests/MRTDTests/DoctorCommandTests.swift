@@ -8,7 +8,7 @@ import Testing
 /// already taken and a pcscd that is not there.
 @Suite("gbgbridge doctor", .serialized)
 struct DoctorCommandTests {
-    static let names = ["config", "pcscd", "readers", "card", "kernel-modules", "libnfc", "trust-store", "chromium", "cameras", "port"]
+    static let names = ["config", "pcscd", "readers", "card", "kernel-modules", "libnfc", "trust-store", "terminal-authentication", "chromium", "cameras", "port"]
 
     /// A TCP port nobody listens on now.
     static func freePort() throws -> Int { try freeLoopbackPort() }
@@ -132,5 +132,24 @@ struct DoctorCommandTests {
         #expect((checks["config"]?["finding"] as? String)?.contains("port \(port)") == true)
         #expect((checks["trust-store"]?["finding"] as? String)?.contains("1 CSCA certificate") == true, "\(checks["trust-store"] ?? [:])")
         #expect((checks["port"]?["finding"] as? String)?.contains("\(port)") == true, "\(checks["port"] ?? [:])")
+        #expect(Self.status(checks["terminal-authentication"]) == "ok")
+        #expect((checks["terminal-authentication"]?["finding"] as? String)?.contains("not configured") == true)
+    }
+
+    @Test("Terminal Authentication credentials in the configuration: usable, or the key is not the certificate's")
+    func terminalCredentials() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("doctor-ta-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let cvc = TestFixtures.url("cvc").path
+        for (key, expected) in [("UTIS0000001.pkcs8", "ok"), ("UTDVIS00001.pkcs8", "error")] {
+            let file = directory.appendingPathComponent("\(key).conf")
+            try Data("terminal-certificates: [\(cvc)]\nterminal-key: \(cvc)/\(key)\n".utf8).write(to: file)
+            let (_, checks, _) = try await Self.doctor(["--config", file.path])
+            let check = checks["terminal-authentication"]
+            #expect(Self.status(check) == expected, "\(key): \(check ?? [:])")
+            let finding = check?["finding"] as? String ?? ""
+            #expect(expected == "ok" ? finding.contains("UTIS0000001 may read DG3 and DG4") : finding.contains("another key"), "\(finding)")
+        }
     }
 }

@@ -1,0 +1,466 @@
+import ArgumentParser
+import CVCertificates
+import Foundation
+import MRTD
+import MRTDCrypto
+
+/// `gbgbridge terminal`: an Inspection System's credentials for Terminal Authentication —
+/// checked before a passport is on the reader, CV certificates and requests shown, and requests
+/// made for a new key.
+struct TerminalCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "terminal",
+        abstract: "Inspection System credentials for Terminal Authentication (DG3/DG4): check them, print CV certificates, make certificate requests.",
+        subcommands: [TerminalCheckCommand.self, TerminalPrintCommand.self, TerminalRequestCommand.self]
+    )
+}
+
+/// `gbgbridge terminal check`: what a chip will find wrong with the credentials, found first.
+struct TerminalCheckCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check",
+        abstract: "Check Terminal Authentication credentials: the chain, validity, rights, and that the key is the terminal certificate's.",
+        discussion: """
+            Signs a test message with --terminal-key (file, pkcs11: or exec:, as for read and serve) and verifies it \
+            with the terminal certificate's key. With --cvca, each chain is verified from that CVCA as a chip would \
+            (signatures, dates, roles); without, the chains are only followed by CAR/CHR and the curve is taken from \
+            the key itself. Exit status: 0 usable, 1 not (expired, key not the certificate's, broken chain, no DG3/DG4 \
+            rights), 2 bad arguments.
+            """
+    )
+
+    @OptionGroup var terminal: TerminalOptions
+
+    @Option(name: .long, help: ArgumentHelp("A CVCA certificate to verify the chain from (as a chip holds it); repeatable.", valueName: "file"))
+    var cvca: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp("The date to check against, YYMMDD (default: today, UTC). A chip's own date may lag behind.", valueName: "YYMMDD"))
+    var date: String?
+
+    @Flag(name: .long, help: "Print JSON: {\"status\", \"terminal\", \"chains\", \"key\", \"problems\"}.")
+    var json = false
+
+    func validate() throws {
+        guard !terminal.terminalCertificates.isEmpty, terminal.terminalKey != nil else {
+            throw ValidationError("give --terminal-certificates and --terminal-key")
+        }
+        if let date, CVDate(date) == nil { throw ValidationError("--date must be a date as YYMMDD") }
+    }
+
+    func run() async throws {
+        let day = date.flatMap(CVDate.init) ?? CVDate(Date())
+        let credentials: TerminalCredentials
+        let trustPoints: [CVCertificate]
+        do {
+            credentials = try terminal.load().unwrapped("no credentials")
+            trustPoints = try TerminalCredentials.certificates(at: cvca)
+        } catch {
+            if json { printJSON(["status": "error", "problems": ["\(error.field): \(error.reason)"]]) }
+            printError("gbgbridge terminal check: \(error.field): \(error.reason)")
+            throw ExitCode(1)
+        }
+        let report = await TerminalCheck.run(credentials, trustPoints: trustPoints, on: day)
+        if json {
+            printJSON(report.json)
+        } else {
+            for line in report.lines { print(line) }
+        }
+        if !report.problems.isEmpty { throw ExitCode(1) }
+    }
+}
+
+/// The checks of `terminal check` (and of `doctor` when the configuration names credentials).
+struct TerminalCheck {
+    var lines: [String] = []
+    var problems: [String] = []
+    var json: [String: Any] = [:]
+
+    static func run(_ credentials: TerminalCredentials, trustPoints: [CVCertificate], on day: CVDate) async -> TerminalCheck {
+        var check = TerminalCheck()
+        let terminal = credentials.terminal
+        let rights = [terminal.authorization.readsDG3 ? "DG3" : nil, terminal.authorization.readsDG4 ? "DG4" : nil].compactMap { $0 }
+        check.lines.append("terminal \(terminal.holderReference): \(TerminalPrint.kind(terminal.authorization)), may read \(rights.isEmpty ? "no biometric data group" : rights.joined(separator: " and ")); issued by \(terminal.authorityReference); valid \(terminal.effectiveDate) … \(terminal.expirationDate)")
+        if terminal.authorization.terminalType != CertificateHolderAuthorization.inspectionSystem {
+            check.problems.append("\(terminal.holderReference) is not an Inspection System certificate: an ePassport refuses it")
+        } else if rights.isEmpty {
+            check.problems.append("\(terminal.holderReference) may read neither DG3 nor DG4")
+        }
+        if !terminal.isValid(on: day) {
+            check.problems.append("\(terminal.holderReference) is not valid on \(day) (\(terminal.effectiveDate) … \(terminal.expirationDate))")
+        }
+
+        // Chains: to each given CVCA (verified), else to each CAR above the DV certificates (followed).
+        let roots = trustPoints.isEmpty
+            ? Array(Set(credentials.certificates.filter { $0.authorization.role == .dvDomestic || $0.authorization.role == .dvForeign }
+                .map(\.authorityReference))).sorted()
+            : trustPoints.map(\.holderReference)
+        var chains: [[String: Any]] = []
+        var curveKey: CVPublicKey?
+        for root in roots {
+            var entry: [String: Any] = ["cvca": root]
+            do {
+                let chain = try CVCertificateChain.build(to: [root], from: credentials.certificates, terminal: terminal)
+                entry["certificates"] = chain.certificates.map(\.holderReference)
+                let path = ([root] + chain.certificates.map(\.holderReference)).joined(separator: " → ")
+                if let cvca = trustPoints.first(where: { $0.holderReference == root }) {
+                    let effective = try chain.verify(trustPointKey: cvca.publicKey, on: day)
+                    entry["verified"] = true
+                    entry["rights"] = [effective.readsDG3 ? "DG3" : nil, effective.readsDG4 ? "DG4" : nil].compactMap { $0 }
+                    curveKey = curveKey ?? chain.certificates.reduce(cvca.publicKey) { $1.publicKey.inheriting(from: $0) }
+                    check.lines.append("chain \(path): verified from the CVCA for \(day)")
+                } else {
+                    entry["verified"] = false
+                    check.lines.append("chain \(path): followed by CAR/CHR (give --cvca \(root)'s certificate to verify it)")
+                }
+                for certificate in chain.certificates where !certificate.isValid(on: day) && certificate != terminal {
+                    check.problems.append("\(certificate.holderReference) (in the chain to \(root)) is not valid on \(day)")
+                }
+            } catch {
+                entry["verified"] = false
+                entry["problem"] = error.reason
+                // The terminal's own dates are a problem of their own already.
+                if !(error.code == .notValid && !terminal.isValid(on: day) && error.reason.hasPrefix(terminal.holderReference + " ")) {
+                    check.problems.append("chain to \(root): \(error.reason)")
+                }
+            }
+            chains.append(entry)
+        }
+        if roots.isEmpty { check.problems.append("no DV certificate among the certificates: the chain to a CVCA is missing") }
+
+        // The key: a test message signed by the signer and verified with the certificate's key.
+        var keyEntry: [String: Any] = [:]
+        var key = curveKey ?? terminal.publicKey
+        if key.domainParameters == nil, !key.algorithm.isRSA, let curve = key.standardCurve,
+           let parameters = try? CVPublicKey.DomainParameters(curve: curve) {
+            key.domainParameters = parameters
+            keyEntry["curve"] = curve.name
+        }
+        var nonce = [UInt8](repeating: 0, count: 32)
+        for index in nonce.indices { nonce[index] = UInt8.random(in: 0...255) }
+        let message = Array("gbgbridge terminal check".utf8) + nonce
+        do {
+            let signature = try await credentials.signer.sign(message, algorithm: terminal.publicKey.algorithm)
+            if key.algorithm.verify(signature, over: message, with: try key.publicKey()) {
+                keyEntry["status"] = "matches"
+                check.lines.append("key: signs for \(terminal.holderReference) (\(terminal.publicKey.algorithm.schemeName))")
+            } else {
+                keyEntry["status"] = "mismatch"
+                check.problems.append("the key's signature does not verify with \(terminal.holderReference)'s public key: it is another key")
+            }
+        } catch {
+            keyEntry["status"] = "error"
+            keyEntry["detail"] = error.reason
+            check.problems.append("the key could not sign: \(error.reason)")
+        }
+        let status = check.problems.isEmpty ? "ok" : "error"
+        check.lines += check.problems.map { "problem: \($0)" }
+        check.lines.append(status == "ok" ? "OK: usable for Terminal Authentication on \(day)" : "NOT USABLE: \(check.problems.count) problem\(check.problems.count == 1 ? "" : "s")")
+        check.json = ["status": status, "date": "\(day)", "terminal": TerminalPrint.json(terminal), "chains": chains, "key": keyEntry,
+                      "problems": check.problems]
+        return check
+    }
+}
+
+/// `gbgbridge terminal print`: CV certificates and requests in words (or JSON).
+struct TerminalPrintCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "print",
+        abstract: "Print CV certificates (.cvcert) and certificate requests (7F21 or 67): references, role, rights, dates, key.",
+        discussion: "Exit status: 0 all parsed, 1 a file is not a CV certificate or request (the field that is wrong is named)."
+    )
+
+    @Argument(help: ArgumentHelp("CV certificate or request files.", valueName: "file"))
+    var files: [String]
+
+    @Flag(name: .long, help: "Print a JSON array, one object per file.")
+    var json = false
+
+    func run() throws {
+        var objects: [[String: Any]] = []
+        var failed = false
+        for file in files {
+            guard let data = FileManager.default.contents(atPath: file) else {
+                printError("gbgbridge terminal print: cannot read \(file)")
+                objects.append(["file": file, "error": "cannot read"])
+                failed = true
+                continue
+            }
+            let bytes = [UInt8](data)
+            if let certificate = try? CVCertificate(bytes: bytes) {
+                var object = TerminalPrint.json(certificate)
+                object["file"] = file
+                objects.append(object)
+                if !json { print(TerminalPrint.text(certificate, file: file)) }
+            } else {
+                do {
+                    let request = try CVCertificateRequest(bytes: bytes)
+                    var object = TerminalPrint.json(request)
+                    object["file"] = file
+                    objects.append(object)
+                    if !json { print(TerminalPrint.text(request, file: file)) }
+                } catch {
+                    // Say what is wrong with it as a certificate when it looks like one.
+                    let reason = bytes.first == 0x7F || bytes.first != 0x67 ? (Self.certificateError(bytes) ?? error) : error
+                    printError("gbgbridge terminal print: \(file): \(reason.field): \(reason.reason)")
+                    objects.append(["file": file, "error": ["code": reason.code.rawValue, "field": reason.field, "message": reason.reason]])
+                    failed = true
+                }
+            }
+        }
+        if json { printJSON(objects) }
+        if failed { throw ExitCode(1) }
+    }
+
+    static func certificateError(_ bytes: [UInt8]) -> CVCertificateError? {
+        do {
+            _ = try CVCertificate(bytes: bytes)
+            return nil
+        } catch {
+            return error
+        }
+    }
+}
+
+enum TerminalPrint {
+    static func kind(_ authorization: CertificateHolderAuthorization) -> String {
+        let type: String
+        switch authorization.terminalType {
+        case CertificateHolderAuthorization.inspectionSystem: type = "Inspection System"
+        case CertificateHolderAuthorization.authenticationTerminal: type = "Authentication Terminal"
+        case CertificateHolderAuthorization.signatureTerminal: type = "Signature Terminal"
+        default: type = authorization.terminalType
+        }
+        switch authorization.role {
+        case .cvca: return "CVCA (\(type))"
+        case .dvDomestic: return "domestic DV (\(type))"
+        case .dvForeign: return "foreign DV (\(type))"
+        case .terminal: return type
+        }
+    }
+
+    static func keyDescription(_ key: CVPublicKey) -> String {
+        if key.algorithm.isRSA { return "\(key.algorithm.schemeName), RSA \((key.modulus?.count ?? 0) * 8) bits" }
+        let curve = key.domainParameters == nil ? (key.standardCurve.map { "\($0.name), parameters from the CVCA" } ?? "parameters from the CVCA")
+                                                : (key.standardCurve.map { "\($0.name), explicit parameters" } ?? "explicit parameters")
+        return "\(key.algorithm.schemeName), \(curve)"
+    }
+
+    static func json(_ certificate: CVCertificate) -> [String: Any] {
+        let authorization = certificate.authorization
+        return ["type": "certificate", "car": certificate.authorityReference, "chr": certificate.holderReference,
+                "role": authorization.role.rawValue, "terminalType": authorization.terminalType,
+                "rights": [authorization.readsDG3 ? "DG3" : nil, authorization.readsDG4 ? "DG4" : nil].compactMap { $0 },
+                "effective": "\(certificate.effectiveDate)", "expiration": "\(certificate.expirationDate)",
+                "algorithm": certificate.publicKey.algorithm.schemeName, "key": keyDescription(certificate.publicKey),
+                "extensions": certificate.extensions.count]
+    }
+
+    static func json(_ request: CVCertificateRequest) -> [String: Any] {
+        var object: [String: Any] = ["type": "request", "chr": request.holderReference, "algorithm": request.publicKey.algorithm.schemeName,
+                                     "key": keyDescription(request.publicKey)]
+        if let car = request.authorityReference { object["car"] = car }
+        object["innerSignature"] = (try? request.verifyInnerSignature()) != nil ? "valid" : "invalid"
+        if let outer = request.outerAuthorityReference { object["authenticatedBy"] = outer }
+        return object
+    }
+
+    static func text(_ certificate: CVCertificate, file: String) -> String {
+        let authorization = certificate.authorization
+        let rights = [authorization.readsDG3 ? "DG3" : nil, authorization.readsDG4 ? "DG4" : nil].compactMap { $0 }
+        return """
+            \(file): CV certificate
+              CHR \(certificate.holderReference), issued by CAR \(certificate.authorityReference)\(certificate.isSelfSigned ? " (self-signed)" : "")
+              \(kind(authorization)); rights: \(rights.isEmpty ? "none" : rights.joined(separator: ", "))
+              valid \(certificate.effectiveDate) … \(certificate.expirationDate)
+              key: \(keyDescription(certificate.publicKey))
+            """
+    }
+
+    static func text(_ request: CVCertificateRequest, file: String) -> String {
+        let inner = (try? request.verifyInnerSignature()) != nil ? "valid" : "INVALID"
+        return """
+            \(file): CV certificate request
+              CHR \(request.holderReference)\(request.authorityReference.map { ", for CAR \($0)" } ?? "")
+              key: \(keyDescription(request.publicKey)); inner signature \(inner)
+            """ + (request.outerAuthorityReference.map { "\n  authenticated by \($0) (outer signature)" } ?? "")
+    }
+}
+
+/// `gbgbridge terminal request`: a CV certificate request for a key, to send to the DV.
+struct TerminalRequestCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "request",
+        abstract: "Make a CV certificate request (TR-03110-3 C.2) for a new Inspection System key, to send to your DV.",
+        discussion: """
+            The request carries the new public key (with its domain parameters), the CHR asked for and, with --car, \
+            the DV it is meant for; it is signed with the new key (--key: a PKCS#8 file, or a pkcs11: URI or exec: \
+            command with --public-key). With --authenticate-key and --authenticate-as, the request is wrapped in an \
+            authentication request (67) signed with the key of a certificate the DV already issued (renewal). \
+            Exit status: 0 written, 1 the key cannot sign or the file cannot be written, 2 bad arguments.
+            """
+    )
+
+    @Option(name: .long, help: ArgumentHelp("The new key: a PKCS#8 file (DER or PEM), a pkcs11: URI or exec:COMMAND (the latter two with --public-key).", valueName: "KEY"))
+    var key: String
+
+    @Option(name: .long, help: ArgumentHelp("The new key's public half (SubjectPublicKeyInfo, DER or PEM), for a key in a token or behind exec:.", valueName: "file"))
+    var publicKey: String?
+
+    @Option(name: .long, help: ArgumentHelp("The Certificate Holder Reference asked for: country (2 letters), mnemonic (up to 9), sequence (5), e.g. UTIS0000002.", valueName: "CHR"))
+    var chr: String
+
+    @Option(name: .long, help: ArgumentHelp("The DV the request is for (its CHR).", valueName: "CAR"))
+    var car: String?
+
+    @Option(name: .long, help: ArgumentHelp("Signature scheme: ECDSA_SHA_256 … ECDSA_SHA_512, RSA_v1_5_SHA_256, RSA_PSS_SHA_256 … (default: ECDSA with the hash of the curve's size, RSA_PSS_SHA_256).", valueName: "scheme"))
+    var scheme: String?
+
+    @Option(name: .long, help: ArgumentHelp("Authenticate the request with this key (a PKCS#8 file, pkcs11: or exec:), the key of --authenticate-as.", valueName: "KEY"))
+    var authenticateKey: String?
+
+    @Option(name: .long, help: ArgumentHelp("The certificate (.cvcert) of --authenticate-key: its CHR becomes the outer CAR, its algorithm the outer scheme.", valueName: "file"))
+    var authenticateAs: String?
+
+    @Option(name: [.short, .long], help: ArgumentHelp("Where to write the request (binary).", valueName: "file"))
+    var out: String
+
+    func validate() throws {
+        if (authenticateKey == nil) != (authenticateAs == nil) { throw ValidationError("--authenticate-key and --authenticate-as go together") }
+        if let scheme, CVSignatureAlgorithm.allCases.first(where: { $0.schemeName == scheme }) == nil {
+            throw ValidationError("unknown --scheme \(scheme); one of \(CVSignatureAlgorithm.allCases.map(\.schemeName).joined(separator: ", "))")
+        }
+        for (name, value) in [("--chr", chr), ("--car", car)] {
+            guard let value else { continue }
+            do {
+                _ = try CVCertificate.reference(CVCertificate.referenceBytes(value), name)
+            } catch {
+                throw ValidationError("\(name) \(error.reason)")
+            }
+        }
+        if !key.hasPrefix("pkcs11:"), !key.hasPrefix("exec:") { return }
+        if publicKey == nil { throw ValidationError("a key in a token or behind exec: needs --public-key (its SubjectPublicKeyInfo)") }
+    }
+
+    func run() async throws {
+        do {
+            let (publicKey, signer) = try loadKey()
+            let algorithm = try scheme.flatMap { name in CVSignatureAlgorithm.allCases.first { $0.schemeName == name } } ?? Self.defaultScheme(publicKey)
+            var request = CVCertificateRequest(authorityReference: car,
+                                               publicKey: try CVPublicKey(publicKey: publicKey, algorithm: algorithm, withDomainParameters: !algorithm.isRSA),
+                                               holderReference: chr)
+            request.innerSignature = try await signer.sign(request.body, algorithm: algorithm)
+            try request.verifyInnerSignature()
+            if let authenticateKey, let authenticateAs {
+                let certificate = try TerminalCredentials.certificates(at: [authenticateAs]).unwrappedFirst(authenticateAs)
+                let outer = try TerminalOptions.signer(authenticateKey)
+                try await request.authenticate(with: outer, algorithm: certificate.publicKey.algorithm, as: certificate.holderReference)
+            }
+            do {
+                try PrivateFile.write(request.encoded, to: out, mode: 0o644)
+            } catch {
+                printError("gbgbridge terminal request: \(error.description)")
+                throw ExitCode(1)
+            }
+            print(TerminalPrint.text(request, file: out))
+        } catch let error as CVCertificateError {
+            printError("gbgbridge terminal request: \(error.field): \(error.reason)")
+            throw ExitCode(1)
+        }
+    }
+
+    private func loadKey() throws(CVCertificateError) -> (PublicKey, any TerminalSigner) {
+        if let publicKey {
+            guard let data = FileManager.default.contents(atPath: publicKey) else {
+                throw CVCertificateError(.malformed, field: "public key", "cannot read \(publicKey)")
+            }
+            do {
+                return (try PublicKey(subjectPublicKeyInfo: Self.der([UInt8](data))), try TerminalOptions.signer(key))
+            } catch let error as CVCertificateError {
+                throw error
+            } catch {
+                throw CVCertificateError(.malformed, field: "public key", "\(publicKey) is not a SubjectPublicKeyInfo (DER or PEM)")
+            }
+        }
+        let url = URL(fileURLWithPath: key)
+        guard let data = FileManager.default.contents(atPath: url.path) else {
+            throw CVCertificateError(.malformed, field: "key", "cannot read \(key)")
+        }
+        let privateKey: PrivateKey
+        do {
+            privateKey = try PrivateKey(bytes: [UInt8](data))
+        } catch {
+            throw CVCertificateError(.malformed, field: "key", "\(url.lastPathComponent) is not a private key (PKCS#8, DER or PEM)")
+        }
+        do {
+            return (try PublicKey(subjectPublicKeyInfo: privateKey.subjectPublicKeyInfo), PrivateKeySigner(key: privateKey))
+        } catch {
+            throw CVCertificateError(.malformed, field: "key", "\(url.lastPathComponent): its public key cannot be taken out")
+        }
+    }
+
+    /// A PEM `PUBLIC KEY` block as DER; DER as it is.
+    static func der(_ bytes: [UInt8]) -> [UInt8] {
+        let text = String(decoding: bytes, as: UTF8.self)
+        guard text.contains("-----BEGIN") else { return bytes }
+        let body = text.split(separator: "\n").filter { !$0.hasPrefix("-----") }.joined()
+        return Data(base64Encoded: body).map { [UInt8]($0) } ?? bytes
+    }
+
+    static func defaultScheme(_ key: PublicKey) throws(CVCertificateError) -> CVSignatureAlgorithm {
+        if key.rsaComponents != nil { return .rsaPSSSHA256 }
+        guard let (curve, _) = key.ecPoint else { throw CVCertificateError(.unsupportedAlgorithm, field: "key", "neither RSA nor EC on a known curve") }
+        switch curve.fieldSize {
+        case ...28: return .ecdsaSHA224
+        case ...32: return .ecdsaSHA256
+        case ...48: return .ecdsaSHA384
+        default: return .ecdsaSHA512
+        }
+    }
+}
+
+extension Optional {
+    func unwrapped(_ what: String) throws(CVCertificateError) -> Wrapped {
+        guard let self else { throw CVCertificateError(.malformed, field: "terminal", what) }
+        return self
+    }
+}
+
+extension Array where Element == CVCertificate {
+    func unwrappedFirst(_ file: String) throws(CVCertificateError) -> CVCertificate {
+        guard let first else { throw CVCertificateError(.malformed, field: "certificate", "\(file) holds no CV certificate") }
+        return first
+    }
+}
+
+extension DoctorChecks {
+    /// The configuration's Terminal Authentication credentials, as `terminal check` sees them
+    /// (today, chains followed by CAR/CHR, the key signing for the certificate).
+    static func terminalAuthentication(certificates: [String], key: String?) async -> DoctorCheck {
+        let name = "terminal-authentication"
+        guard let key, !certificates.isEmpty else {
+            return DoctorCheck(name: name, status: .ok, finding: "not configured: DG3/DG4 of EAC passports stay closed (no Terminal Authentication)",
+                               fix: "")
+        }
+        let fix = "gbgbridge terminal check --terminal-certificates … --terminal-key … shows each problem: terminal-key must be the IS "
+            + "certificate's own key; an expiring certificate is renewed through your DV (gbgbridge terminal request makes the request)"
+        let credentials: TerminalCredentials
+        do {
+            credentials = try TerminalCredentials(certificates: try TerminalCredentials.certificates(at: certificates),
+                                                  signer: try TerminalOptions.signer(key))
+        } catch {
+            return DoctorCheck(name: name, status: .error, finding: "\(error.field): \(error.reason)", fix: fix)
+        }
+        let report = await TerminalCheck.run(credentials, trustPoints: [], on: CVDate(Date()))
+        let terminal = credentials.terminal
+        var details: [String: any Sendable] = ["terminal": terminal.holderReference, "expiration": "\(terminal.expirationDate)"]
+        details["problems"] = report.problems
+        guard report.problems.isEmpty else {
+            return DoctorCheck(name: name, status: .error, finding: report.problems.joined(separator: "; "), fix: fix, details: details)
+        }
+        let daysLeft = Int((terminal.expirationDate.date.timeIntervalSinceNow / 86_400).rounded(.down))
+        let finding = "\(terminal.holderReference) may read \([terminal.authorization.readsDG3 ? "DG3" : nil, terminal.authorization.readsDG4 ? "DG4" : nil].compactMap { $0 }.joined(separator: " and ")), "
+            + "expires \(terminal.expirationDate) (\(daysLeft) days); the key signs for it"
+        // IS certificates are short-lived (weeks to months): say so a fortnight ahead.
+        return DoctorCheck(name: name, status: daysLeft < 14 ? .warning : .ok, finding: finding, fix: daysLeft < 14 ? fix : "", details: details)
+    }
+}
