@@ -194,7 +194,7 @@ let package = Package(
         // OpenPACE against our emulator (as the terminal) and our reader (as the chip).
         .testTarget(
             name: "OpenPACEInteropTests",
-            dependencies: ["COpenPACEShim", "MRTD", "MRTDEmulator", "MRTDCrypto", "SmartCard", "TestSupport"]
+            dependencies: ["COpenPACEShim", "CVCertificates", "MRTD", "MRTDEmulator", "MRTDCrypto", "SmartCard", "TestSupport"]
         ),
     ]
 )

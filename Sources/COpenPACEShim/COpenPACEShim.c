@@ -3,6 +3,7 @@
 #include <eac/ca.h>
 #include <eac/eac.h>
 #include <eac/pace.h>
+#include <eac/ta.h>
 #include <openssl/buffer.h>
 #include <openssl/err.h>
 #include <openssl/objects.h>
@@ -195,6 +196,35 @@ int gbg_eac_ca_terminal_agree(gbg_eac *eac, const unsigned char *chip_key, size_
 
 int gbg_eac_ca_chip_agree(gbg_eac *eac, const unsigned char *terminal_key, size_t length) {
     return ca_agree(eac, terminal_key, length);
+}
+
+int gbg_eac_ta_init(gbg_eac *eac, const unsigned char *cvca, size_t length) {
+    return EAC_CTX_init_ta(eac->ctx, NULL, 0, cvca, length) == 1;
+}
+
+int gbg_eac_ta_import(gbg_eac *eac, const unsigned char *certificate, size_t length) {
+    return TA_STEP2_import_certificate(eac->ctx, certificate, length) == 1;
+}
+
+gbg_eac_bytes gbg_eac_ta_nonce(gbg_eac *eac) { return from_buffer(TA_STEP4_get_nonce(eac->ctx)); }
+
+int gbg_eac_ta_verify(gbg_eac *eac, const unsigned char *comp_terminal_key, size_t comp_length,
+                      const unsigned char *id_picc, size_t id_length, const unsigned char *signature, size_t signature_length) {
+    BUF_MEM *comp = to_buffer(comp_terminal_key, comp_length);
+    BUF_MEM *id = to_buffer(id_picc, id_length);
+    BUF_MEM *sig = to_buffer(signature, signature_length);
+    int ok = comp && id && sig && TA_STEP6_verify(eac->ctx, comp, id, NULL, sig) == 1;
+    BUF_MEM_free(comp);
+    BUF_MEM_free(id);
+    BUF_MEM_free(sig);
+    return ok;
+}
+
+gbg_eac_bytes gbg_eac_comp(gbg_eac *eac, int protocol, const unsigned char *key, size_t length) {
+    BUF_MEM *in = to_buffer(key, length);
+    BUF_MEM *out = in ? EAC_Comp(eac->ctx, protocol == 1 ? EAC_ID_CA : EAC_ID_PACE, in) : NULL;
+    BUF_MEM_free(in);
+    return from_buffer(out);
 }
 
 int gbg_eac_start_secure_messaging(gbg_eac *eac, int protocol) {

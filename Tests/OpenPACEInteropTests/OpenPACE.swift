@@ -118,6 +118,24 @@ final class OpenPACE {
 
     enum KeySource: Int32 { case pace = 0, chipAuthentication = 1 }
 
+    // Terminal Authentication, card side.
+    func trust(cvca: [UInt8]) throws { try check("TA: the CVCA as trust anchor", cvca, gbg_eac_ta_init) }
+    func importCertificate(_ certificate: [UInt8]) throws { try check("TA: importing a certificate", certificate, gbg_eac_ta_import) }
+    func terminalAuthenticationNonce() throws -> [UInt8] { try bytes("TA: the nonce") { gbg_eac_ta_nonce(handle) } }
+    func verifyTerminal(compressedTerminalKey: [UInt8], chipIdentifier: [UInt8], signature: [UInt8]) throws {
+        let ok = compressedTerminalKey.withUnsafeBufferPointer { comp in
+            chipIdentifier.withUnsafeBufferPointer { id in
+                signature.withUnsafeBufferPointer { sig in
+                    gbg_eac_ta_verify(handle, comp.baseAddress, comp.count, id.baseAddress, id.count, sig.baseAddress, sig.count)
+                }
+            }
+        }
+        try check("TA: verifying the terminal's signature", ok)
+    }
+    func compressed(_ key: [UInt8], _ source: KeySource) throws -> [UInt8] {
+        try key.withUnsafeBufferPointer { buffer in try bytes("Comp()") { gbg_eac_comp(handle, source.rawValue, buffer.baseAddress, buffer.count) } }
+    }
+
     func startSecureMessaging(_ source: KeySource) throws { try check("starting secure messaging", gbg_eac_start_secure_messaging(handle, source.rawValue)) }
     var blockSize: Int { Int(gbg_eac_block_size(handle)) }
     func incrementSSC() throws { try check("counting", gbg_eac_increment_ssc(handle)) }

@@ -1,3 +1,4 @@
+import CVCertificates
 import Foundation
 import MRTDEmulator
 import SmartCard
@@ -28,6 +29,13 @@ final class OpenPACEChip: CardConnection, @unchecked Sendable {  // state behind
     private var nextSecureMessaging: OpenPACESecureMessaging?
     private(set) var paceCompleted = false
     private(set) var chipAuthenticationCompleted = false
+    /// Terminal Authentication, OpenPACE's card side: the chip's ephemeral PACE key (for ID_PICC),
+    /// the terminal's CA key (for Comp(PK_PCD)), whether TA began and succeeded.
+    private var chipPACEKey: [UInt8] = []
+    private var terminalChipAuthenticationKey: [UInt8] = []
+    private var terminalAuthenticationStarted = false
+    private(set) var terminalAuthenticated = false
+    private(set) var certificatesImported = 0
     /// What went wrong inside, for the test's message.
     private(set) var problems: [String] = []
 
@@ -84,11 +92,20 @@ final class OpenPACEChip: CardConnection, @unchecked Sendable {  // state behind
         case 0xB0: return readBinary(command)
         case 0x22: return manageSecurityEnvironment(command)
         case 0x86: return generalAuthenticate(command)
+        case 0x2A: return verifyCertificate(command)
+        case 0x84: return getChallenge(command)
+        case 0x82: return externalAuthenticate(command)
         default: return ResponseAPDU(statusWord: .insNotSupported)
         }
     }
 
-    private func files(_ df: DF) -> [UInt16: [UInt8]] { df == .master ? passport.masterFiles : passport.applicationFiles }
+    /// The files of `df`; in the application also EF.CVCA of an EAC chip.
+    private func files(_ df: DF) -> [UInt16: [UInt8]] {
+        guard df == .application else { return passport.masterFiles }
+        var files = passport.applicationFiles
+        if let eac = passport.eac { files[0x011C] = eac.cvcaFile }
+        return files
+    }
 
     private func select(_ command: CommandAPDU) -> ResponseAPDU {
         switch command.p1 {
@@ -120,6 +137,9 @@ final class OpenPACEChip: CardConnection, @unchecked Sendable {  // state behind
         }
         guard let fid = selected, let content = files(df)[fid] else { return ResponseAPDU(statusWord: .commandNotAllowedNoEF) }
         if df == .application, secureMessaging == nil { return ResponseAPDU(statusWord: .securityStatusNotSatisfied) }
+        if df == .application, fid == 0x0103 || fid == 0x0104, passport.eac != nil, !terminalAuthenticated {
+            return ResponseAPDU(statusWord: .securityStatusNotSatisfied)
+        }
         guard offset <= content.count else { return ResponseAPDU(statusWord: .wrongP1P2) }
         let end = min(content.count, offset + (command.ne ?? 256))
         return ResponseAPDU(data: Array(content[offset..<end]), statusWord: .success)
@@ -151,7 +171,20 @@ final class OpenPACEChip: CardConnection, @unchecked Sendable {  // state behind
                 guard let key = value(0x91) else { return ResponseAPDU(statusWord: .wrongData) }
                 let eac = try chipAuthenticationContext(oid: nil)
                 try eac.chipAgree(terminalKey: key)
+                terminalChipAuthenticationKey = key
                 try finishChipAuthentication(eac)
+                return ResponseAPDU(statusWord: .success)
+            case (0x81, 0xB6), (0x81, 0xA4):
+                // MSE:Set DST (the key the next certificate is checked with) and MSE:Set AT for TA:
+                // OpenPACE follows the chain itself from its trust anchor and the CARs.
+                guard let eac = chipAuthentication, chipAuthenticationCompleted, value(0x83) != nil else {
+                    return ResponseAPDU(statusWord: .conditionsOfUseNotSatisfied)
+                }
+                if !terminalAuthenticationStarted {
+                    guard let cvca = passport.eac?.trustPoints.first else { return ResponseAPDU(statusWord: .functionNotSupported) }
+                    try eac.trust(cvca: cvca.encoded)
+                    terminalAuthenticationStarted = true
+                }
                 return ResponseAPDU(statusWord: .success)
             default:
                 return ResponseAPDU(statusWord: .incorrectP1P2)
@@ -159,6 +192,52 @@ final class OpenPACEChip: CardConnection, @unchecked Sendable {  // state behind
         } catch {
             problems.append("\(error)")
             return ResponseAPDU(statusWord: .conditionsOfUseNotSatisfied)
+        }
+    }
+
+    /// PSO:Verify Certificate: the body and signature as a certificate (7F21) into TA_STEP2.
+    private func verifyCertificate(_ command: CommandAPDU) -> ResponseAPDU {
+        guard let eac = chipAuthentication, terminalAuthenticationStarted, command.p1 == 0x00, command.p2 == 0xBE else {
+            return ResponseAPDU(statusWord: .conditionsOfUseNotSatisfied)
+        }
+        let count = command.data.count
+        let length: [UInt8] = count < 0x80 ? [UInt8(count)] : count < 0x100 ? [0x81, UInt8(count)] : [0x82, UInt8(count >> 8), UInt8(count & 0xFF)]
+        do {
+            try eac.importCertificate([0x7F, 0x21] + length + command.data)
+            certificatesImported += 1
+            return ResponseAPDU(statusWord: .success)
+        } catch {
+            problems.append("\(error)")
+            return ResponseAPDU(statusWord: .wrongData)
+        }
+    }
+
+    /// GET CHALLENGE after Chip Authentication: r_PICC from TA_STEP4.
+    private func getChallenge(_ command: CommandAPDU) -> ResponseAPDU {
+        guard let eac = chipAuthentication, terminalAuthenticationStarted else { return ResponseAPDU(statusWord: .conditionsOfUseNotSatisfied) }
+        do {
+            return ResponseAPDU(data: try eac.terminalAuthenticationNonce(), statusWord: .success)
+        } catch {
+            problems.append("\(error)")
+            return ResponseAPDU(statusWord: .conditionsOfUseNotSatisfied)
+        }
+    }
+
+    /// EXTERNAL AUTHENTICATE: TA_STEP6 checks the signature over ID_PICC ‖ r_PICC ‖ Comp(PK_PCD),
+    /// both compressed by OpenPACE from the keys of PACE and Chip Authentication.
+    private func externalAuthenticate(_ command: CommandAPDU) -> ResponseAPDU {
+        guard let eac = chipAuthentication, let paceContext = pace, terminalAuthenticationStarted else {
+            return ResponseAPDU(statusWord: .conditionsOfUseNotSatisfied)
+        }
+        do {
+            let chipIdentifier = try paceContext.compressed(chipPACEKey, .pace)
+            let terminalKey = try eac.compressed(terminalChipAuthenticationKey, .chipAuthentication)
+            try eac.verifyTerminal(compressedTerminalKey: terminalKey, chipIdentifier: chipIdentifier, signature: command.data)
+            terminalAuthenticated = true
+            return ResponseAPDU(statusWord: .success)
+        } catch {
+            problems.append("\(error)")
+            return ResponseAPDU(statusWord: StatusWord(sw1: 0x63, sw2: 0x00))
         }
     }
 
@@ -203,6 +282,7 @@ final class OpenPACEChip: CardConnection, @unchecked Sendable {  // state behind
         do {
             if let eac = chipAuthentication, !chipAuthenticationCompleted, let key = value(0x80) {
                 try eac.chipAgree(terminalKey: key)
+                terminalChipAuthenticationKey = key
                 try finishChipAuthentication(eac)
                 return ResponseAPDU(data: [0x7C, 0x00], statusWord: .success)
             }
@@ -220,6 +300,7 @@ final class OpenPACEChip: CardConnection, @unchecked Sendable {  // state behind
             case 3:
                 guard let theirs = value(0x83) else { return ResponseAPDU(statusWord: .wrongData) }
                 let mine = try eac.ephemeralKey()
+                chipPACEKey = mine
                 try eac.sharedSecret(peer: theirs)
                 try eac.deriveKeys()
                 terminalKey = theirs

@@ -1,6 +1,8 @@
+import CVCertificates
 import Foundation
 import LDS
 import MRTD
+import MRTDCrypto
 import MRTDEmulator
 import SmartCard
 import TestSupport
@@ -199,5 +201,42 @@ struct OpenPACEInteropTests {
         #expect(result.passiveOutcome.status == .valid, "\(result.passiveOutcome.detail)")
         #expect(result.files[.dataGroup(1)] == passport.applicationFiles[0x0101])
         #expect(chip.problemsSoFar.isEmpty, "\(chip.problemsSoFar)")
+    }
+
+    /// Terminal Authentication judged by OpenPACE: the chip side of TA is libeac's (TA_STEP2 imports
+    /// each certificate we send from the CVCA it trusts, TA_STEP4 gives r_PICC, TA_STEP6 checks
+    /// our signature over ID_PICC ‖ r_PICC ‖ Comp(PK_PCD) with both compressions its own). A wrong
+    /// key and a chain to a CVCA it does not trust are refused by it, and the read goes on.
+    @Test("our reader's Terminal Authentication, checked by OpenPACE's TA on the chip side",
+          arguments: ["AES-128 brainpoolP256r1", "3DES P-256"])
+    func ourTerminalAuthenticationCheckedByOpenPACE(setting: String) async throws {
+        let (parameterId, cipher) = setting.hasPrefix("3DES") ? (12, "3DES") : (13, "AES-128")
+        let configuration = InteropConfiguration(mapping: "GM", parameterId: parameterId, cipher: cipher, withCAN: false)
+        var (passport, description) = try TestFixtures.pacePassport(mapping: "GM", parameterId: parameterId, cipher: cipher,
+                                                                     chipAuthentication: configuration.chipAuthentication) { $0.biometrics = true }
+        func certificate(_ name: String) throws -> CVCertificate {
+            try CVCertificate(bytes: [UInt8](try Data(contentsOf: TestFixtures.url("cvc/\(name).cvcert"))))
+        }
+        func key(_ name: String) throws -> PrivateKey { try PrivateKey(bytes: [UInt8](try Data(contentsOf: TestFixtures.url("cvc/\(name).pkcs8")))) }
+        passport.eac = EACConfiguration(trustPoints: [try certificate("UTCVCA00001")], date: CVDate(Date()))
+        for (signingKey, expectValid) in [("UTIS0000001", true), ("UTDVIS00001", false)] {
+            let chip = OpenPACEChip(passport: passport, password: try configuration.openPACEPassword(description), integratedMapping: false)
+            var options = ReadOptions(verifyActive: false, trustStore: TestFixtures.testTrustStore, accessControl: .paceOnly)
+            options.terminal = try TerminalCredentials(certificates: [try certificate("UTDVIS00001"), try certificate("UTIS0000001")],
+                                                       signer: PrivateKeySigner(key: try key(signingKey)))
+            let result = try await PassportReader(connection: chip, accessKey: try configuration.accessKey(description), options: options).read()
+            #expect(result.chip.status == .valid, "\(setting): \(result.chip.detail)")
+            #expect(chip.certificatesImported == 2, "\(setting): OpenPACE imported \(chip.certificatesImported) certificates; \(chip.problemsSoFar)")
+            if expectValid {
+                #expect(result.terminal.status == .valid, "\(setting): \(result.terminal.detail); OpenPACE: \(chip.problemsSoFar)")
+                #expect(chip.terminalAuthenticated && chip.problemsSoFar.isEmpty, "\(chip.problemsSoFar)")
+                #expect(result.files[.dataGroup(3)] == passport.applicationFiles[0x0103] && result.files[.dataGroup(3)] != nil)
+                #expect(result.passiveOutcome.status == .valid, "\(result.passiveOutcome.detail)")
+            } else {
+                #expect(result.terminal.status == .invalid && result.terminal.detail.contains("EXTERNAL AUTHENTICATE"), "\(result.terminal.detail)")
+                #expect(!chip.terminalAuthenticated && result.absent[.dataGroup(3)] == .protected)
+                #expect(result.files[.dataGroup(1)] != nil)
+            }
+        }
     }
 }

@@ -59,6 +59,17 @@ int gbg_eac_ca_terminal_agree(gbg_eac *eac, const unsigned char *chip_key, size_
 /// Card side: the key agreement with the terminal's ephemeral key and the session keys.
 int gbg_eac_ca_chip_agree(gbg_eac *eac, const unsigned char *terminal_key, size_t length);
 
+/// Terminal Authentication, card side (BSI TR-03110-2 §3.3; OpenPACE's TA_STEP2/4/6): the CVCA
+/// as trust anchor, each certificate (7F21 …) of the terminal's chain imported in order, the
+/// nonce r_PICC, and the terminal's signature checked over ID_PICC ‖ r_PICC ‖ Comp(PK_PCD).
+int gbg_eac_ta_init(gbg_eac *eac, const unsigned char *cvca, size_t length);
+int gbg_eac_ta_import(gbg_eac *eac, const unsigned char *certificate, size_t length);
+gbg_eac_bytes gbg_eac_ta_nonce(gbg_eac *eac);
+int gbg_eac_ta_verify(gbg_eac *eac, const unsigned char *comp_terminal_key, size_t comp_length,
+                      const unsigned char *id_picc, size_t id_length, const unsigned char *signature, size_t signature_length);
+/// OpenPACE's Comp() of a public key with the key agreement of PACE (protocol 0) or CA (1).
+gbg_eac_bytes gbg_eac_comp(gbg_eac *eac, int protocol, const unsigned char *key, size_t length);
+
 /// Secure messaging with the keys of `protocol` (0 = PACE, 1 = CA); the send sequence counter starts at 0.
 int gbg_eac_start_secure_messaging(gbg_eac *eac, int protocol);
 int gbg_eac_block_size(const gbg_eac *eac);
