@@ -78,28 +78,24 @@ public struct CVPublicKey: Sendable, Hashable {
     /// The public half of `key` for signing with `algorithm`; `withDomainParameters` writes the
     /// curve's parameters (as a CVCA certificate must).
     public init(key: PrivateKey, algorithm: CVSignatureAlgorithm, withDomainParameters: Bool) throws(CVCertificateError) {
-        if algorithm.isRSA {
-            guard let (modulus, exponent) = key.rsaComponents else {
-                throw CVCertificateError(.unsupportedAlgorithm, field: "public key", "\(algorithm.schemeName) needs an RSA key")
-            }
-            self.init(algorithm: algorithm, modulus: modulus, exponent: exponent)
-        } else {
-            guard let (curve, _, point) = key.ecKey else {
-                throw CVCertificateError(.unsupportedAlgorithm, field: "public key", "\(algorithm.schemeName) needs an EC key on a known curve")
-            }
-            self.init(algorithm: algorithm, domainParameters: withDomainParameters ? try DomainParameters(curve: curve) : nil, point: point)
-        }
+        try self.init(algorithm: algorithm, withDomainParameters: withDomainParameters, rsa: key.rsaComponents,
+                      ec: key.ecKey.map { ($0.curve, $0.point) })
     }
 
     /// A key held elsewhere (a token, a SubjectPublicKeyInfo file) for signing with `algorithm`.
     public init(publicKey: PublicKey, algorithm: CVSignatureAlgorithm, withDomainParameters: Bool) throws(CVCertificateError) {
+        try self.init(algorithm: algorithm, withDomainParameters: withDomainParameters, rsa: publicKey.rsaComponents, ec: publicKey.ecPoint)
+    }
+
+    private init(algorithm: CVSignatureAlgorithm, withDomainParameters: Bool, rsa: (modulus: [UInt8], exponent: [UInt8])?,
+                 ec: (curve: EllipticCurve, point: [UInt8])?) throws(CVCertificateError) {
         if algorithm.isRSA {
-            guard let (modulus, exponent) = publicKey.rsaComponents else {
+            guard let (modulus, exponent) = rsa else {
                 throw CVCertificateError(.unsupportedAlgorithm, field: "public key", "\(algorithm.schemeName) needs an RSA key")
             }
             self.init(algorithm: algorithm, modulus: modulus, exponent: exponent)
         } else {
-            guard let (curve, point) = publicKey.ecPoint else {
+            guard let (curve, point) = ec else {
                 throw CVCertificateError(.unsupportedAlgorithm, field: "public key", "\(algorithm.schemeName) needs an EC key on a known curve")
             }
             self.init(algorithm: algorithm, domainParameters: withDomainParameters ? try DomainParameters(curve: curve) : nil, point: point)
