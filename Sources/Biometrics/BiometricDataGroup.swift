@@ -2,11 +2,12 @@ import SmartCardCore
 
 /// DG3 (fingerprints) or DG4 (irises): ICAO 9303-10 biometric information templates (7F61 with
 /// 7F60 templates: a header A1 and a biometric data block 5F2E), each block an ISO/IEC 19794-4
-/// finger image record (`FIR`) or 19794-6 iris image record (`IIR`). Records in other formats
-/// (the ISO/IEC 39794 forms) are kept as they are and named in `unparsed`.
+/// finger image record (`FIR`) or 19794-6 iris image record (`IIR`), or an ISO/IEC 39794-4/-6
+/// data block in its tagged binary encoding (`ISO39794Record`). Other records are kept as they
+/// are and named in `unparsed`.
 public struct BiometricDataGroup: Sendable, Hashable {
     public var images: [BiometricImage]
-    /// Biometric data blocks that are not 19794 records this parser reads, with the reason.
+    /// Biometric data blocks this parser cannot read, with the reason.
     public var unparsed: [String]
 
     /// Parses DG3 (tag 63) or DG4 (tag 76).
@@ -34,7 +35,12 @@ public struct BiometricDataGroup: Sendable, Hashable {
                 switch Array(block.value.prefix(4)) {
                 case Array("FIR".utf8) + [0]: images += try FingerImageRecord.images(block.value)
                 case Array("IIR".utf8) + [0]: images += try IrisImageRecord.images(block.value)
-                default: unparsed.append("a \(block.value.count)-byte record that is not ISO/IEC 19794-4/-6 (an ISO/IEC 39794 form?)")
+                default:
+                    guard ISO39794Record.isRecord(block.value) else {
+                        unparsed.append("a \(block.value.count)-byte record that is neither ISO/IEC 19794-4/-6 nor 39794-4/-6")
+                        continue
+                    }
+                    images += try ISO39794Record.images(block.value)
                 }
             } catch {
                 unparsed.append(error.description)
