@@ -214,6 +214,48 @@ struct TerminalAuthenticationTests {
         #expect(commands.allSatisfy { $0.count / 2 <= 261 }, "only short APDUs")
     }
 
+    /// A chip with two trust points (EF.CVCA names both) authenticates a chain to the second.
+    @Test func aChainToTheSecondTrustPointIsAccepted() async throws {
+        let otherKey = try PrivateKey.generateEC(curveName: "brainpoolP256r1")
+        var other = CVCertificate(authorityReference: "ZZCVCA00001",
+                                  publicKey: try CVPublicKey(key: otherKey, algorithm: .ecdsaSHA256, withDomainParameters: true),
+                                  holderReference: "ZZCVCA00001", authorization: .inspectionSystem(role: .cvca, readDG3: true, readDG4: true),
+                                  effectiveDate: try #require(CVDate("260101")), expirationDate: try #require(CVDate("401231")))
+        try other.sign(with: otherKey, algorithm: .ecdsaSHA256)
+        let chip = try Self.chip(trustPoints: [other, try Self.cvc("UTCVCA00001")])
+        let result = try await Self.read(chip, credentials: try Self.credentials())
+        #expect(result.terminal.status == .valid, "\(result.terminal.detail)")
+        #expect(TerminalAuthenticationProtocol.trustPoints(inCVCA: try #require(result.files[.cvca])) == ["ZZCVCA00001", "UTCVCA00001"])
+        #expect(result.files[.dataGroup(3)] != nil)
+    }
+
+    /// A chip that still trusts the previous CVCA: the link certificate (old CVCA → new CVCA) goes
+    /// first, then the DV and terminal certificates the new CVCA issued; the chip takes the new
+    /// CVCA as a trust point. Without the link certificate there is no chain.
+    @Test func aLinkCertificateIsSentFirstToAChipThatTrustsTheOldCVCA() async throws {
+        let oldKey = try PrivateKey.generateEC(curveName: "brainpoolP256r1")
+        var old = CVCertificate(authorityReference: "UTCVCA00000",
+                                publicKey: try CVPublicKey(key: oldKey, algorithm: .ecdsaSHA256, withDomainParameters: true),
+                                holderReference: "UTCVCA00000", authorization: .inspectionSystem(role: .cvca, readDG3: true, readDG4: true),
+                                effectiveDate: try #require(CVDate("240101")), expirationDate: try #require(CVDate("301231")))
+        try old.sign(with: oldKey, algorithm: .ecdsaSHA256)
+        let current = try Self.cvc("UTCVCA00001")
+        var link = CVCertificate(authorityReference: "UTCVCA00000", publicKey: current.publicKey, holderReference: "UTCVCA00001",
+                                 authorization: current.authorization, effectiveDate: current.effectiveDate, expirationDate: current.expirationDate)
+        try link.sign(with: oldKey, algorithm: .ecdsaSHA256)
+
+        let withoutLink = try await Self.read(try Self.chip(trustPoints: [old]), credentials: try Self.credentials())
+        #expect(withoutLink.terminal.status == .invalid && withoutLink.terminal.detail.contains("UTCVCA00000"), "\(withoutLink.terminal.detail)")
+
+        let credentials = try TerminalCredentials(certificates: [link, try Self.cvc("UTDVIS00001"), try Self.cvc("UTIS0000001")],
+                                                  signer: PrivateKeySigner(key: try Self.key("UTIS0000001")))
+        let chip = try Self.chip(trustPoints: [old])
+        let result = try await Self.read(chip, credentials: credentials)
+        #expect(result.terminal.status == .valid, "\(result.terminal.detail)")
+        #expect(result.terminal.detail.contains("chain from UTCVCA00000, 3 certificates"), "\(result.terminal.detail)")
+        #expect(result.files[.dataGroup(3)] != nil && result.files[.dataGroup(4)] != nil)
+    }
+
     @Test("through pcscd + vpcd: a valid chain reads DG3 and DG4")
     func throughPCSCD() async throws {
         let chip = try Self.chip()

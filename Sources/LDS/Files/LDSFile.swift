@@ -11,6 +11,10 @@ public enum LDSFile: Sendable, Hashable, Comparable, CustomStringConvertible {
 
     package static let allDataGroups: [LDSFile] = (1...16).map { .dataGroup($0) }
 
+    /// Files that are data objects one after the other rather than one TLV (EF.CVCA: two CARs and
+    /// zero padding), read to their end rather than to a length a header gives.
+    package var isConcatenatedObjects: Bool { self == .cvca }
+
     /// The file identifier.
     package var fid: UInt16 {
         switch self {

@@ -70,7 +70,11 @@ extension CardSession {
         var total: Int?
         var lastChunk = content.count
         while true {
-            if total == nil {
+            if total == nil, file.isConcatenatedObjects {
+                // EF.CVCA: up to two CARs one after the other, zero-padded (36 bytes): no outer TLV
+                // gives the length, so it is read until the chip has no more.
+                if lastChunk == 0 { break }
+            } else if total == nil {
                 if let header = try? BERTLV.header(content) {
                     total = header.totalLength
                 } else if content.count >= 6 {
