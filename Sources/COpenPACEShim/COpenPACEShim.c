@@ -6,6 +6,8 @@
 #include <eac/ta.h>
 #include <openssl/buffer.h>
 #include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/x509.h>
 #include <openssl/objects.h>
 #include <openssl/stack.h>
 #include <stdlib.h>
@@ -218,6 +220,36 @@ int gbg_eac_ta_verify(gbg_eac *eac, const unsigned char *comp_terminal_key, size
     BUF_MEM_free(id);
     BUF_MEM_free(sig);
     return ok;
+}
+
+int gbg_eac_ta_set_private_key(gbg_eac *eac, const unsigned char *key, size_t key_length) {
+    // Set after the chain is imported: with a private key in the context, OpenPACE 1.1.2 takes
+    // the next certificate's domain parameters from it and fails ("Failed to extract domain
+    // parameters") on an OpenSSL 3 key.
+    if (!eac->ctx->ta_ctx) return 0;
+    const unsigned char *p = key;
+    EVP_PKEY *pkey = d2i_AutoPrivateKey(NULL, &p, (long) key_length);
+    if (!pkey) return 0;
+    EVP_PKEY_free(eac->ctx->ta_ctx->priv_key);
+    eac->ctx->ta_ctx->priv_key = pkey;
+    return 1;
+}
+
+int gbg_eac_ta_set_nonce(gbg_eac *eac, const unsigned char *nonce, size_t length) {
+    BUF_MEM *in = to_buffer(nonce, length);
+    int ok = in && TA_STEP4_set_nonce(eac->ctx, in) == 1;
+    BUF_MEM_free(in);
+    return ok;
+}
+
+gbg_eac_bytes gbg_eac_ta_sign(gbg_eac *eac, const unsigned char *comp_terminal_key, size_t comp_length,
+                              const unsigned char *id_picc, size_t id_length) {
+    BUF_MEM *comp = to_buffer(comp_terminal_key, comp_length);
+    BUF_MEM *id = to_buffer(id_picc, id_length);
+    BUF_MEM *signature = comp && id ? TA_STEP5_sign(eac->ctx, comp, id, NULL) : NULL;
+    BUF_MEM_free(comp);
+    BUF_MEM_free(id);
+    return from_buffer(signature);
 }
 
 gbg_eac_bytes gbg_eac_comp(gbg_eac *eac, int protocol, const unsigned char *key, size_t length) {

@@ -132,6 +132,16 @@ final class OpenPACE {
         }
         try check("TA: verifying the terminal's signature", ok)
     }
+    // Terminal Authentication, terminal side.
+    func setTerminalKey(_ key: [UInt8]) throws { try check("TA: the terminal's private key", key, gbg_eac_ta_set_private_key) }
+    func setTerminalAuthenticationNonce(_ nonce: [UInt8]) throws { try check("TA: r_PICC", nonce, gbg_eac_ta_set_nonce) }
+    func signTerminalAuthentication(compressedTerminalKey: [UInt8], chipIdentifier: [UInt8]) throws -> [UInt8] {
+        try compressedTerminalKey.withUnsafeBufferPointer { comp in
+            try chipIdentifier.withUnsafeBufferPointer { id in
+                try bytes("TA: signing") { gbg_eac_ta_sign(handle, comp.baseAddress, comp.count, id.baseAddress, id.count) }
+            }
+        }
+    }
     func compressed(_ key: [UInt8], _ source: KeySource) throws -> [UInt8] {
         try key.withUnsafeBufferPointer { buffer in try bytes("Comp()") { gbg_eac_comp(handle, source.rawValue, buffer.baseAddress, buffer.count) } }
     }

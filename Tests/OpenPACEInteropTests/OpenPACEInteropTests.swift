@@ -239,4 +239,44 @@ struct OpenPACEInteropTests {
             }
         }
     }
+
+    /// Our emulator's chip side of Terminal Authentication, judged by a terminal that is OpenPACE's
+    /// through pcscd + vpcd: PACE, DG3 closed, CA, then TA with OpenPACE's TA_STEP5 signature —
+    /// DG3 opens; signed with another key, the chip refuses and DG3 stays closed.
+    @Test("an OpenPACE terminal performs Terminal Authentication on our emulated chip through pcscd + vpcd")
+    func openPACETerminalAuthenticatesToOurChip() async throws {
+        let configuration = InteropConfiguration(mapping: "GM", parameterId: 13, cipher: "AES-128", withCAN: false)
+        var (passport, description) = try TestFixtures.pacePassport(mapping: "GM", parameterId: 13, cipher: "AES-128",
+                                                                     chipAuthentication: configuration.chipAuthentication) { $0.biometrics = true }
+        @Sendable func file(_ name: String) throws -> [UInt8] { [UInt8](try Data(contentsOf: TestFixtures.url("cvc/\(name)"))) }
+        passport.eac = EACConfiguration(trustPoints: [try CVCertificate(bytes: try file("UTCVCA00001.cvcert"))], date: CVDate(Date()))
+        let (dg3, dg4) = (passport.applicationFiles[0x0103], passport.applicationFiles[0x0104])
+        let chain = [(car: Array("UTCVCA00001".utf8), chr: Array("UTDVIS00001".utf8), certificate: try file("UTDVIS00001.cvcert")),
+                     (car: Array("UTDVIS00001".utf8), chr: Array("UTIS0000001".utf8), certificate: try file("UTIS0000001.cvcert"))]
+        let password = try configuration.openPACEPassword(description)
+        for (keyFile, accepted) in [("UTIS0000001.pkcs8", true), ("UTDVIS00001.pkcs8", false)] {
+            let chip = VirtualPassportChip(passport: passport)
+            let keyBytes = try file(keyFile)
+            let cvca = try file("UTCVCA00001.cvcert")
+            try await PCSCDHarness.withEmulatedCard(chip) { _ in
+                let connection = try await Self.connect()
+                defer { Task { await connection.disconnect() } }
+                let terminal = OpenPACETerminal(connection: connection)
+                let cardAccess = try await terminal.readFile(0x011C)
+                try await terminal.performPACE(cardAccess: cardAccess, index: 0, parameterId: 13, tr0301Version201: false, password: password)
+                try await terminal.expectSuccess(CommandAPDU(ins: 0xA4, p1: 0x04, p2: 0x0C, data: CardSessionAID.eMRTD), "SELECT eMRTD")
+                #expect(try await terminal.readFile(0x0103).isEmpty, "DG3 is closed before TA")
+                try await terminal.performChipAuthentication(securityInfos: try Self.securityInfos(dg14: try await terminal.readFile(0x010E)))
+                let status = try await terminal.performTerminalAuthentication(cvca: cvca, chain: chain, key: keyBytes)
+                if accepted {
+                    #expect(status == .success, "EXTERNAL AUTHENTICATE: \(status)")
+                    #expect(try await terminal.readFile(0x0103) == dg3, "DG3 after TA")
+                    #expect(try await terminal.readFile(0x0104) == dg4, "DG4 after TA")
+                } else {
+                    #expect(status == StatusWord(sw1: 0x63, sw2: 0x00), "a signature by another key: \(status)")
+                    #expect(try await terminal.readFile(0x0103).isEmpty, "DG3 stays closed")
+                }
+            }
+        }
+    }
 }

@@ -8,6 +8,11 @@ final class OpenPACETerminal {
     private var secureMessaging: OpenPACESecureMessaging?
     /// The context whose session keys protect the link (PACE's, then Chip Authentication's).
     private var keys: OpenPACE?
+    /// For Terminal Authentication: PACE's context and the chip's ephemeral PACE key (ID_PICC),
+    /// and the terminal's ephemeral Chip Authentication key (Comp(PK_PCD)).
+    private var paceContext: OpenPACE?
+    private var chipPACEKey: [UInt8] = []
+    private var chipAuthenticationKey: [UInt8] = []
 
     struct Failure: Error, CustomStringConvertible {
         let description: String
@@ -88,6 +93,8 @@ final class OpenPACETerminal {
         let tokenAnswer = try await generalAuthenticate(0x85, try eac.token(peerKey: chipKey), last: true)
         try eac.verifyToken(try tokenAnswer[0x86] ?? { throw Failure("no chip authentication token (86)") }())
         try eac.startSecureMessaging(.pace)
+        paceContext = eac
+        chipPACEKey = chipKey
         keys = eac
         secureMessaging = OpenPACESecureMessaging(eac: eac)
     }
@@ -112,12 +119,40 @@ final class OpenPACETerminal {
         }
         try eac.terminalAgree(chipKey: chipKey)
         try eac.startSecureMessaging(.chipAuthentication)
+        chipAuthenticationKey = myKey
         keys = eac
         secureMessaging = OpenPACESecureMessaging(eac: eac)
     }
 }
 
 extension OpenPACETerminal {
+    /// Terminal Authentication v1 after Chip Authentication, every value OpenPACE's: for each
+    /// certificate (DV, then terminal) MSE:Set DST with its CAR and PSO:Verify Certificate; MSE:Set
+    /// AT with the terminal's CHR; GET CHALLENGE; EXTERNAL AUTHENTICATE with TA_STEP5's signature
+    /// over ID_PICC ‖ r_PICC ‖ Comp(PK_PCD), both compressions OpenPACE's. Returns the chip's
+    /// status word for EXTERNAL AUTHENTICATE.
+    func performTerminalAuthentication(cvca: [UInt8], chain: [(car: [UInt8], chr: [UInt8], certificate: [UInt8])], key: [UInt8]) async throws -> StatusWord {
+        guard let ca = keys, let pace = paceContext, let terminal = chain.last else { throw Failure("TA needs PACE and Chip Authentication first") }
+        for link in chain {
+            try await expectSuccess(CommandAPDU(ins: 0x22, p1: 0x81, p2: 0xB6, data: OpenPACESecureMessaging.object(0x83, link.car)), "MSE:Set DST")
+            // PSO:Verify Certificate carries the body and signature, without the 7F21 wrapper.
+            let lengthBytes = link.certificate[2] == 0x81 ? 2 : link.certificate[2] == 0x82 ? 3 : 1
+            try await expectSuccess(CommandAPDU(ins: 0x2A, p1: 0x00, p2: 0xBE, data: Array(link.certificate.dropFirst(2 + lengthBytes))),
+                                    "PSO:Verify Certificate")
+        }
+        try await expectSuccess(CommandAPDU(ins: 0x22, p1: 0x81, p2: 0xA4, data: OpenPACESecureMessaging.object(0x83, terminal.chr)), "MSE:Set AT for TA")
+        let challenge = try await expectSuccess(CommandAPDU(ins: 0x84, p1: 0, p2: 0, ne: 8), "GET CHALLENGE")
+        // OpenPACE's terminal context: the CVCA as anchor, the chain imported down to the terminal's
+        // certificate (whose algorithm TA_STEP5 signs with), then the key.
+        try ca.trust(cvca: cvca)
+        for link in chain { try ca.importCertificate(link.certificate) }
+        try ca.setTerminalKey(key)
+        try ca.setTerminalAuthenticationNonce(challenge)
+        let signature = try ca.signTerminalAuthentication(compressedTerminalKey: try ca.compressed(chipAuthenticationKey, .chipAuthentication),
+                                                          chipIdentifier: try pace.compressed(chipPACEKey, .pace))
+        return try await send(CommandAPDU(ins: 0x82, p1: 0, p2: 0, data: signature)).statusWord
+    }
+
     /// The key inside OpenPACE's public key data object (7F49: 86 the EC point, 84 the DH value;
     /// TR-03110-3 D.3.4), or the bytes as they are when they are not one.
     static func publicValue(_ encoded: [UInt8]) throws -> [UInt8] {

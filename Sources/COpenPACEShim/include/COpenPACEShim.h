@@ -67,6 +67,13 @@ int gbg_eac_ta_import(gbg_eac *eac, const unsigned char *certificate, size_t len
 gbg_eac_bytes gbg_eac_ta_nonce(gbg_eac *eac);
 int gbg_eac_ta_verify(gbg_eac *eac, const unsigned char *comp_terminal_key, size_t comp_length,
                       const unsigned char *id_picc, size_t id_length, const unsigned char *signature, size_t signature_length);
+/// Terminal Authentication, terminal side: after gbg_eac_ta_init with the CVCA and the chain
+/// imported (gbg_eac_ta_import), the terminal's private key (DER), the chip's r_PICC, and the
+/// signature over ID_PICC ‖ r_PICC ‖ Comp(PK_PCD) (TA_STEP5).
+int gbg_eac_ta_set_private_key(gbg_eac *eac, const unsigned char *key, size_t key_length);
+int gbg_eac_ta_set_nonce(gbg_eac *eac, const unsigned char *nonce, size_t length);
+gbg_eac_bytes gbg_eac_ta_sign(gbg_eac *eac, const unsigned char *comp_terminal_key, size_t comp_length,
+                              const unsigned char *id_picc, size_t id_length);
 /// OpenPACE's Comp() of a public key with the key agreement of PACE (protocol 0) or CA (1).
 gbg_eac_bytes gbg_eac_comp(gbg_eac *eac, int protocol, const unsigned char *key, size_t length);
 
