@@ -143,7 +143,51 @@
     if (v.passive) { badges.appendChild(badge('Passive', v.passive)); }
     if (v.chip) { badges.appendChild(badge('Chip', v.chip)); }
     if (v.active) { badges.appendChild(badge('Active', v.active)); }
+    if (v.terminal && v.terminal.status !== 'notChecked') { badges.appendChild(badge('Terminal', v.terminal)); }
+    showBiometrics((data.fingerprints || []).concat(data.irises || []));
     $('step-result').hidden = false;
+  }
+
+  // DG3/DG4 (read after Terminal Authentication): what a browser can show goes in an <img>, raw
+  // 8-bit pixels are drawn on a canvas, anything else (WSQ, JPEG 2000 outside Safari) is named
+  // with the host's note. Built with DOM calls: nothing from the chip becomes markup.
+  function showBiometrics(entries) {
+    var box = $('biometric-images');
+    box.textContent = '';
+    var shown = 0;
+    entries.forEach(function (entry) {
+      var figure = document.createElement('figure');
+      var caption = document.createElement('figcaption');
+      caption.textContent = entry.positionName + ' · ' + entry.format + (entry.width ? ' ' + entry.width + '×' + entry.height : '');
+      if (entry.displayable && entry.mimeType) {
+        var img = document.createElement('img');
+        img.alt = entry.positionName;
+        img.src = 'data:' + entry.mimeType + ';base64,' + entry.image;
+        figure.appendChild(img);
+        shown += 1;
+      } else if (entry.format === 'raw' && entry.width > 0 && entry.height > 0) {
+        var bytes = atob(entry.image);
+        if (bytes.length >= entry.width * entry.height) {
+          var canvas = document.createElement('canvas');
+          canvas.width = entry.width;
+          canvas.height = entry.height;
+          var context = canvas.getContext('2d');
+          var pixels = context.createImageData(entry.width, entry.height);
+          for (var i = 0; i < entry.width * entry.height; i++) {
+            var grey = bytes.charCodeAt(i);
+            pixels.data[4 * i] = grey; pixels.data[4 * i + 1] = grey; pixels.data[4 * i + 2] = grey; pixels.data[4 * i + 3] = 255;
+          }
+          context.putImageData(pixels, 0, 0);
+          figure.appendChild(canvas);
+          shown += 1;
+        }
+      }
+      if (!figure.firstChild && entry.note) { caption.textContent += ' — ' + entry.note; }
+      figure.appendChild(caption);
+      box.appendChild(figure);
+    });
+    $('biometrics').hidden = entries.length === 0;
+    document.body.dataset.biometrics = String(shown);
   }
 
   // Zero-trust step: a backend (here the demo's stand-in, /demo/…) issues the Active

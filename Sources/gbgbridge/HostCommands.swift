@@ -349,6 +349,9 @@ struct DemoCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Serve /diagnostics (live page), /diagnostics.json and /diagnostics/events for operators.")
     var diagnostics = false
 
+    @Flag(name: .long, help: "Extended Access Control: the virtual passport keeps fingerprints (DG3) and irises (DG4) behind Terminal Authentication, and the host authenticates as the test Inspection System of Fixtures/cvc; the journey shows them.")
+    var eac = false
+
     /// Finds `Fixtures/…` from the working directory or from the executable (.build/<config>/gbgbridge).
     static func fixture(_ relative: String) -> URL? {
         let candidates = [
@@ -364,6 +367,19 @@ struct DemoCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
+    }
+
+    /// The chip's EAC trust point and the host's Inspection System credentials, from the test chain
+    /// in Fixtures/cvc (made with OpenPACE's cvc-create; test only).
+    static func testInspectionSystem() throws -> (EACConfiguration, TerminalCredentials) {
+        guard let directory = fixture("cvc") else { throw ValidationError("cannot find Fixtures/cvc") }
+        func certificate(_ name: String) throws -> CVCertificate {
+            try CVCertificate(bytes: [UInt8](try Data(contentsOf: directory.appendingPathComponent("\(name).cvcert"))))
+        }
+        let eac = EACConfiguration(trustPoints: [try certificate("UTCVCA00001")], date: CVDate(Date()))
+        let credentials = try TerminalCredentials(certificates: [try certificate("UTDVIS00001"), try certificate("UTIS0000001")],
+                                                  signer: try PrivateKeySigner(contentsOf: directory.appendingPathComponent("UTIS0000001.pkcs8")))
+        return (eac, credentials)
     }
 
     @MainActor
@@ -383,12 +399,19 @@ struct DemoCommand: AsyncParsableCommand {
         }
         let description: PassportDescription
         let chip: VirtualPassportChip
+        var terminal: TerminalCredentials?
         var trust = TrustStore()
         do {
-            description = try PassportDescription.load(from: descriptionURL)
+            var loaded = try PassportDescription.load(from: descriptionURL)
+            if eac { loaded.biometrics = true }
+            description = loaded
             let signer = try DocumentSigner.load(certificate: pki.appendingPathComponent("ds.cert.pem"),
                                                  key: pki.appendingPathComponent("ds.key.pem"))
-            chip = VirtualPassportChip(passport: try EmulatedPassport.load(descriptionAt: descriptionURL, signer: signer))
+            var emulated = try EmulatedPassport(description: description, baseDirectory: descriptionURL.deletingLastPathComponent(), signer: signer)
+            if eac {
+                (emulated.eac, terminal) = try Self.testInspectionSystem()
+            }
+            chip = VirtualPassportChip(passport: emulated)
             try trust.add(path: pki.appendingPathComponent("csca.cert.pem"))
         } catch {
             printError("gbgbridge demo: \(error)")
@@ -397,6 +420,8 @@ struct DemoCommand: AsyncParsableCommand {
         let reader = EmulatedReaderBackend(chip: chip, readerName: "GBGBridge Demo Reader (virtual passport)")
         HostMetrics.bootstrap(trust: trust)
         let nfc = NFCReadService(backend: reader, trustStore: trust, logger: logger)
+        nfc.terminalCredentials = terminal
+        let eacOn = terminal != nil
         await nfc.refreshReaders()
         var configuration = BridgeServerConfiguration()
         configuration.port = port
@@ -416,6 +441,9 @@ struct DemoCommand: AsyncParsableCommand {
             if hostDiagnostics != nil { print("Diagnostics for operators: http://127.0.0.1:\(port)/diagnostics") }
             if let mrz {
                 print("The virtual passport opens with document number \(mrz.documentNumber), date of birth \(mrz.dateOfBirth), expiry \(mrz.dateOfExpiry) (test data).")
+            }
+            if eacOn {
+                print("Extended Access Control: the passport trusts the test CVCA UTCVCA00001; the host authenticates as the test Inspection System UTIS0000001 (Fixtures/cvc) and reads DG3 and DG4.")
             }
             print("Press Ctrl-C to stop.")
         }

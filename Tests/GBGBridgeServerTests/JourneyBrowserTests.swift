@@ -115,6 +115,36 @@ struct JourneyBrowserTests {
         }
     }
 
+    /// `gbgbridge demo --eac`: the journey, unchanged but for showing what it gets, reads DG3/DG4
+    /// after Terminal Authentication and draws the fingerprints and irises (raw pixels on a canvas).
+    @Test(.enabled(if: GBGBridgeBinary.isBuilt, "needs the gbgbridge binary (swift build)"))
+    func demoWithEACShowsFingerprintsAndIrises() async throws {
+        let port = try freeLoopbackPort()
+        let demo = try ChildProcess(executable: GBGBridgeBinary.path, arguments: ["demo", "--port", "\(port)", "--eac"])
+        defer { demo.terminateBlocking(gracePeriod: .seconds(2)) }
+        try await withPage { page in
+            var loaded = false
+            for _ in 0..<100 where !loaded {
+                try await page.navigate("http://127.0.0.1:\(port)/?autorun=1&documentNumber=L898902C3&dateOfBirth=740812&dateOfExpiry=120415")
+                let state = try await page.wait(for: "document.body ? document.body.dataset.state || 'loading' : ''",
+                                                in: ["ready", "done", "error"], timeout: .seconds(2))
+                loaded = ["ready", "done", "error"].contains(state ?? "")
+            }
+            let state = try await page.wait(for: "document.body.dataset.state || ''", in: ["done", "error"])
+            let shown = try await page.wait(for: "document.body.dataset.biometrics || ''", in: ["4"], timeout: .seconds(10))
+            _ = try await page.wait(for: "document.body.dataset.server || ''", in: ["done", "error", "unavailable"])
+            try await page.screenshot(to: Self.artifacts.appendingPathComponent("journey-demo-eac.png"))
+            let badges = try await page.evaluate("document.getElementById('badges').textContent") as? String
+            let captions = try await page.evaluate("Array.from(document.querySelectorAll('#biometric-images figcaption')).map(c => c.textContent).join('|')") as? String
+            #expect(state == "done")
+            #expect(shown == "4", "fingerprints and irises drawn: \(shown ?? "none")")
+            #expect(badges?.contains("Terminal: valid") == true, "\(badges ?? "")")
+            #expect(captions?.contains("right index finger · raw 64×64") == true && captions?.contains("left eye") == true, "\(captions ?? "")")
+            let serverBadges = try await page.evaluate("document.getElementById('server-badges').textContent") as? String
+            #expect(serverBadges?.contains("Server passive: valid") == true, "the evidence with DG3/DG4 verifies too: \(serverBadges ?? "")")
+        }
+    }
+
     /// README's main job as a user runs it: `gbgbridge demo`, the journey in a browser, the read,
     /// then "Verify on server": the demo's stand-in backend issued the AA challenge and checks the
     /// evidence offline.
