@@ -1,4 +1,6 @@
+import CVCertificates
 import Foundation
+import MRTDCrypto
 import MRTDEmulator
 import SmartCard
 import Synchronization
@@ -83,6 +85,54 @@ struct TagLossTests {
             #expect(waiting.first?.message?.contains("Put it back on the reader") == true, "\(label)")
             #expect(progress.map(\.percent) == progress.map(\.percent).sorted(), "\(label): percent never goes back")
             #expect(progress.last?.percent == 100)
+        }
+    }
+
+    /// Terminal Authentication and the card leaving: at any APDU — during PACE, CA, the EF.CVCA read,
+    /// each PSO:Verify Certificate, GET CHALLENGE, EXTERNAL AUTHENTICATE, or DG3/DG4 after TA — the
+    /// chip that comes back is opened, chip-authenticated and terminal-authenticated again, and
+    /// DG3/DG4 are read whole. `field/de-passport-2023` does PACE-CAM, then CA for TA;
+    /// `field/fi-passport-2024` PACE-CAM only (TA signs the PACE key of the session now).
+    @Test("a loss at any APDU of a read with Terminal Authentication is survived", arguments: ["utopia-demo", "field/de-passport-2023", "field/fi-passport-2024"])
+    func lossAtEveryAPDUWithTerminalAuthentication(passport name: String) async throws {
+        func cvc(_ file: String) throws -> [UInt8] { [UInt8](try Data(contentsOf: TestFixtures.url("cvc/\(file)"))) }
+        let credentials = try TerminalCredentials(certificates: [try CVCertificate(bytes: try cvc("UTDVIS00001.cvcert")),
+                                                                 try CVCertificate(bytes: try cvc("UTIS0000001.cvcert"))],
+                                                  signer: PrivateKeySigner(key: try PrivateKey(bytes: try cvc("UTIS0000001.pkcs8"))))
+        let eac = EACConfiguration(trustPoints: [try CVCertificate(bytes: try cvc("UTCVCA00001.cvcert"))], date: try #require(CVDate("261124")))
+        func chip(tagLossAfter after: Int?) throws -> VirtualPassportChip {
+            var description = try Quirk.none.description(name, tagLoss: after.map { ($0, 0) })
+            description.biometrics = true
+            var passport = try EmulatedPassport(description: description, baseDirectory: TestFixtures.url("passports/\(name)").deletingLastPathComponent(),
+                                                signer: try TestFixtures.documentSigner())
+            passport.eac = eac
+            return VirtualPassportChip(passport: passport)
+        }
+        func read(_ chip: VirtualPassportChip) async throws -> PassportReadResult {
+            let backend = EmulatedReaderBackend(chip: chip)
+            let connection = try await backend.connect(reader: backend.readerName)
+            var options = ReadOptions(trustStore: Self.trust)
+            options.terminal = credentials
+            return try await PassportReader(connection: connection, accessKey: try TestFixtures.accessKey(name), options: options,
+                                            reconnect: { try await backend.reconnect(reader: backend.readerName, until: .now + .seconds(5)) }).read()
+        }
+        let undisturbed = try await read(try chip(tagLossAfter: nil))
+        #expect(undisturbed.terminal.status == .valid, "\(undisturbed.terminal.detail)")
+        let total = undisturbed.statistics.apdus
+        for after in 1..<total {
+            let label = "\(name), loss after \(after) of \(total) APDUs"
+            let disturbed = try chip(tagLossAfter: after)
+            do {
+                let result = try await read(disturbed)
+                #expect(result.statistics.reconnections == 1, "\(label)")
+                #expect(result.terminal.status == .valid, "\(label): \(result.terminal.detail)")
+                let (dg3, dg4) = (result.files[.dataGroup(3)] == disturbed.passport.applicationFiles[0x0103],
+                                  result.files[.dataGroup(4)] == disturbed.passport.applicationFiles[0x0104])
+                #expect(dg3 && dg4, "\(label): DG3 \(dg3 ? "read" : "not read whole"), DG4 \(dg4 ? "read" : "not read whole")")
+                #expect(result.passiveOutcome.status == .valid && result.chip.status == .valid, "\(label): \(result.chip.detail)")
+            } catch {
+                Issue.record("\(label): \(error)")
+            }
         }
     }
 

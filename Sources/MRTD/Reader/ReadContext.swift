@@ -46,6 +46,8 @@ final class ReadContext {
     var terminalOutcome: VerificationOutcome?
     /// The CVCAs EF.CVCA names (kept for Terminal Authentication again after tag loss).
     var cvcaTrustPoints: [String]?
+    /// A PACE-CAM chip that offers no Chip Authentication: TA signs the terminal's PACE key.
+    var signsPACEKeyForTerminal = false
 
     // MARK: Files
 

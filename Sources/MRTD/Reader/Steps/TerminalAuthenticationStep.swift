@@ -14,7 +14,7 @@ extension ReadContext {
             terminalOutcome = VerificationOutcome(status: .notSupported, detail: "no DG3 or DG4 to read (the chip lists none, or none was asked for)")
             return
         }
-        guard let ephemeralKey = try await terminalAuthenticationKey() else {
+        guard try await prepareTerminalAuthenticationKey() else {
             deny(wanted)
             return
         }
@@ -29,7 +29,7 @@ extension ReadContext {
             return
         }
         cvcaTrustPoints = trustPoints
-        try await runTerminalAuthentication(credentials, trustPoints: trustPoints, ephemeralKey: ephemeralKey, wanted: wanted)
+        try await runTerminalAuthentication(credentials, trustPoints: trustPoints, wanted: wanted)
     }
 
     /// Terminal Authentication again on the chip that came back after tag loss (new access
@@ -39,38 +39,54 @@ extension ReadContext {
         guard let credentials = options.terminal, terminalOutcome?.status == .valid, let trustPoints = cvcaTrustPoints else { return }
         let wanted = protectedDataGroupsWanted.filter { files[.dataGroup($0)] == nil }
         guard !wanted.isEmpty else { return }
-        guard let ephemeralKey = try await terminalAuthenticationKey() else {
+        guard try await prepareTerminalAuthenticationKey() else {
             deny(wanted)
             return
         }
-        try await runTerminalAuthentication(credentials, trustPoints: trustPoints, ephemeralKey: ephemeralKey, wanted: wanted)
+        try await runTerminalAuthentication(credentials, trustPoints: trustPoints, wanted: wanted)
     }
 
-    /// Comp(PK_PCD), the ephemeral key TA v1 signs: Chip Authentication's. After PACE-CAM, CA is run
-    /// now when the chip offers it; a PACE-CAM chip offering none gets the terminal's PACE key.
-    /// `nil` (with the outcome set) when there is none.
-    private func terminalAuthenticationKey() async throws(MRTDError) -> [UInt8]? {
-        if let chipAuthentication, chipOutcome?.status == .valid {
-            return PACE.compressed(chipAuthentication.ephemeralPublicKey, domain: chipAuthentication.chipPublicKey.domain)
-        }
+    /// Makes sure there is an ephemeral key for TA v1 to sign (`terminalAuthenticationKey`): after
+    /// PACE-CAM, Chip Authentication is run now when the chip offers it. `false` (with the outcome
+    /// set) when there is none.
+    private func prepareTerminalAuthenticationKey() async throws(MRTDError) -> Bool {
+        if terminalAuthenticationKey != nil { return true }
         if mappingOutcome?.status == .valid, chipOutcome?.status == .valid {
             switch try await chipAuthenticationForTerminal() {
-            case .done(let ca):
-                return PACE.compressed(ca.ephemeralPublicKey, domain: ca.chipPublicKey.domain)
+            case .done:
+                return true
             case .failed(let detail):
                 terminalOutcome = VerificationOutcome(status: .invalid, detail: "Terminal Authentication after PACE-CAM needs the Chip Authentication the chip offers, and it failed: \(detail)")
-                return nil
+                return false
             case .notOffered:
-                if let key = pace?.terminalKey, !key.isEmpty { return key }
+                signsPACEKeyForTerminal = true
+                if terminalAuthenticationKey != nil { return true }
             }
         }
         let why = chipOutcome.map { "it did not succeed: \($0.detail)" } ?? "it was not done (the chip offers no Chip Authentication)"
         terminalOutcome = VerificationOutcome(status: .invalid, detail: "Terminal Authentication needs Chip Authentication first, and \(why)")
+        return false
+    }
+
+    /// Comp(PK_PCD), the ephemeral key TA v1 signs, of the session as it is now (a chip that came
+    /// back after tag loss has new keys): Chip Authentication's; after PACE-CAM on a chip that
+    /// offers no CA, the terminal's PACE key.
+    private var terminalAuthenticationKey: [UInt8]? {
+        if let chipAuthentication, chipOutcome?.status == .valid {
+            return PACE.compressed(chipAuthentication.ephemeralPublicKey, domain: chipAuthentication.chipPublicKey.domain)
+        }
+        if signsPACEKeyForTerminal, mappingOutcome?.status == .valid, chipOutcome?.status == .valid, let key = pace?.terminalKey, !key.isEmpty {
+            return key
+        }
         return nil
     }
 
-    private func runTerminalAuthentication(_ credentials: TerminalCredentials, trustPoints: [String], ephemeralKey: [UInt8],
-                                           wanted: [Int]) async throws(MRTDError) {
+    private func runTerminalAuthentication(_ credentials: TerminalCredentials, trustPoints: [String], wanted: [Int]) async throws(MRTDError) {
+        guard let ephemeralKey = terminalAuthenticationKey else {
+            terminalOutcome = VerificationOutcome(status: .invalid, detail: "Terminal Authentication: no Chip Authentication key on the chip that came back")
+            deny(wanted)
+            return
+        }
         let chipIdentifier: [UInt8]
         if let pace {
             chipIdentifier = pace.chipIdentifier
