@@ -115,6 +115,17 @@ struct JourneyBrowserTests {
         }
     }
 
+    /// Opens the demo's journey with autorun and the demo passport's MRZ, once `demo` listens.
+    static func openDemoJourney(_ page: Page, port: Int) async throws {
+        var loaded = false
+        for _ in 0..<100 where !loaded {
+            try await page.navigate("http://127.0.0.1:\(port)/?autorun=1&documentNumber=L898902C3&dateOfBirth=740812&dateOfExpiry=120415")
+            let state = try await page.wait(for: "document.body ? document.body.dataset.state || 'loading' : ''",
+                                            in: ["ready", "done", "error"], timeout: .seconds(2))
+            loaded = ["ready", "done", "error"].contains(state ?? "")
+        }
+    }
+
     /// `gbgbridge demo --eac`: the journey, unchanged but for showing what it gets, reads DG3/DG4
     /// after Terminal Authentication and draws the fingerprints and irises (raw pixels on a canvas).
     @Test(.enabled(if: GBGBridgeBinary.isBuilt, "needs the gbgbridge binary (swift build)"))
@@ -123,13 +134,7 @@ struct JourneyBrowserTests {
         let demo = try ChildProcess(executable: GBGBridgeBinary.path, arguments: ["demo", "--port", "\(port)", "--eac"])
         defer { demo.terminateBlocking(gracePeriod: .seconds(2)) }
         try await withPage { page in
-            var loaded = false
-            for _ in 0..<100 where !loaded {
-                try await page.navigate("http://127.0.0.1:\(port)/?autorun=1&documentNumber=L898902C3&dateOfBirth=740812&dateOfExpiry=120415")
-                let state = try await page.wait(for: "document.body ? document.body.dataset.state || 'loading' : ''",
-                                                in: ["ready", "done", "error"], timeout: .seconds(2))
-                loaded = ["ready", "done", "error"].contains(state ?? "")
-            }
+            try await Self.openDemoJourney(page, port: port)
             let state = try await page.wait(for: "document.body.dataset.state || ''", in: ["done", "error"])
             let shown = try await page.wait(for: "document.body.dataset.biometrics || ''", in: ["4"], timeout: .seconds(10))
             _ = try await page.wait(for: "document.body.dataset.server || ''", in: ["done", "error", "unavailable"])
@@ -154,13 +159,7 @@ struct JourneyBrowserTests {
         let demo = try ChildProcess(executable: GBGBridgeBinary.path, arguments: ["demo", "--port", "\(port)"])
         defer { demo.terminateBlocking(gracePeriod: .seconds(2)) }
         try await withPage { page in
-            var loaded = false
-            for _ in 0..<100 where !loaded {
-                try await page.navigate("http://127.0.0.1:\(port)/?autorun=1&documentNumber=L898902C3&dateOfBirth=740812&dateOfExpiry=120415")
-                let state = try await page.wait(for: "document.body ? document.body.dataset.state || 'loading' : ''",
-                                                in: ["ready", "done", "error"], timeout: .seconds(2))
-                loaded = ["ready", "done", "error"].contains(state ?? "")
-            }
+            try await Self.openDemoJourney(page, port: port)
             let server = try await page.wait(for: "document.body.dataset.server || ''", in: ["done", "error", "unavailable"])
             try await page.screenshot(to: Self.artifacts.appendingPathComponent("journey-demo-server-verification.png"))
             let badges = try await page.evaluate("document.getElementById('server-badges').textContent") as? String

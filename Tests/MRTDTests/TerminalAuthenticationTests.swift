@@ -33,6 +33,17 @@ struct TerminalAuthenticationTests {
         return VirtualPassportChip(passport: passport)
     }
 
+    /// A CVCA of its own (brainpoolP256r1, DG3+DG4, valid 2026–2040) and its key.
+    static func selfSignedCVCA(_ reference: String, from: String = "260101") throws -> (certificate: CVCertificate, key: PrivateKey) {
+        let key = try PrivateKey.generateEC(curveName: "brainpoolP256r1")
+        var certificate = CVCertificate(authorityReference: reference,
+                                        publicKey: try CVPublicKey(key: key, algorithm: .ecdsaSHA256, withDomainParameters: true),
+                                        holderReference: reference, authorization: .inspectionSystem(role: .cvca, readDG3: true, readDG4: true),
+                                        effectiveDate: try #require(CVDate(from)), expirationDate: try #require(CVDate("401231")))
+        try certificate.sign(with: key, algorithm: .ecdsaSHA256)
+        return (certificate, key)
+    }
+
     static func credentials(terminal: CVCertificate? = nil, key: PrivateKey? = nil) throws -> TerminalCredentials {
         try TerminalCredentials(certificates: [try cvc("UTDVIS00001"), try terminal ?? cvc("UTIS0000001")],
                                 signer: PrivateKeySigner(key: try key ?? Self.key("UTIS0000001")))
@@ -73,12 +84,7 @@ struct TerminalAuthenticationTests {
 
     @Test func aChainToAnotherCVCAIsRefused() async throws {
         // The chip trusts only a CVCA of its own; our chain leads to UTCVCA00001.
-        let otherKey = try PrivateKey.generateEC(curveName: "brainpoolP256r1")
-        var other = CVCertificate(authorityReference: "ZZCVCA00001",
-                                  publicKey: try CVPublicKey(key: otherKey, algorithm: .ecdsaSHA256, withDomainParameters: true),
-                                  holderReference: "ZZCVCA00001", authorization: .inspectionSystem(role: .cvca, readDG3: true, readDG4: true),
-                                  effectiveDate: try #require(CVDate("260101")), expirationDate: try #require(CVDate("401231")))
-        try other.sign(with: otherKey, algorithm: .ecdsaSHA256)
+        let other = try Self.selfSignedCVCA("ZZCVCA00001").certificate
         let result = try await Self.read(try Self.chip(trustPoints: [other]), credentials: try Self.credentials())
         #expect(result.terminal.status == .invalid)
         #expect(result.terminal.detail.contains("ZZCVCA00001"), "\(result.terminal.detail)")
@@ -216,12 +222,7 @@ struct TerminalAuthenticationTests {
 
     /// A chip with two trust points (EF.CVCA names both) authenticates a chain to the second.
     @Test func aChainToTheSecondTrustPointIsAccepted() async throws {
-        let otherKey = try PrivateKey.generateEC(curveName: "brainpoolP256r1")
-        var other = CVCertificate(authorityReference: "ZZCVCA00001",
-                                  publicKey: try CVPublicKey(key: otherKey, algorithm: .ecdsaSHA256, withDomainParameters: true),
-                                  holderReference: "ZZCVCA00001", authorization: .inspectionSystem(role: .cvca, readDG3: true, readDG4: true),
-                                  effectiveDate: try #require(CVDate("260101")), expirationDate: try #require(CVDate("401231")))
-        try other.sign(with: otherKey, algorithm: .ecdsaSHA256)
+        let other = try Self.selfSignedCVCA("ZZCVCA00001").certificate
         let chip = try Self.chip(trustPoints: [other, try Self.cvc("UTCVCA00001")])
         let result = try await Self.read(chip, credentials: try Self.credentials())
         #expect(result.terminal.status == .valid, "\(result.terminal.detail)")
@@ -233,12 +234,7 @@ struct TerminalAuthenticationTests {
     /// first, then the DV and terminal certificates the new CVCA issued; the chip takes the new
     /// CVCA as a trust point. Without the link certificate there is no chain.
     @Test func aLinkCertificateIsSentFirstToAChipThatTrustsTheOldCVCA() async throws {
-        let oldKey = try PrivateKey.generateEC(curveName: "brainpoolP256r1")
-        var old = CVCertificate(authorityReference: "UTCVCA00000",
-                                publicKey: try CVPublicKey(key: oldKey, algorithm: .ecdsaSHA256, withDomainParameters: true),
-                                holderReference: "UTCVCA00000", authorization: .inspectionSystem(role: .cvca, readDG3: true, readDG4: true),
-                                effectiveDate: try #require(CVDate("240101")), expirationDate: try #require(CVDate("301231")))
-        try old.sign(with: oldKey, algorithm: .ecdsaSHA256)
+        let (old, oldKey) = try Self.selfSignedCVCA("UTCVCA00000", from: "240101")
         let current = try Self.cvc("UTCVCA00001")
         var link = CVCertificate(authorityReference: "UTCVCA00000", publicKey: current.publicKey, holderReference: "UTCVCA00001",
                                  authorization: current.authorization, effectiveDate: current.effectiveDate, expirationDate: current.expirationDate)
