@@ -57,6 +57,12 @@ struct TerminalCommandTests {
         #expect(noDV.standardOutput.contains("chain to UTCVCA00001"), "\(noDV.standardOutput)")
         let badArguments = try await Self.run(["check", "--terminal-certificates", Self.cvc])
         #expect(badArguments.status == 2)
+        // A token that is not there: said, and the PIN given in the URI is nowhere in what is printed.
+        let noToken = try await Self.run(["check", "--terminal-certificates", Self.cvc, "--terminal-key",
+                                          "pkcs11:token=absent;object=is?module-path=/usr/lib/softhsm/libsofthsm2.so&pin-value=SECRET-4711", "--json"])
+        #expect(noToken.status == 1)
+        #expect(!(noToken.standardOutput + noToken.standardError).contains("SECRET-4711"))
+        #expect((try Self.json(noToken)["key"] as? [String: Any])?["status"] as? String == "error")
     }
 
     @Test("request: a new key's request, plain and authenticated by the current IS key, and with the key behind exec:")
