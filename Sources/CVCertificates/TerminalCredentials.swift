@@ -34,27 +34,46 @@ public struct PrivateKeySigner: TerminalSigner {
     }
 }
 
-/// A terminal's credentials for Terminal Authentication: its certificate, the DV and link
-/// certificates that lead to the chip's CVCAs, and the signer of its key.
+/// A terminal's credentials for Terminal Authentication: its certificates, the DV and link
+/// certificates that lead to the chips' CVCAs, and the signer of its key.
+///
+/// An Inspection System usually holds several terminal certificates for one key: one under each
+/// DV certificate its DV got from a foreign CVCA (one per issuing state it reads), and the old
+/// and the renewed one around a renewal. TA picks, for each chip, the terminal certificate with a
+/// chain to a CVCA the chip trusts — the newest first.
 public struct TerminalCredentials: Sendable {
     /// Every certificate given (the terminal's, DV, link and CVCA certificates).
     public let certificates: [CVCertificate]
-    /// The terminal's own certificate: the one no other given certificate was issued by.
-    public let terminal: CVCertificate
+    /// The terminal certificates (those no other given certificate was issued by), newest first.
+    public let terminals: [CVCertificate]
     public let signer: any TerminalSigner
+
+    /// The newest terminal certificate.
+    public var terminal: CVCertificate { terminals[0] }
 
     public init(certificates: [CVCertificate], signer: any TerminalSigner) throws(CVCertificateError) {
         let issuers = Set(certificates.map(\.authorityReference))
         let leaves = certificates.filter { $0.authorization.role == .terminal && !issuers.contains($0.holderReference) }
-        guard let terminal = leaves.first else {
+        guard !leaves.isEmpty else {
             throw CVCertificateError(.noChain, field: "CHAT", "none of the \(certificates.count) certificate(s) is a terminal certificate")
         }
-        guard leaves.count == 1 else {
-            throw CVCertificateError(.noChain, field: "CHR", "several terminal certificates (\(leaves.map(\.holderReference).joined(separator: ", "))): give one")
-        }
         self.certificates = certificates
-        self.terminal = terminal
+        terminals = leaves.sorted { ($0.effectiveDate, $0.expirationDate) > ($1.effectiveDate, $1.expirationDate) }
         self.signer = signer
+    }
+
+    /// The chain from the newest terminal certificate that has one to one of `trustPoints` (a
+    /// chip's CVCAs, in its order of preference).
+    public func chain(to trustPoints: [String]) throws(CVCertificateError) -> CVCertificateChain {
+        var first: CVCertificateError?
+        for terminal in terminals {
+            do {
+                return try CVCertificateChain.build(to: trustPoints, from: certificates, terminal: terminal)
+            } catch {
+                first = first ?? error
+            }
+        }
+        throw first ?? CVCertificateError(.noChain, field: "CAR", "no terminal certificate")
     }
 
     /// Loads `.cvcert` files, or every `.cvcert` / `.cvc` file in directories.

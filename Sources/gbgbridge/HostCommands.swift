@@ -269,7 +269,7 @@ struct ServeCommand: AsyncParsableCommand {
                 let credentials = try TerminalCredentials(certificates: try TerminalCredentials.certificates(at: settings.terminalCertificates),
                                                           signer: try TerminalOptions.signer(key))
                 nfc.terminalCredentials = credentials
-                logger.info("Terminal Authentication as \(credentials.terminal.holderReference) (\(credentials.certificates.count) certificates): DG3/DG4 of EAC documents can be read")
+                logger.info("Terminal Authentication as \(credentials.terminals.map(\.holderReference).joined(separator: ", ")) (\(credentials.certificates.count) certificates): DG3/DG4 of EAC documents can be read")
             } catch {
                 printError("gbgbridge serve: terminal credentials: \(error)")
                 throw ExitCode(2)

@@ -11,7 +11,10 @@ struct TerminalCheck {
         var check = TerminalCheck()
         let terminal = credentials.terminal
         let rights = [terminal.authorization.readsDG3 ? "DG3" : nil, terminal.authorization.readsDG4 ? "DG4" : nil].compactMap { $0 }
-        check.lines.append("terminal \(terminal.holderReference): \(TerminalPrint.kind(terminal.authorization)), may read \(rights.isEmpty ? "no biometric data group" : rights.joined(separator: " and ")); issued by \(terminal.authorityReference); valid \(terminal.effectiveDate) … \(terminal.expirationDate)")
+        for certificate in credentials.terminals {
+            let rights = [certificate.authorization.readsDG3 ? "DG3" : nil, certificate.authorization.readsDG4 ? "DG4" : nil].compactMap { $0 }
+            check.lines.append("terminal \(certificate.holderReference): \(TerminalPrint.kind(certificate.authorization)), may read \(rights.isEmpty ? "no biometric data group" : rights.joined(separator: " and ")); issued by \(certificate.authorityReference); valid \(certificate.effectiveDate) … \(certificate.expirationDate)")
+        }
         if terminal.authorization.terminalType != CertificateHolderAuthorization.inspectionSystem {
             check.problems.append("\(terminal.holderReference) is not an Inspection System certificate: an ePassport refuses it")
         } else if rights.isEmpty {
@@ -31,7 +34,7 @@ struct TerminalCheck {
         for root in roots {
             var entry: [String: Any] = ["cvca": root]
             do {
-                let chain = try CVCertificateChain.build(to: [root], from: credentials.certificates, terminal: terminal)
+                let chain = try credentials.chain(to: [root])
                 entry["certificates"] = chain.certificates.map(\.holderReference)
                 let path = ([root] + chain.certificates.map(\.holderReference)).joined(separator: " → ")
                 if let cvca = trustPoints.first(where: { $0.holderReference == root }) {

@@ -220,6 +220,33 @@ struct TerminalAuthenticationTests {
         #expect(commands.allSatisfy { $0.count / 2 <= 261 }, "only short APDUs")
     }
 
+    /// One Inspection System key, two terminal certificates: one under the UT chain, one under a
+    /// foreign state's (ZZ: its CVCA issued our DV a certificate, our DV issued the IS one). Each
+    /// state's chip gets the chain to its own CVCA; one set of credentials reads both.
+    @Test func oneKeyWithATerminalCertificatePerIssuingState() async throws {
+        let (foreignCVCA, foreignCVCAKey) = try Self.selfSignedCVCA("ZZCVCA00001")
+        let dvKey = try Self.key("UTDVIS00001")
+        var foreignDV = CVCertificate(authorityReference: "ZZCVCA00001",
+                                      publicKey: try CVPublicKey(key: dvKey, algorithm: .ecdsaSHA256, withDomainParameters: false),
+                                      holderReference: "UTDVZZ00001", authorization: .inspectionSystem(role: .dvForeign, readDG3: true, readDG4: true),
+                                      effectiveDate: try #require(CVDate("261101")), expirationDate: try #require(CVDate("301231")))
+        try foreignDV.sign(with: foreignCVCAKey, algorithm: .ecdsaSHA256)
+        let ourIS = try Self.cvc("UTIS0000001")
+        var foreignIS = CVCertificate(authorityReference: "UTDVZZ00001", publicKey: ourIS.publicKey, holderReference: "UTIS0000001",
+                                      authorization: .inspectionSystem(role: .terminal, readDG3: true, readDG4: true),
+                                      effectiveDate: try #require(CVDate("261101")), expirationDate: try #require(CVDate("291231")))
+        try foreignIS.sign(with: dvKey, algorithm: .ecdsaSHA256)
+        let credentials = try TerminalCredentials(certificates: [try Self.cvc("UTDVIS00001"), ourIS, foreignDV, foreignIS],
+                                                  signer: PrivateKeySigner(key: try Self.key("UTIS0000001")))
+        #expect(credentials.terminals.count == 2)
+        for (trustPoint, via) in [(try Self.cvc("UTCVCA00001"), "UTCVCA00001"), (foreignCVCA, "ZZCVCA00001")] {
+            let result = try await Self.read(try Self.chip(trustPoints: [trustPoint]), credentials: credentials)
+            #expect(result.terminal.status == .valid, "\(via): \(result.terminal.detail)")
+            #expect(result.terminal.detail.contains("chain from \(via)"), "\(result.terminal.detail)")
+            #expect(result.files[.dataGroup(3)] != nil)
+        }
+    }
+
     /// A chip with two trust points (EF.CVCA names both) authenticates a chain to the second.
     @Test func aChainToTheSecondTrustPointIsAccepted() async throws {
         let other = try Self.selfSignedCVCA("ZZCVCA00001").certificate

@@ -45,7 +45,7 @@ package struct TerminalAuthenticationProtocol {
         }
         let chain: CVCertificateChain
         do {
-            chain = try CVCertificateChain.build(to: trustPoints, from: credentials.certificates, terminal: credentials.terminal)
+            chain = try credentials.chain(to: trustPoints)
         } catch {
             return refused("no certificate chain from the terminal to a CVCA the chip trusts (EF.CVCA: \(trustPoints.isEmpty ? "none" : trustPoints.joined(separator: ", "))): \(error.reason)")
         }
@@ -61,7 +61,7 @@ package struct TerminalAuthenticationProtocol {
                 return refused("the chip refused the certificate \(certificate.holderReference) (PSO:Verify Certificate: \(verified.statusWord.meaning)): expired for the chip's date, not issued by \(certificate.authorityReference), or a wrong signature")
             }
         }
-        let terminal = credentials.terminal
+        guard let terminal = chain.terminal else { return refused("an empty certificate chain") }
         session.traceContext.detail = nil
         let at = try await session.manageSecurityEnvironment(
             .terminalAuthentication, BERTLV.encode(tag: 0x83, value: CVCertificate.referenceBytes(terminal.holderReference)), .secure)
