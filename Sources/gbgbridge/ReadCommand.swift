@@ -345,6 +345,10 @@ struct ReadCommand: AsyncParsableCommand {
             let source = result.dg2?.faces.first?.format == .jpeg2000 ? " (JPEG 2000 on the chip)" : ""
             print("  Photo          \(width)×\(height) JPEG\(source)")
         }
+        for (label, entries) in [("Fingerprints", report.fingerprints ?? []), ("Irises", report.irises ?? [])] where !entries.isEmpty {
+            let described = entries.map { "\($0.positionName) (\($0.format)\($0.width > 0 ? " \($0.width)×\($0.height)" : ""))" }
+            print("  \(label.padding(toLength: 14, withPad: " ", startingAt: 0)) \(described.joined(separator: ", "))")
+        }
         print("  Data groups    \(report.dataGroupsRead.joined(separator: " "))")
         for (file, reason) in result.skipped.sorted(by: { $0.key < $1.key }) { print("  Skipped        \(file): \(reason)") }
         for (file, reason) in result.parseErrors.sorted(by: { $0.key < $1.key }) { print("  Unparsed       \(file): \(reason)") }

@@ -108,6 +108,24 @@ struct ReadTerminalCommandTests {
         #expect(FileManager.default.fileExists(atPath: dump.appendingPathComponent("DG4.bin").path))
     }
 
+    @Test("the text summary names the fingerprints and irises read")
+    func textSummary() async throws {
+        let directory = try await Self.chain()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let outcome = try await PCSCDHarness.withEmulatorCommand([
+            "--passport", "Fixtures/passports/utopia-demo.json", "--eac-cvca", directory.appendingPathComponent("UTCVCA00007.cvcert").path,
+        ]) {
+            try await runCommand(GBGBridgeBinary.path, ["read", "--document-number", "L898902C3", "--birth-date", "740812", "--expiry-date", "120415",
+                                                        "--trust", "Fixtures/pki/csca.cert.pem", "--timeout", "10",
+                                                        "--terminal-certificates", directory.appendingPathComponent("terminal").path,
+                                                        "--terminal-key", directory.appendingPathComponent("is.pkcs8").path])
+        }
+        #expect(outcome.status == 0, "\(outcome.standardError)")
+        #expect(outcome.standardOutput.contains("Fingerprints   right index finger (raw 64×64), left index finger (raw 64×64)"), "\(outcome.standardOutput)")
+        #expect(outcome.standardOutput.contains("Irises         right eye (raw"), "\(outcome.standardOutput)")
+        #expect(outcome.standardOutput.contains("Terminal       valid"), "\(outcome.standardOutput)")
+    }
+
     @Test("refusals: an IS without finger rights, a chain to another CVCA, a signer that fails; the rest is read")
     func refusals() async throws {
         let directory = try await Self.chain(isRights: ["--read-iris"])
