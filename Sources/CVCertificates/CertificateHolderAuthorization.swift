@@ -58,6 +58,9 @@ public struct CertificateHolderAuthorization: Sendable, Hashable {
     /// For an Inspection System: may read DG4 (iris).
     public var readsDG4: Bool { terminalType == Self.inspectionSystem && (authorization.last ?? 0) & 0x02 != 0 }
 
+    /// The biometric data groups these rights open, as their names: `DG3`, `DG4`, both or none.
+    public var biometricDataGroups: [String] { [readsDG3 ? "DG3" : nil, readsDG4 ? "DG4" : nil].compactMap { $0 } }
+
     /// These rights narrowed by the issuer's (the effective authorization is the AND along the chain).
     public func intersected(with other: CertificateHolderAuthorization) -> CertificateHolderAuthorization {
         guard other.authorization.count == authorization.count else { return self }

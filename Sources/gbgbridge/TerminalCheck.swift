@@ -10,9 +10,9 @@ struct TerminalCheck {
     static func run(_ credentials: TerminalCredentials, trustPoints: [CVCertificate], on day: CVDate) async -> TerminalCheck {
         var check = TerminalCheck()
         let terminal = credentials.terminal
-        let rights = [terminal.authorization.readsDG3 ? "DG3" : nil, terminal.authorization.readsDG4 ? "DG4" : nil].compactMap { $0 }
+        let rights = terminal.authorization.biometricDataGroups
         for certificate in credentials.terminals {
-            let rights = [certificate.authorization.readsDG3 ? "DG3" : nil, certificate.authorization.readsDG4 ? "DG4" : nil].compactMap { $0 }
+            let rights = certificate.authorization.biometricDataGroups
             check.lines.append("terminal \(certificate.holderReference): \(TerminalPrint.kind(certificate.authorization)), may read \(rights.isEmpty ? "no biometric data group" : rights.joined(separator: " and ")); issued by \(certificate.authorityReference); valid \(certificate.effectiveDate) … \(certificate.expirationDate)")
         }
         if terminal.authorization.terminalType != CertificateHolderAuthorization.inspectionSystem {
@@ -40,7 +40,7 @@ struct TerminalCheck {
                 if let cvca = trustPoints.first(where: { $0.holderReference == root }) {
                     let effective = try chain.verify(trustPointKey: cvca.publicKey, on: day)
                     entry["verified"] = true
-                    entry["rights"] = [effective.readsDG3 ? "DG3" : nil, effective.readsDG4 ? "DG4" : nil].compactMap { $0 }
+                    entry["rights"] = effective.biometricDataGroups
                     curveKey = curveKey ?? chain.certificates.reduce(cvca.publicKey) { $1.publicKey.inheriting(from: $0) }
                     check.lines.append("chain \(path): verified from the CVCA for \(day)")
                 } else {
@@ -122,7 +122,7 @@ extension DoctorChecks {
             return DoctorCheck(name: name, status: .error, finding: report.problems.joined(separator: "; "), fix: fix, details: details)
         }
         let daysLeft = Int((terminal.expirationDate.date.timeIntervalSinceNow / 86_400).rounded(.down))
-        let finding = "\(terminal.holderReference) may read \([terminal.authorization.readsDG3 ? "DG3" : nil, terminal.authorization.readsDG4 ? "DG4" : nil].compactMap { $0 }.joined(separator: " and ")), "
+        let finding = "\(terminal.holderReference) may read \(terminal.authorization.biometricDataGroups.joined(separator: " and ")), "
             + "expires \(terminal.expirationDate) (\(daysLeft) days); the key signs for it"
         // IS certificates are short-lived (weeks to months): say so a fortnight ahead.
         return DoctorCheck(name: name, status: daysLeft < 14 ? .warning : .ok, finding: finding, fix: daysLeft < 14 ? fix : "", details: details)

@@ -29,7 +29,7 @@ enum TerminalPrint {
         let authorization = certificate.authorization
         return ["type": "certificate", "car": certificate.authorityReference, "chr": certificate.holderReference,
                 "role": authorization.role.rawValue, "terminalType": authorization.terminalType,
-                "rights": [authorization.readsDG3 ? "DG3" : nil, authorization.readsDG4 ? "DG4" : nil].compactMap { $0 },
+                "rights": authorization.biometricDataGroups,
                 "effective": "\(certificate.effectiveDate)", "expiration": "\(certificate.expirationDate)",
                 "algorithm": certificate.publicKey.algorithm.schemeName, "key": keyDescription(certificate.publicKey),
                 "extensions": certificate.extensions.count]
@@ -46,7 +46,7 @@ enum TerminalPrint {
 
     static func text(_ certificate: CVCertificate, file: String) -> String {
         let authorization = certificate.authorization
-        let rights = [authorization.readsDG3 ? "DG3" : nil, authorization.readsDG4 ? "DG4" : nil].compactMap { $0 }
+        let rights = authorization.biometricDataGroups
         return """
             \(file): CV certificate
               CHR \(certificate.holderReference), issued by CAR \(certificate.authorityReference)\(certificate.isSelfSigned ? " (self-signed)" : "")

@@ -82,7 +82,7 @@ package struct TerminalAuthenticationProtocol {
         }
         // What the chip granted: the CHATs ANDed down the chain.
         let rights = chain.certificates.dropFirst().reduce(chain.certificates[0].authorization) { $1.authorization.intersected(with: $0) }
-        let granted = [rights.readsDG3 ? "DG3" : nil, rights.readsDG4 ? "DG4" : nil].compactMap { $0 }
+        let granted = rights.biometricDataGroups
         return (VerificationOutcome(status: .valid, detail: "the chip accepted the Inspection System \(terminal.holderReference) (chain from \(chain.trustPoint), \(chain.certificates.count) certificate\(chain.certificates.count == 1 ? "" : "s")); may read \(granted.isEmpty ? "no biometric data group" : granted.joined(separator: " and "))"), rights)
     }
 }
