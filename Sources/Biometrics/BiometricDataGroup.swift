@@ -112,7 +112,7 @@ enum FingerImageRecord {
         _ = try reader.number(1, "pixel depth")
         let compression = try reader.number(1, "compression")
         _ = try reader.number(2, "reserved")
-        let (format, mime) = BiometricImage.fingerFormat(UInt8(truncatingIfNeeded: compression))
+        let format = BiometricImage.fingerFormat(UInt8(truncatingIfNeeded: compression))
         var images: [BiometricImage] = []
         for _ in 0..<count where reader.offset < length {
             let blockLength = try reader.number(4, "finger data block length")
@@ -126,9 +126,8 @@ enum FingerImageRecord {
             let height = try reader.number(2, "vertical line length")
             _ = try reader.number(1, "reserved")
             let image = try reader.take(blockLength - 14, "image data")
-            images.append(BiometricImage(kind: "finger", position: position, positionName: BiometricImage.fingerPosition(position), format: format,
-                                         mimeType: mime, displayable: BiometricImage.browsersShow(mime), width: width, height: height,
-                                         quality: quality == 255 ? nil : quality, data: image))
+            images.append(.finger(position: position, format: format, width: width, height: height, quality: quality == 255 ? nil : quality,
+                                  data: image))
         }
         return images
     }
@@ -153,7 +152,7 @@ enum IrisImageRecord {
         guard headerLength >= 29, headerLength <= length else {
             throw BiometricError(field: "iris record header length", "\(headerLength) is not a 19794-6 header length")
         }
-        let (format, mime) = BiometricImage.irisFormat(imageFormat)
+        let format = BiometricImage.irisFormat(imageFormat)
         var images: [BiometricImage] = []
         for _ in 0..<subtypes where reader.offset < length {
             let subtype = try reader.number(1, "subtype")
@@ -164,9 +163,8 @@ enum IrisImageRecord {
                 _ = try reader.number(4, "rotation")
                 let imageLength = try reader.number(4, "image length")
                 let image = try reader.take(imageLength, "image data")
-                images.append(BiometricImage(kind: "iris", position: subtype, positionName: BiometricImage.irisPosition(subtype), format: format,
-                                             mimeType: mime, displayable: BiometricImage.browsersShow(mime),
-                                             width: width, height: height, quality: quality == 255 || quality == 254 ? nil : quality, data: image))
+                images.append(.iris(eye: subtype, format: format, width: width, height: height,
+                                    quality: quality == 255 || quality == 254 ? nil : quality, data: image))
             }
         }
         return images

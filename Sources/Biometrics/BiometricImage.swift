@@ -22,6 +22,19 @@ public struct BiometricImage: Sendable, Hashable, Codable {
     /// The image bytes as stored (WSQ, JPEG …, or raw 8-bit pixels row by row).
     public var data: [UInt8]
 
+    /// A fingerprint: the position's name and whether a browser shows it follow from the rest.
+    static func finger(position: Int, format: (name: String, mime: String?), width: Int, height: Int, quality: Int?,
+                       data: [UInt8]) -> BiometricImage {
+        BiometricImage(kind: "finger", position: position, positionName: fingerPosition(position), format: format.name, mimeType: format.mime,
+                       displayable: browsersShow(format.mime), width: width, height: height, quality: quality, data: data)
+    }
+
+    /// An iris image: the eye's name and whether a browser shows it follow from the rest.
+    static func iris(eye: Int, format: (name: String, mime: String?), width: Int, height: Int, quality: Int?, data: [UInt8]) -> BiometricImage {
+        BiometricImage(kind: "iris", position: eye, positionName: irisPosition(eye), format: format.name, mimeType: format.mime,
+                       displayable: browsersShow(format.mime), width: width, height: height, quality: quality, data: data)
+    }
+
     /// JPEG and PNG every browser shows; JPEG 2000 only Safari; WSQ and raw pixels none.
     static func browsersShow(_ mime: String?) -> Bool { mime == "image/jpeg" || mime == "image/png" }
 
@@ -48,7 +61,7 @@ public struct BiometricImage: Sendable, Hashable, Codable {
     }
 
     /// ISO/IEC 19794-4 image compression algorithm.
-    static func fingerFormat(_ code: UInt8) -> (String, String?) {
+    static func fingerFormat(_ code: UInt8) -> (name: String, mime: String?) {
         switch code {
         case 0, 1: return ("raw", nil)
         case 2: return ("WSQ", nil)
@@ -60,7 +73,7 @@ public struct BiometricImage: Sendable, Hashable, Codable {
     }
 
     /// ISO/IEC 19794-6 image format.
-    static func irisFormat(_ code: Int) -> (String, String?) {
+    static func irisFormat(_ code: Int) -> (name: String, mime: String?) {
         switch code {
         case 2, 4: return ("raw", nil)
         case 6, 8: return ("JPEG", "image/jpeg")

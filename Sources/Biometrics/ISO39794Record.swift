@@ -49,35 +49,32 @@ enum ISO39794Record {
         let position = try code(block[0], "\(name) position")
         let formatCode = try code(block[2], "\(name) image data format")
         guard let data = block[3]?.value, !data.isEmpty else { throw BiometricError(field: "\(name) image data", "missing ([3])") }
-        let (format, mime): (String, String?)
+        let format: (name: String, mime: String?)
         switch formatCode {
-        case 0: (format, mime) = ("PGM", nil)
-        case 1: (format, mime) = ("WSQ", nil)
-        case 2, 3: (format, mime) = ("JPEG 2000", "image/jp2")
-        case 4: (format, mime) = ("PNG", "image/png")
-        default: (format, mime) = ("unknown", nil)
+        case 0: format = ("PGM", nil)
+        case 1: format = ("WSQ", nil)
+        case 2, 3: format = ("JPEG 2000", "image/jp2")
+        case 4: format = ("PNG", "image/png")
+        default: format = ("unknown", nil)
         }
         let (width, height) = ImageHeader.size(data)
-        return BiometricImage(kind: "finger", position: position, positionName: BiometricImage.fingerPosition(position), format: format,
-                              mimeType: mime, displayable: BiometricImage.browsersShow(mime), width: width, height: height, quality: nil,
-                              data: data)
+        return .finger(position: position, format: format, width: width, height: height, quality: nil, data: data)
     }
 
     private static func irisImage(_ block: [UInt32: TLV], _ name: String) throws(BiometricError) -> BiometricImage {
         let eye = try code(block[0], "\(name) eye label")
         let formatCode = try code(block[3], "\(name) image data format")
         guard let data = block[9]?.value, !data.isEmpty else { throw BiometricError(field: "\(name) iris image data", "missing ([9])") }
-        let (format, mime): (String, String?)
+        let format: (name: String, mime: String?)
         switch formatCode {
-        case 0: (format, mime) = ("PGM", nil)
-        case 1: (format, mime) = ("PPM", nil)
-        case 2: (format, mime) = ("PNG", "image/png")
-        case 3, 4: (format, mime) = ("JPEG 2000", "image/jp2")
-        default: (format, mime) = ("unknown", nil)
+        case 0: format = ("PGM", nil)
+        case 1: format = ("PPM", nil)
+        case 2: format = ("PNG", "image/png")
+        case 3, 4: format = ("JPEG 2000", "image/jp2")
+        default: format = ("unknown", nil)
         }
         let (width, height) = ImageHeader.size(data)
-        return BiometricImage(kind: "iris", position: eye, positionName: BiometricImage.irisPosition(eye), format: format, mimeType: mime,
-                              displayable: BiometricImage.browsersShow(mime), width: width, height: height, quality: nil, data: data)
+        return .iris(eye: eye, format: format, width: width, height: height, quality: nil, data: data)
     }
 
     /// The context-specific fields of a SEQUENCE by tag number ([0] … [30]).
