@@ -49,31 +49,43 @@ extension ReadContext {
             chipKeySource = .cardSecurity
             return
         }
+        switch try await chipKeyLookup() {
+        case .offer(let offer, let source):
+            try await runChipAuthentication(offer, source: source)
+        case .unusable(let outcome, let source):
+            chipOutcome = outcome
+            chipKeySource = source
+        case .none:
+            return
+        }
+    }
+
+    /// Where the chip's key for Chip Authentication is, or why it cannot be used.
+    enum ChipKeyLookup {
+        case offer(ChipAuthentication.Offer, ChipKeySource)
+        /// The file that should publish it is broken or offers nothing usable: the outcome to report.
+        case unusable(VerificationOutcome, ChipKeySource)
+        /// The chip offers no Chip Authentication.
+        case none
+    }
+
+    /// The chip's Chip Authentication key: an ID card's in EF.CardSecurity (read when the chip was
+    /// opened), a passport's in DG14 (read now, once; not again after the card came back).
+    func chipKeyLookup() async throws(MRTDError) -> ChipKeyLookup {
         if cardAccessOffersChipAuthentication, let security = cardSecurity {
             guard let infos = ChipAuthentication.cardSecurityInfos(security) else {
-                chipOutcome = VerificationOutcome(status: .invalid, detail: "EF.CardSecurity is not a signed security object")
-                chipKeySource = .cardSecurity
-                return
+                return .unusable(VerificationOutcome(status: .invalid, detail: "EF.CardSecurity is not a signed security object"), .cardSecurity)
             }
-            if let offer = ChipAuthentication.offer(in: infos) {
-                try await runChipAuthentication(offer, source: .cardSecurity)
-                return
-            }
+            if let offer = ChipAuthentication.offer(in: infos) { return .offer(offer, .cardSecurity) }
         }
-        guard listedDataGroups.contains(14) else { return }
-        // Read before the card left and came back, DG14 is not read again.
-        guard let bytes = try await dg14() else { return }
+        guard listedDataGroups.contains(14), let bytes = try await dg14() else { return .none }
         guard let infos = try? SecurityInfos(bytes: bytes) else {
-            chipOutcome = VerificationOutcome(status: .invalid, detail: "DG14 cannot be parsed")
-            chipKeySource = .dg14
-            return
+            return .unusable(VerificationOutcome(status: .invalid, detail: "DG14 cannot be parsed"), .dg14)
         }
         guard let offer = ChipAuthentication.offer(in: infos) else {
-            chipOutcome = VerificationOutcome(status: .notSupported, detail: "DG14 offers no Chip Authentication with a key this reader can use")
-            chipKeySource = .dg14
-            return
+            return .unusable(VerificationOutcome(status: .notSupported, detail: "DG14 offers no Chip Authentication with a key this reader can use"), .dg14)
         }
-        try await runChipAuthentication(offer, source: .dg14)
+        return .offer(offer, .dg14)
     }
 
     /// DG14, read once (a read that failed is not tried again).
@@ -99,15 +111,7 @@ extension ReadContext {
     /// DG14, as DE passports do) gets it now, as JMRTD does. When it fails the chip is opened again
     /// (PACE-CAM's outcome stands).
     func chipAuthenticationForTerminal() async throws(MRTDError) -> ChipAuthenticationForTerminal {
-        var found: (ChipAuthentication.Offer, ChipKeySource)?
-        if cardAccessOffersChipAuthentication, let security = cardSecurity, let infos = ChipAuthentication.cardSecurityInfos(security),
-           let offer = ChipAuthentication.offer(in: infos) {
-            found = (offer, .cardSecurity)
-        } else if listedDataGroups.contains(14), let bytes = try await dg14(), let infos = try? SecurityInfos(bytes: bytes),
-                  let offer = ChipAuthentication.offer(in: infos) {
-            found = (offer, .dg14)
-        }
-        guard let (offer, source) = found else { return .notOffered }
+        guard case .offer(let offer, let source) = try await chipKeyLookup() else { return .notOffered }
         let result = try await ChipAuthenticationProtocol(offer: offer, source: source).run(on: session)
         guard result.outcome.status == .valid else {
             try await reauthenticate()
