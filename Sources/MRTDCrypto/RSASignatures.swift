@@ -17,16 +17,9 @@ extension PrivateKey {
 
     /// An RSA signature over `digest` (made with `hash`).
     public func rsaSign(digest: [UInt8], hash: DigestAlgorithm, padding: RSAPadding) throws(CryptoError) -> [UInt8] {
-        guard let context = EVP_PKEY_CTX_new(pointer, nil) else { throw CryptoError.openSSL("EVP_PKEY_CTX_new") }
-        defer { EVP_PKEY_CTX_free(context) }
-        guard EVP_PKEY_sign_init(context) == 1, configure(context, hash: hash, padding: padding) else {
-            throw CryptoError.openSSL("RSA \(padding.rawValue) signing with \(hash.rawValue)")
+        try privateKeySign(digest, what: "RSA \(padding.rawValue) signing with \(hash.rawValue)") { context in
+            configure(context, hash: hash, padding: padding)
         }
-        var length = 0
-        guard EVP_PKEY_sign(context, nil, &length, digest, digest.count) == 1 else { throw CryptoError.openSSL("EVP_PKEY_sign") }
-        var output = [UInt8](repeating: 0, count: length)
-        guard EVP_PKEY_sign(context, &output, &length, digest, digest.count) == 1 else { throw CryptoError.openSSL("EVP_PKEY_sign") }
-        return Array(output.prefix(length))
     }
 }
 

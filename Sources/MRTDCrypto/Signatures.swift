@@ -39,28 +39,26 @@ extension PrivateKey {
     }
 
     private func rawOperation(_ input: [UInt8], sign: Bool) throws(CryptoError) -> [UInt8] {
+        try privateKeySign(input, what: "RSA raw private operation") { context in EVP_PKEY_CTX_set_rsa_padding(context, RSA_NO_PADDING) == 1 }
+    }
+
+    /// An ECDSA signature over `digest`, as the plain `r ‖ s` of BSI TR-03111 (each padded to the field size).
+    public func ecdsaSignPlain(digest: [UInt8]) throws(CryptoError) -> [UInt8] {
+        let der = try privateKeySign(digest, what: "EVP_PKEY_sign_init") { _ in true }
+        return try ECDSASignature.plain(fromDER: der, size: (Int(EVP_PKEY_get_bits(pointer)) + 7) / 8)
+    }
+
+    /// EVP_PKEY_sign over `input` with this key, the context set up by `configure` after
+    /// EVP_PKEY_sign_init (`what` names the setup in the error): the length asked first, then the output.
+    func privateKeySign(_ input: [UInt8], what: String, configure: (OpaquePointer) -> Bool) throws(CryptoError) -> [UInt8] {
         guard let context = EVP_PKEY_CTX_new(pointer, nil) else { throw CryptoError.openSSL("EVP_PKEY_CTX_new") }
         defer { EVP_PKEY_CTX_free(context) }
-        guard EVP_PKEY_sign_init(context) == 1, EVP_PKEY_CTX_set_rsa_padding(context, RSA_NO_PADDING) == 1 else {
-            throw CryptoError.openSSL("RSA raw private operation")
-        }
+        guard EVP_PKEY_sign_init(context) == 1, configure(context) else { throw CryptoError.openSSL(what) }
         var length = 0
         guard EVP_PKEY_sign(context, nil, &length, input, input.count) == 1 else { throw CryptoError.openSSL("EVP_PKEY_sign") }
         var output = [UInt8](repeating: 0, count: length)
         guard EVP_PKEY_sign(context, &output, &length, input, input.count) == 1 else { throw CryptoError.openSSL("EVP_PKEY_sign") }
         return Array(output.prefix(length))
-    }
-
-    /// An ECDSA signature over `digest`, as the plain `r ‖ s` of BSI TR-03111 (each padded to the field size).
-    public func ecdsaSignPlain(digest: [UInt8]) throws(CryptoError) -> [UInt8] {
-        guard let context = EVP_PKEY_CTX_new(pointer, nil) else { throw CryptoError.openSSL("EVP_PKEY_CTX_new") }
-        defer { EVP_PKEY_CTX_free(context) }
-        guard EVP_PKEY_sign_init(context) == 1 else { throw CryptoError.openSSL("EVP_PKEY_sign_init") }
-        var length = 0
-        guard EVP_PKEY_sign(context, nil, &length, digest, digest.count) == 1 else { throw CryptoError.openSSL("EVP_PKEY_sign") }
-        var der = [UInt8](repeating: 0, count: length)
-        guard EVP_PKEY_sign(context, &der, &length, digest, digest.count) == 1 else { throw CryptoError.openSSL("EVP_PKEY_sign") }
-        return try ECDSASignature.plain(fromDER: Array(der.prefix(length)), size: (Int(EVP_PKEY_get_bits(pointer)) + 7) / 8)
     }
 }
 
