@@ -19,7 +19,14 @@ extension ReadContext {
             return
         }
         let trustPoints: [String]
-        switch try await readFile(.cvca, index: 2, of: dataGroupsToRead.count + 2) {
+        // EF.CVCA is read once: a TA the card left during starts again from what it named.
+        let cvca: FileOutcome
+        if let known = files[.cvca] {
+            cvca = .content(known)
+        } else {
+            cvca = try await readFile(.cvca, index: 2, of: dataGroupsToRead.count + 2)
+        }
+        switch cvca {
         case .content(let bytes):
             files[.cvca] = bytes
             trustPoints = TerminalAuthenticationProtocol.trustPoints(inCVCA: bytes)
