@@ -104,6 +104,21 @@ public struct CVCertificate: Sendable, Hashable, CustomStringConvertible {
         return String(bytes.map { Character(Unicode.Scalar($0)) })
     }
 
+    /// A CAR or CHR given as text (a command line, a form), checked scalar by scalar: printable
+    /// ISO/IEC 8859-1 only, 7–16 characters — a combining mark, a full-width digit or a control
+    /// character is refused, never turned into other bytes.
+    public static func referenceBytes(validating reference: String, _ field: String) throws(CVCertificateError) -> [UInt8] {
+        var bytes: [UInt8] = []
+        for scalar in reference.unicodeScalars {
+            guard (0x20...0x7E).contains(scalar.value) || (0xA0...0xFF).contains(scalar.value) else {
+                throw CVCertificateError(.malformed, field: field, "U+\(String(scalar.value, radix: 16, uppercase: true)) is not a printable ISO/IEC 8859-1 character")
+            }
+            bytes.append(UInt8(scalar.value))
+        }
+        _ = try Self.reference(bytes, field)
+        return bytes
+    }
+
     /// A CAR or CHR as its ISO/IEC 8859-1 bytes.
     public static func referenceBytes(_ reference: String) -> [UInt8] {
         reference.unicodeScalars.map { $0.value <= 0xFF ? UInt8($0.value) : UInt8(ascii: "?") }

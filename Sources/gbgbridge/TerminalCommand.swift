@@ -175,7 +175,7 @@ struct TerminalRequestCommand: AsyncParsableCommand {
         for (name, value) in [("--chr", chr), ("--car", car)] {
             guard let value else { continue }
             do {
-                _ = try CVCertificate.reference(CVCertificate.referenceBytes(value), name)
+                _ = try CVCertificate.referenceBytes(validating: value, name)
             } catch {
                 throw ValidationError("\(name) \(error.reason)")
             }

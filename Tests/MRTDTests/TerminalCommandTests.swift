@@ -111,7 +111,8 @@ struct TerminalCommandTests {
         try CVCertificateRequest(bytes: [UInt8](try Data(contentsOf: URL(fileURLWithPath: execFile)))).verifyInnerSignature()
 
         // Bad arguments are refused before anything is signed.
-        for arguments in [["--chr", "U"], ["--chr", "UTIS0000005", "--scheme", "MD5"], ["--chr", "UTIS0000005", "--authenticate-key", keyFile.path]] {
+        for arguments in [["--chr", "U"], ["--chr", "UTIS0000005", "--scheme", "MD5"], ["--chr", "UTIS0000005", "--authenticate-key", keyFile.path],
+                          ["--chr", "UTIS00000\u{301}5"], ["--chr", "UTIS\u{FF10}000005"], ["--chr", "UTIS0000005", "--car", "UTDV\tIS00001"]] {
             let refused = try await Self.run(["request", "--key", keyFile.path, "--out", directory.appendingPathComponent("x").path] + arguments)
             #expect(refused.status == 2, "\(arguments): \(refused.standardError)")
         }
