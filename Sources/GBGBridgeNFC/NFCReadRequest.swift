@@ -8,7 +8,11 @@ struct NFCReadRequest: Sendable {
     var verifyPassive = true
     var verifyChip = true
     var verifyActive = true
+    /// How long to wait for a card (`timeoutSeconds`).
     var timeout: Duration = .seconds(30)
+    /// How long the read may take once the card is there (`readTimeoutSeconds`, 5–600); `nil`:
+    /// the service's default (60 s unless `serve --read-timeout` says otherwise).
+    var readTimeout: Duration?
     var reader: String?
     /// Whether the response carries `evidence` (the raw files and the AA exchange for a backend).
     var evidence = false
@@ -16,6 +20,9 @@ struct NFCReadRequest: Sendable {
     var activeAuthenticationChallenge: [UInt8]?
 
     static let maxTimeoutSeconds = 600.0
+    /// `readTimeoutSeconds` bounds: a read needs a few seconds on a slow chip, and no read needs
+    /// ten minutes.
+    static let readTimeoutRange = 5.0...600.0
 
     /// Why a request is invalid; `message` names the field and never repeats its value.
     struct Invalid: Error {
@@ -55,6 +62,12 @@ struct NFCReadRequest: Sendable {
                 throw Invalid(message: "timeoutSeconds must be a number between 0 and \(Int(Self.maxTimeoutSeconds))")
             }
             timeout = .milliseconds(Int(value * 1000))
+        }
+        if let seconds = fields["readTimeoutSeconds"], !seconds.isNull {
+            guard let value = seconds.doubleValue, Self.readTimeoutRange.contains(value) else {
+                throw Invalid(message: "readTimeoutSeconds must be a number from \(Int(Self.readTimeoutRange.lowerBound)) to \(Int(Self.readTimeoutRange.upperBound))")
+            }
+            readTimeout = .milliseconds(Int(value * 1000))
         }
         if let evidence = fields["evidence"], !evidence.isNull {
             guard let flag = evidence.boolValue else { throw Invalid(message: "evidence must be true or false") }

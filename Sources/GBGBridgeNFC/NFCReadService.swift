@@ -23,6 +23,8 @@ public final class NFCReadService {
     /// An Inspection System's credentials for Terminal Authentication: with them a page may ask
     /// for DG3 (fingerprints) and DG4 (iris) of EAC documents (`constraints.extendedAccessControl`).
     public var terminalCredentials: TerminalCredentials?
+    /// How long a read may take once the card is there, for requests without `readTimeoutSeconds`.
+    public var defaultReadTimeout: Duration = ReadOptions.defaultReadTimeout
     /// The access-control protocols this reader performs (reported in `constraints`).
     public var accessControlProtocols: [String] = ["PACE", "BAC"]
 
@@ -211,6 +213,8 @@ public final class NFCReadService {
                 host?.send(event: Self.progressEvent, data: Self.progressData(progress, requestId: requestId))
             }
         }
+        var request = request
+        if request.readTimeout == nil { request.readTimeout = defaultReadTimeout }
         let outcome = await Self.read(request, backend: backend, trustStore: trustStore, terminal: terminalCredentials, progress: sink,
                                       timeline: (readLog, timeline))
         sink.finish()
@@ -271,6 +275,7 @@ public final class NFCReadService {
                                   verifyChip: request.verifyChip, verifyActive: request.verifyActive, trustStore: trustStore)
         options.activeAuthenticationChallenge = request.activeAuthenticationChallenge
         options.terminal = terminal
+        options.readTimeout = request.readTimeout ?? ReadOptions.defaultReadTimeout
         // A card that leaves the field mid-read is waited for again, as long as the request waits for a card.
         let readerName = connection.readerName
         let timeout = request.timeout
@@ -300,6 +305,7 @@ public final class NFCReadService {
     nonisolated static func failure(_ error: SmartCardError) -> Failure {
         switch error.code {
         case .timeout: return Failure(code: "CARD_TIMEOUT", message: "no card was presented in time", recoverable: true)
+        case .stalled: return Failure(code: "CARD_TIMEOUT", message: error.reason, recoverable: true)
         case .cancelled: return Failure(code: "CANCELLED", message: "the read was cancelled", recoverable: true)
         case .noReaders, .readerNotFound, .readerUnavailable, .serviceUnavailable, .permissionDenied:
             return Failure(code: "NFC_NOT_AVAILABLE", message: error.reason, recoverable: false)
@@ -314,6 +320,7 @@ public final class NFCReadService {
             return Failure(code: "ACCESS_DENIED", message: "the chip refused the access key; check the MRZ or CAN", recoverable: true)
         case .cardRemoved: return Failure(code: "CARD_REMOVED", message: error.reason, recoverable: true)
         case .cancelled: return Failure(code: "CANCELLED", message: "the read was cancelled", recoverable: true)
+        case .timeout: return Failure(code: "CARD_TIMEOUT", message: error.reason, recoverable: true)
         case .communicationFailure: return Failure(code: "COMMUNICATION_ERROR", message: error.reason, recoverable: true)
         case .invalidAccessKey: return Failure(code: "INVALID_REQUEST", message: error.reason, recoverable: false)
         default: return Failure(code: "CHIP_ERROR", message: error.reason, recoverable: true)

@@ -31,6 +31,9 @@ public struct MRTDError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let communicationFailure = Code("COMMUNICATION_FAILURE")
         /// The operation was cancelled.
         public static let cancelled = Code("CANCELLED")
+        /// The chip stopped answering: one exchange took longer than its bound, or the read as a
+        /// whole outlived its deadline (`ReadOptions.readTimeout`).
+        public static let timeout = Code("TIMEOUT")
         /// A trust-store file is missing or unreadable.
         public static let trustStore = Code("TRUST_STORE")
         /// A cryptographic operation failed.

@@ -61,6 +61,86 @@ package final class DedicatedThread: Sendable {
         }
     }
 
+    /// Runs `body` on the thread, but gives up waiting when the awaiting task is cancelled: the
+    /// caller then gets `.cancelled` at once while `body` — a blocking C call nothing can
+    /// interrupt, such as an `SCardTransmit` to a chip that stopped answering — runs on to its end
+    /// on the thread, its result handed to `abandoned.finished` instead. `abandoned.began` runs
+    /// (on the cancelling thread) when the caller lets go of a `body` that has not returned.
+    /// Jobs queued after an abandoned one wait behind it: the owner stops queueing (see
+    /// `PCSCConnection`).
+    package func runAbandonable<T: Sendable>(_ body: @escaping @Sendable () throws -> T,
+                                             abandoned: Abandonment = Abandonment()) async throws -> T {
+        let slot = Mutex(AbandonableSlot<T>.idle)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+                let cancelledAlready = slot.withLock { state -> Bool in
+                    if case .cancelled = state { return true }
+                    state = .waiting(continuation)
+                    return false
+                }
+                if cancelledAlready {
+                    continuation.resume(throwing: SmartCardError(.cancelled, "the call on \(name) was cancelled"))
+                    return
+                }
+                let accepted = enqueue {
+                    // Abandoned while still queued: the call never goes out.
+                    if slot.withLock({ if case .cancelled = $0 { return true } else { return false } }) {
+                        abandoned.finished()
+                        return
+                    }
+                    let result = Result { try body() }
+                    let waiting = slot.withLock { state -> CheckedContinuation<T, any Error>? in
+                        defer { state = .finished }
+                        if case .waiting(let continuation) = state { return continuation }
+                        return nil
+                    }
+                    if let waiting {
+                        waiting.resume(with: result)
+                    } else {
+                        abandoned.finished()
+                    }
+                }
+                if !accepted {
+                    let waiting = slot.withLock { state -> CheckedContinuation<T, any Error>? in
+                        defer { state = .finished }
+                        if case .waiting(let continuation) = state { return continuation }
+                        return nil
+                    }
+                    waiting?.resume(throwing: SmartCardError(.cancelled, "\(name) has been shut down"))
+                }
+            }
+        } onCancel: {
+            let waiting = slot.withLock { state -> CheckedContinuation<T, any Error>? in
+                switch state {
+                case .idle:
+                    state = .cancelled
+                    return nil
+                case .waiting(let continuation):
+                    state = .cancelled
+                    return continuation
+                case .cancelled, .finished:
+                    return nil
+                }
+            }
+            if let waiting {
+                abandoned.began()
+                waiting.resume(throwing: SmartCardError(.cancelled, "the call on \(name) was abandoned (it has not returned)"))
+            }
+        }
+    }
+
+    /// What the owner of an abandonable call learns: that the caller let go of it while it still
+    /// ran, and that it has returned since.
+    package struct Abandonment: Sendable {
+        package var began: @Sendable () -> Void
+        package var finished: @Sendable () -> Void
+
+        package init(began: @escaping @Sendable () -> Void = {}, finished: @escaping @Sendable () -> Void = {}) {
+            self.began = began
+            self.finished = finished
+        }
+    }
+
     /// Runs `body` on the thread without waiting for it.
     package func runDetached(_ body: @escaping @Sendable () -> Void) {
         _ = enqueue(body)
@@ -73,4 +153,12 @@ package final class DedicatedThread: Sendable {
         condition.signal()
         condition.unlock()
     }
+}
+
+/// Where one abandonable call stands.
+private enum AbandonableSlot<T: Sendable> {
+    case idle
+    case waiting(CheckedContinuation<T, any Error>)
+    case cancelled
+    case finished
 }

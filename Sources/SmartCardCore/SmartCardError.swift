@@ -23,6 +23,9 @@ public struct SmartCardError: Error, Sendable, Hashable, CustomStringConvertible
         public static let cardRemoved = Code("CARD_REMOVED")
         /// The card does not answer (mute, unpowered).
         public static let cardUnresponsive = Code("CARD_UNRESPONSIVE")
+        /// The card stopped answering in the middle of an exchange, and its reader is still held by
+        /// it (pcscd waits for the answer until the card leaves): take the card off the reader.
+        public static let stalled = Code("CARD_STALLED")
         /// A wait ran out of time.
         public static let timeout = Code("TIMEOUT")
         /// The operation was cancelled.

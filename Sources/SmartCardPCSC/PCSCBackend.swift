@@ -277,6 +277,7 @@ public final class PCSCBackend: CardReaderBackend {
     }
 
     public func connect(reader: String) async throws -> any CardConnection {
+        if StalledReaders.shared.isStalled(reader) { throw StalledReaders.error(reader) }
         let context = try await PCSCContext.establish(purpose: "card")
         do {
             let (card, proto, atr) = try await context.run { handle in
@@ -301,6 +302,9 @@ final class PCSCConnection: CardConnection {
     private let context: PCSCContext
     private let card: Mutex<SCARDHANDLE?>
     private let activeProtocol: DWORD
+    /// A transmit was abandoned while it still blocked: the thread is busy with it until the card
+    /// answers or leaves, and nothing more is queued behind it.
+    private let stalled = Mutex(false)
 
     init(context: PCSCContext, card: SCARDHANDLE, protocol: DWORD, readerName: String, atr: [UInt8]) {
         self.context = context
@@ -334,10 +338,25 @@ final class PCSCConnection: CardConnection {
         return value
     }
 
+    /// Sends `raw`. A caller that stops waiting (its task cancelled: the read's deadline, a page
+    /// that went away) gets `.cancelled` at once, even while SCardTransmit still blocks — a chip
+    /// that stops answering holds pcscd (vpcd, a CCID driver waiting out WTX) until it leaves the
+    /// reader, and nothing in pcsc-lite interrupts a transmit. The connection is then stalled:
+    /// every further call fails at once, its handle is released when the transmit returns, and
+    /// until then `PCSCBackend.connect` refuses the reader (`StalledReaders`) rather than queue
+    /// more calls behind it.
     func transmit(raw: [UInt8]) async throws -> [UInt8] {
+        if stalled.withLock({ $0 }) { throw StalledReaders.error(readerName) }
         let pci = activeProtocol == PCSC.protocolT0 ? CSmartCardShim_pci_t0() : CSmartCardShim_pci_t1()
         let pciAddress = UInt(bitPattern: pci)
-        return try await context.thread.run { [self] in
+        let reader = readerName
+        let abandonment = DedicatedThread.Abandonment(
+            began: { [self] in
+                stalled.withLock { $0 = true }
+                StalledReaders.shared.begin(reader)
+            },
+            finished: { StalledReaders.shared.end(reader) })
+        return try await context.thread.runAbandonable({ [self] in
             let card = try handle()
             var response = [UInt8](repeating: 0, count: PCSC.maxResponse)
             var length = DWORD(response.count)
@@ -345,13 +364,15 @@ final class PCSCConnection: CardConnection {
             let result = SCardTransmit(card, pointer, raw, DWORD(raw.count), nil, &response, &length)
             try PCSC.check(result, "SCardTransmit")
             return Array(response.prefix(Int(length)))
-        }
+        }, abandoned: abandonment)
     }
 
     /// SCardStatus on this connection's handle: a card removed or reset since the connection
     /// was made shows as SCARD_W_REMOVED_CARD / SCARD_W_RESET_CARD, and the reader's state then
     /// says whether a card is there again (a new power-on) or none is.
     func presence() async -> CardPresence {
+        // A stalled connection's thread still waits in SCardTransmit: asking would wait behind it.
+        if stalled.withLock({ $0 }) { return .present }
         let name = readerName
         return (try? await context.thread.run { [self] () throws -> CardPresence in
             let handle = try handle()
@@ -377,7 +398,8 @@ final class PCSCConnection: CardConnection {
     }
 
     func capabilities() async -> ReaderCapabilities {
-        (try? await context.thread.run { [self] () throws -> ReaderCapabilities in Self.limits(try handle()) }) ?? ReaderCapabilities()
+        if stalled.withLock({ $0 }) { return ReaderCapabilities() }
+        return (try? await context.thread.run { [self] () throws -> ReaderCapabilities in Self.limits(try handle()) }) ?? ReaderCapabilities()
     }
 
     /// The limits PC/SC tells through a card or direct handle.
@@ -395,7 +417,8 @@ final class PCSCConnection: CardConnection {
     }
 
     func isCardPresent() async -> Bool {
-        (try? await context.thread.run { [self] in
+        if stalled.withLock({ $0 }) { return true }
+        return (try? await context.thread.run { [self] in
             let card = try handle()
             return try Self.status(card).state & DWORD(0x0020 | 0x0004) != 0  // SCARD_PRESENT | SCARD_POWERED etc.
         }) ?? false
@@ -406,11 +429,40 @@ final class PCSCConnection: CardConnection {
             defer { value = nil }
             return value
         }
-        if let value {
-            // Leave the card powered: resetting it made vpcd drop and re-insert the virtual card,
-            // racing whoever connects next. Readers cope with a chip left inside an application
-            // (PassportReader goes back to the MF).
-            _ = try? await context.thread.run { SCardDisconnect(value, PCSC.leaveCard) }
+        guard let value else { return }
+        if stalled.withLock({ $0 }) {
+            // The thread still waits in SCardTransmit: the handle goes once that returns.
+            context.thread.runDetached { _ = SCardDisconnect(value, PCSC.leaveCard) }
+            return
         }
+        // Leave the card powered: resetting it made vpcd drop and re-insert the virtual card,
+        // racing whoever connects next. Readers cope with a chip left inside an application
+        // (PassportReader goes back to the MF).
+        _ = try? await context.thread.run { SCardDisconnect(value, PCSC.leaveCard) }
+    }
+}
+
+/// Readers whose card stopped answering mid-exchange and is still waited for by pcscd: an
+/// abandoned SCardTransmit that has not returned. pcscd serialises a reader's exchanges, so a
+/// new connection's first transmit would only queue behind the stalled one (and a thread with
+/// it, per attempt); `PCSCBackend.connect` refuses such a reader at once instead, until the card
+/// answers or leaves the reader (which ends the stalled transmit).
+package final class StalledReaders: Sendable {
+    package static let shared = StalledReaders()
+    private let calls = Mutex<[String: Int]>([:])
+
+    func begin(_ reader: String) { calls.withLock { $0[reader, default: 0] += 1 } }
+
+    func end(_ reader: String) {
+        calls.withLock { calls in
+            let left = (calls[reader] ?? 1) - 1
+            calls[reader] = left > 0 ? left : nil
+        }
+    }
+
+    package func isStalled(_ reader: String) -> Bool { calls.withLock { $0[reader] != nil } }
+
+    static func error(_ reader: String) -> SmartCardError {
+        SmartCardError(.stalled, "the card on \(LogText.clip(reader)) stopped answering and the reader still waits for it: take the document off the reader and present it again")
     }
 }

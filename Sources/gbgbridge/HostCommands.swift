@@ -177,6 +177,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(name: .long, inversion: .prefixedNo, help: "Serve /diagnostics (live page), /diagnostics.json and /diagnostics/events for operators on the loopback server.")
     var diagnostics: Bool?
 
+    @Option(name: .long, help: ArgumentHelp("Seconds an nfc.read may take once the card is there, for pages that give no readTimeoutSeconds (5–600, default 60); past it the page gets CARD_TIMEOUT and the reader is free.", valueName: "seconds"))
+    var readTimeout: Int?
+
     /// The command line over the configuration file over the defaults.
     struct Effective {
         var port = ServeSettings.defaultPort
@@ -194,6 +197,7 @@ struct ServeCommand: AsyncParsableCommand {
         var diagnostics = false
         var terminalCertificates: [String] = []
         var terminalKey: String?
+        var readTimeout = 60
         var configFile: String?
     }
 
@@ -229,6 +233,10 @@ struct ServeCommand: AsyncParsableCommand {
         result.diagnostics = diagnostics ?? file.diagnostics ?? false
         result.terminalCertificates = terminalOptions.terminalCertificates.isEmpty ? file.terminalCertificates ?? [] : terminalOptions.terminalCertificates
         result.terminalKey = terminalOptions.terminalKey ?? file.terminalKey
+        result.readTimeout = readTimeout ?? file.readTimeout ?? result.readTimeout
+        guard ServeSettings.readTimeoutRange.contains(result.readTimeout) else {
+            throw ValidationError("--read-timeout must be from \(ServeSettings.readTimeoutRange.lowerBound) to \(ServeSettings.readTimeoutRange.upperBound) seconds")
+        }
         if result.terminalCertificates.isEmpty != (result.terminalKey == nil) {
             throw ValidationError("terminal-certificates and terminal-key go together (options or configuration)")
         }
@@ -264,6 +272,7 @@ struct ServeCommand: AsyncParsableCommand {
         let backend: any CardReaderBackend = settings.libnfcDevice.isEmpty && !settings.libnfcDiscover
             ? PCSCBackend() : CombinedReaderBackend.standard(libnfcDevices: settings.libnfcDevice, libnfcDiscovery: settings.libnfcDiscover)
         let nfc = NFCReadService(backend: backend, trustStore: trust, logger: logger)
+        nfc.defaultReadTimeout = .seconds(settings.readTimeout)
         if let key = settings.terminalKey {
             do {
                 let credentials = try TerminalCredentials(certificates: try TerminalCredentials.certificates(at: settings.terminalCertificates),

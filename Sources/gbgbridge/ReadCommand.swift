@@ -52,8 +52,11 @@ struct ReadCommand: AsyncParsableCommand {
             authentication against --trust anchors. With --json prints exactly the nfc.read \
             success data object.
 
-            A card that leaves the reader during the read is waited for (up to --timeout) and \
-            the read goes on where it stopped. --trace FILE records every APDU exchange as JSON \
+            A card that leaves the reader during the read is waited for (up to --timeout, within \
+            --read-timeout) and the read goes on where it stopped. The chip is untrusted: a file \
+            larger than its ceiling, with a lying or indefinite length, is refused and named under \
+            parseErrors; a data group EF.SOD does not cover is withheld (withheldDataGroups) and \
+            makes passive authentication invalid. --trace FILE records every APDU exchange as JSON \
             lines for a bug report: never the MRZ, CAN, keys, nonces or decrypted contents.
 
             With --terminal-certificates and --terminal-key, Terminal Authentication (Extended \
@@ -61,7 +64,8 @@ struct ReadCommand: AsyncParsableCommand {
             a refused TA is reported (verification.terminal) and does not fail the read.
 
             Exit status: 0 read (verified, or not verifiable: untrusted or no EF.SOD), \
-            2 bad arguments, 3 access denied (wrong MRZ/CAN), 4 no card or timeout, \
+            2 bad arguments, 3 access denied (wrong MRZ/CAN), 4 no card, or the chip stopped answering \
+            (--timeout, --read-timeout), \
             5 communication failure or card removed, 6 verification failed.
             """
     )
@@ -97,6 +101,9 @@ struct ReadCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Seconds to wait for a card.")
     var timeout: Double = 30
 
+    @Option(name: .long, help: ArgumentHelp("Seconds the read may take once the card is there (waiting for a card that left the reader included); past it the exchange in flight is abandoned and the read fails with exit status 4.", valueName: "seconds"))
+    var readTimeout: Double = 60
+
     @Flag(name: .long, help: "Print the nfc.read data object as JSON.")
     var json = false
 
@@ -129,6 +136,7 @@ struct ReadCommand: AsyncParsableCommand {
         }
         if paceOnly && bacOnly { throw ValidationError("--pace-only and --bac-only exclude each other") }
         guard timeout > 0, timeout <= 3600 else { throw ValidationError("--timeout must be between 0 and 3600 seconds") }
+        guard readTimeout >= 1, readTimeout <= 3600 else { throw ValidationError("--read-timeout must be between 1 and 3600 seconds") }
         _ = try accessKey()
         _ = try requestedDataGroups()
         _ = try challengeBytes()
@@ -200,6 +208,7 @@ struct ReadCommand: AsyncParsableCommand {
         var options = ReadOptions(dataGroups: try requestedDataGroups(), trustStore: trustStore,
                                   accessControl: paceOnly ? .paceOnly : bacOnly ? .bacOnly : .automatic, trace: apduTrace)
         options.activeAuthenticationChallenge = try challengeBytes()
+        options.readTimeout = .milliseconds(Int(readTimeout * 1000))
         do {
             options.terminal = try terminalOptions.load()
         } catch {
@@ -283,7 +292,7 @@ struct ReadCommand: AsyncParsableCommand {
 
     static func exitStatus(for error: SmartCardError) -> Int32 {
         switch error.code {
-        case .timeout, .noCard, .noReaders, .readerNotFound, .readerUnavailable: return ReadExit.noCard
+        case .timeout, .stalled, .noCard, .noReaders, .readerNotFound, .readerUnavailable: return ReadExit.noCard
         case .cancelled: return ReadExit.noCard
         default: return ReadExit.communication
         }
@@ -293,6 +302,7 @@ struct ReadCommand: AsyncParsableCommand {
         switch error.code {
         case .accessDenied: return ReadExit.accessDenied
         case .invalidAccessKey: return ReadExit.badArguments
+        case .timeout: return ReadExit.noCard
         case .notSupported where error.reason.contains("PACE"): return ReadExit.accessDenied
         default: return ReadExit.communication
         }
@@ -352,6 +362,7 @@ struct ReadCommand: AsyncParsableCommand {
         print("  Data groups    \(report.dataGroupsRead.joined(separator: " "))")
         for (file, reason) in result.skipped.sorted(by: { $0.key < $1.key }) { print("  Skipped        \(file): \(reason)") }
         for (file, reason) in result.parseErrors.sorted(by: { $0.key < $1.key }) { print("  Unparsed       \(file): \(reason)") }
+        for (file, reason) in result.withheld.sorted(by: { $0.key < $1.key }) { print("  Withheld       \(file): \(reason)") }
         let v = report.verification
         print("Verification")
         print("  Passive        \(v.passive.status.rawValue): \(v.passive.detail)")

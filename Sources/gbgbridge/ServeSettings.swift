@@ -18,6 +18,8 @@ import Yams
 struct ServeSettings: Sendable, Equatable {
     static let defaultPath = "/etc/gbgbridge/gbgbridge.conf"
     static let defaultPort = 8450
+    /// `read-timeout` / `--read-timeout` in seconds: nfc.read's `readTimeoutSeconds` range.
+    static let readTimeoutRange = 5...600
 
     var port: Int?
     var allowOrigin: [String]?
@@ -34,10 +36,12 @@ struct ServeSettings: Sendable, Equatable {
     var diagnostics: Bool?
     var terminalCertificates: [String]?
     var terminalKey: String?
+    var readTimeout: Int?
 
     /// The keys a file may hold, as `serve`'s long options name them.
     static let keys = ["port", "allow-origin", "trust", "static", "kiosk", "headless", "kiosk-profile", "libnfc-device",
-                       "libnfc-discover", "verbose", "metrics-listen", "log-format", "diagnostics", "terminal-certificates", "terminal-key"]
+                       "libnfc-discover", "verbose", "metrics-listen", "log-format", "diagnostics", "terminal-certificates", "terminal-key",
+                       "read-timeout"]
 
     /// What is wrong with a configuration file; `description` names the file, the key and the line.
     struct Problem: Error, CustomStringConvertible {
@@ -104,6 +108,7 @@ struct ServeSettings: Sendable, Equatable {
             case "diagnostics": settings.diagnostics = try field.bool()
             case "terminal-certificates": settings.terminalCertificates = try field.strings()
             case "terminal-key": settings.terminalKey = try field.string()
+            case "read-timeout": settings.readTimeout = try field.int(in: ServeSettings.readTimeoutRange)
             default: break
             }
         }

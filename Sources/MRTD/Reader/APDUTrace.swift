@@ -21,27 +21,41 @@ public final class APDUTrace: Sendable {
         var failure: String?
         var sequence = 0
         let started = ContinuousClock.now
+        var bytesWritten = 0
+        var truncated = false
     }
+
+    /// The most a trace file grows to (a chip that answers forever must not fill the disk): past
+    /// it one `truncated` line is written and nothing more but the read's last lines.
+    public static let defaultMaxBytes = 32 * 1_048_576
+    /// Room kept under the ceiling for the `truncated` line and the read's closing notes.
+    static let closingReserve = 16_384
+    private let maxBytes: Int
 
     private let state: Mutex<State>
     private let lines: (@Sendable (String) -> Void)?
 
     /// Writes to `url`: a new file of mode 0600 in its directory that takes the name on `close()`
     /// (`PrivateFile`: a symlink or a file already there is replaced, never written through).
-    public init(url: URL) throws(MRTDError) {
+    public init(url: URL, maxBytes: Int = APDUTrace.defaultMaxBytes) throws(MRTDError) {
         do {
             state = Mutex(State(file: try PrivateFile.Stream(path: url.path)))
         } catch {
             throw MRTDError(.communicationFailure, "cannot write the trace: \(error.description)")
         }
         lines = nil
+        self.maxBytes = max(maxBytes, Self.closingReserve * 2)
     }
 
     /// Hands each line to `sink` (tests, embedders with a log of their own).
-    public init(sink: @escaping @Sendable (String) -> Void) {
+    public init(sink: @escaping @Sendable (String) -> Void, maxBytes: Int = APDUTrace.defaultMaxBytes) {
         state = Mutex(State())
         lines = sink
+        self.maxBytes = max(maxBytes, Self.closingReserve * 2)
     }
+
+    /// Whether the trace reached its ceiling and stopped recording exchanges.
+    public var isTruncated: Bool { state.withLock { $0.truncated } }
 
     /// A line of its own: `{"event": name, …fields}` (the reader, the ATR, the outcome).
     public func note(_ event: String, _ fields: [String: String] = [:]) {
@@ -175,24 +189,45 @@ public final class APDUTrace: Sendable {
     }
 
     private func write(_ fields: [String: JSONField]) {
-        let line = state.withLock { state -> String in
-            state.sequence += 1
-            var object = fields
-            object["seq"] = .number(Double(state.sequence))
-            object["time"] = .text(Self.timestamp(Date()))
-            object["elapsedMs"] = .number(Self.milliseconds(ContinuousClock.now - state.started))
-            let body = object.sorted { $0.key < $1.key }.map { "\(Self.quoted($0.key)):\($0.value.json)" }.joined(separator: ",")
-            let line = "{" + body + "}"
-            if let file = state.file, state.failure == nil {
-                do {
-                    try file.write(Array((line + "\n").utf8))
-                } catch {
-                    state.failure = String(describing: error)
+        let isExchange = fields["event"] == nil
+        let written = state.withLock { state -> [String] in
+            // Exchanges stop at the ceiling less the reserve; the read's own notes (start, end,
+            // card removed and back) go on into the reserve, and nothing past the ceiling.
+            let room = maxBytes - state.bytesWritten - (isExchange ? Self.closingReserve : 0)
+            var out: [String] = []
+            if isExchange, room <= 0 {
+                guard !state.truncated else { return [] }
+                state.truncated = true
+                out.append(line(["event": .text("truncated"), "maxBytes": .number(Double(maxBytes)),
+                                 "reason": .text("the trace reached its ceiling; further exchanges are not recorded")], &state))
+            } else {
+                let text = line(fields, &state)
+                guard text.utf8.count + 1 <= room || (!isExchange && state.bytesWritten + text.utf8.count + 1 <= maxBytes) else { return [] }
+                out.append(text)
+            }
+            for text in out {
+                state.bytesWritten += text.utf8.count + 1
+                if let file = state.file, state.failure == nil {
+                    do {
+                        try file.write(Array((text + "\n").utf8))
+                    } catch {
+                        state.failure = String(describing: error)
+                    }
                 }
             }
-            return line
+            return out
         }
-        lines?(line)
+        written.forEach { lines?($0) }
+    }
+
+    private func line(_ fields: [String: JSONField], _ state: inout State) -> String {
+        state.sequence += 1
+        var object = fields
+        object["seq"] = .number(Double(state.sequence))
+        object["time"] = .text(Self.timestamp(Date()))
+        object["elapsedMs"] = .number(Self.milliseconds(ContinuousClock.now - state.started))
+        let body = object.sorted { $0.key < $1.key }.map { "\(Self.quoted($0.key)):\($0.value.json)" }.joined(separator: ",")
+        return "{" + body + "}"
     }
 
     /// A JSON string literal (JSONEncoder's escaping: quotes, backslashes, control characters).

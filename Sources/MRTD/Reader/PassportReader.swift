@@ -56,6 +56,8 @@ public final class PassportReader {
     public func read() async throws(MRTDError) -> PassportReadResult {
         let read = context
         let started = ContinuousClock.now
+        read.session.readTimeout = read.options.readTimeout
+        read.session.deadline = read.options.readTimeout.map { started + $0 }
         await read.session.adoptReaderCapabilities()
         read.report(.authenticating, percent: 2)
         try await read.step("access control") { () async throws(MRTDError) in try await read.openChip() }

@@ -24,6 +24,14 @@ public struct ReadOptions: Sendable {
     /// Terminal Authentication's certificates and key: with them, DG3 (fingerprints) and DG4
     /// (iris) are read from chips that protect them with Extended Access Control.
     public var terminal: TerminalCredentials?
+    /// How long the read may take once it has the card, from `PassportReader.read()` to its end
+    /// (waiting for a card that left the field included): when it passes, the exchange in flight
+    /// is abandoned and the read throws `MRTDError.Code.timeout`. `nil`: no limit (each exchange
+    /// is still bounded by `CardSession.transmitBound`).
+    public var readTimeout: Duration? = ReadOptions.defaultReadTimeout
+
+    /// What `readTimeout` is unless set: nfc.read's `readTimeoutSeconds` default.
+    public static let defaultReadTimeout: Duration = .seconds(60)
 
     public init(dataGroups: [Int]? = nil, verifyPassive: Bool = true, verifyChip: Bool = true, verifyActive: Bool = true,
                 trustStore: TrustStore = TrustStore(), accessControl: AccessControlPreference = .automatic, trace: APDUTrace? = nil) {

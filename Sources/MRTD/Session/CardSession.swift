@@ -44,6 +44,19 @@ package final class CardSession {
     package let trace: APDUTrace?
     package var traceContext = APDUTrace.TraceContext()
     private var lastExchangeDuration: Duration = .zero
+    /// When the whole read must be over (`ReadOptions.readTimeout`): no exchange starts after it,
+    /// and one in flight is abandoned when it comes (`nil`: no deadline).
+    package var deadline: ContinuousClock.Instant?
+    /// What `deadline` was set from, for the message when it passes.
+    package var readTimeout: Duration?
+    /// READ BINARY commands sent for the file being read (`readFile`'s budget).
+    var readCommandsInFile = 0
+
+    /// The longest one exchange may take: ISO 14443's frame waiting time tops out under 5 s, and
+    /// a chip asking for more time (S(WTX)) again and again is a chip that stopped answering.
+    package static let transmitBound: Duration = .seconds(10)
+    /// GET RESPONSEs that may follow one command (61xx chains, ISO 7816-4 §5.3.3).
+    static let maxGetResponses = 260
 
     /// How long, at most, a card that stopped answering is watched before the fault is judged
     /// (pcscd notices a card leaving only at its next poll, every 400 ms).
@@ -155,6 +168,15 @@ package final class CardSession {
                 unprotectedAnswersCountInSSC = true
             }
             return CardAnswer(data: plain.data, statusWord: plain.statusWord, protected: true)
+        } catch where error.reason == SecureMessaging.missingMACReason && (command.ins == 0xB0 || command.ins == 0xB1)
+                        && (response.statusWord == .endOfFileReached || response.statusWord == .wrongLength) {
+            // A READ BINARY that ran past the end of the file, answered with data but no MAC (as
+            // vsmartcard's ePass does): never content. The session is over; the reader opens a new
+            // one and reads exact lengths from here on (`readFile`).
+            record(command, encoded, raw, protected: true, status: nil, error: "\(error.code): \(error.reason)")
+            end(refuting: true)
+            throw MRTDError(.secureMessagingDropped, "the chip answered a READ BINARY past the end of the file without a MAC (\(response.statusWord.meaning))",
+                            statusWord: response.statusWord)
         } catch {
             // The SSC has moved on, but so has the chip's: either way this session is over.
             record(command, encoded, raw, protected: true, status: nil, error: "\(error.code): \(error.reason)")
@@ -166,6 +188,12 @@ package final class CardSession {
             end(refuting: true)
             throw error
         }
+    }
+
+    /// The read's deadline has passed.
+    package func deadlineError() -> MRTDError {
+        let seconds = readTimeout.map { " (\($0.components.seconds) s)" } ?? ""
+        return MRTDError(.timeout, "the chip stopped answering: the read did not finish within its time limit\(seconds)")
     }
 
     private func end(refuting: Bool) {
@@ -201,10 +229,12 @@ package final class CardSession {
             var rounds = 0
             while response.count >= 2, response[response.count - 2] == 0x61 {
                 rounds += 1
-                guard rounds <= 300 else {
-                    throw MRTDError(.communicationFailure, "the chip kept answering 61xx (more data) after 300 GET RESPONSE commands")
-                }
                 data += response.dropLast(2)
+                // 64 KiB, the most one answer may carry, takes 257 GET RESPONSEs of 256 bytes.
+                guard rounds <= Self.maxGetResponses, data.count <= CommandAPDU.maxExtendedNe else {
+                    throw MRTDError(.unexpectedStatus, "the chip kept answering 61xx (more data) after \(rounds) GET RESPONSE commands and \(data.count) bytes",
+                                    statusWord: StatusWord(sw1: 0x61, sw2: response[response.count - 1]))
+                }
                 let remaining = response[response.count - 1] == 0 ? 256 : Int(response[response.count - 1])
                 response = try await transmit(try Self.encode(CommandAPDU(cla: command.cla & 0x03, ins: 0xC0, p1: 0, p2: 0, ne: remaining)))
             }
@@ -217,16 +247,27 @@ package final class CardSession {
 
     private func transmit(_ bytes: [UInt8]) async throws(MRTDError) -> [UInt8] {
         if Task.isCancelled { throw MRTDError(.cancelled, "reading was cancelled") }
+        let started = ContinuousClock.now
+        if let deadline, started >= deadline { throw deadlineError() }
         apduCount += 1
         bytesSent += bytes.count
-        let started = ContinuousClock.now
         defer {
             lastExchangeDuration = ContinuousClock.now - started
             cardTime += lastExchangeDuration
         }
+        // Every exchange is bounded, and none outlives the read's deadline: one that does not
+        // come back in time is abandoned (the back end lets go of the blocked call).
+        let bound = started + Self.transmitBound
+        let limit = deadline.map { min($0, bound) } ?? bound
         let response: [UInt8]
         do {
-            response = try await connection.transmit(raw: bytes)
+            let connection = self.connection
+            response = try await withTimeLimit(until: limit) { try await connection.transmit(raw: bytes) }
+        } catch let error as SmartCardError where error.code == .timeout && ContinuousClock.now >= limit {
+            if let deadline, limit >= deadline { throw deadlineError() }
+            throw MRTDError(.timeout, "the chip stopped answering: no answer to a command within \(Self.transmitBound.components.seconds) s")
+        } catch let error as SmartCardError where error.code == .stalled {
+            throw MRTDError(.timeout, error.reason)
         } catch let error as SmartCardError {
             throw await judge(error)
         } catch {

@@ -31,6 +31,8 @@ package struct SecureMessaging: Sendable {
     /// The largest READ BINARY answer whose protected form still fits a short response (256
     /// bytes: DO87 with padding, DO99, DO8E): 0xE7 (231) with 3DES, 0xDF (223) with AES.
     package var largestShortReadLength: Int { blockSize == 8 ? 0xE7 : 0xDF }
+    /// Why `unprotect` refuses a protected answer without DO'8E'.
+    static let missingMACReason = "response has no MAC (DO8E)"
 
     /// Counts an answer that went out (or came in) without secure messaging as a response, as
     /// chips that keep the send sequence counter in step with every APDU exchanged do.
@@ -149,7 +151,7 @@ package struct SecureMessaging: Sendable {
         }
         let (macInput, cryptogram, status, checksum) = (parsed.macInput, parsed.cryptogram, parsed.objects[0x99], parsed.checksum)
         guard let checksum else {
-            throw MRTDError(.secureMessagingFailure, "response has no MAC (DO8E)", statusWord: response.statusWord)
+            throw MRTDError(.secureMessagingFailure, Self.missingMACReason, statusWord: response.statusWord)
         }
         let expected: [UInt8]
         do {

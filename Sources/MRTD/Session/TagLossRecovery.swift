@@ -116,9 +116,16 @@ final class TagLossRecovery: SessionRecovery {
         await session.connection.disconnect()
         let connection: any CardConnection
         do {
-            connection = try await reconnect()
+            // Waiting for the card is part of the read: it ends with the read's deadline.
+            if let deadline = session.deadline {
+                connection = try await withTimeLimit(until: deadline) { try await reconnect() }
+            } else {
+                connection = try await reconnect()
+            }
         } catch let error as MRTDError {
             throw error
+        } catch let error as SmartCardError where error.code == .timeout && session.deadline.map({ ContinuousClock.now >= $0 }) == true {
+            throw session.deadlineError()
         } catch let error as SmartCardError {
             switch error.code {
             case .cancelled: throw MRTDError(.cancelled, "reading was cancelled")
