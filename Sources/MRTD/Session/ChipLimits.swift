@@ -8,6 +8,12 @@ package struct ChipLimits: Sendable {
     /// which many chips also take in plain), 0xA0 (a common safe size), 0x80 and halves. (0xE7,
     /// the 3DES limit, is where a 3DES session starts, not a rung.) A 6Cxx names the length.
     package static let readLengthLadder = [32_768, 16_384, 8_192, 4_096, 2_048, 1_024, 512, 256, 0xDF, 0xA0, 0x80, 0x40, 0x20, 0x10, 0x08]
+    /// The smallest READ BINARY asked for anywhere but at a file's end: a chip that refuses this
+    /// too refuses to be read (every ladder has a floor; nothing halves forever).
+    package static let readLengthFloor = 0x08
+    /// How many lengths one READ BINARY may be refused (6700, 6Cxx) before the chip is given up:
+    /// the ladder's rungs, and a 6Cxx that names yet another length each time, end here.
+    package static let maxLengthRefusals = 16
     /// The largest extended READ BINARY asked for (its protected answer stays under 64 KiB).
     package static let extendedReadLength = 32_768
 
@@ -25,6 +31,10 @@ package struct ChipLimits: Sendable {
     package var selectWithLe: Bool?
     /// Whether MSE:Set AT for PACE carries the parameter id (`nil`: not learnt yet; sent first).
     package var mseWithParameterId: Bool?
+    /// The chip mishandled a READ BINARY that ran past the end of a file (a bare 6282 with no
+    /// data, 6282 without a MAC, 6700): from then on each file's header is read first and then
+    /// exactly what the header says, never more.
+    package var exactLengthReads = false
 
     package init(transportCarriesExtendedLength: Bool) {
         self.transportCarriesExtendedLength = transportCarriesExtendedLength
@@ -41,15 +51,16 @@ package struct ChipLimits: Sendable {
 
     /// The next smaller length after `length` was refused (6700) or named exactly (6Cxx); the
     /// chip's cap is remembered for the rest of the read unless `atEndOfFile` (a 6Cxx that only
-    /// says how many bytes are left).
-    package mutating func stepDown(from length: Int, exact: Int?, atEndOfFile: Bool = false) -> Int {
+    /// says how many bytes are left). `nil` when no length is left: below `readLengthFloor` only a
+    /// 6Cxx at the end of a file is followed.
+    package mutating func stepDown(from length: Int, exact: Int?, atEndOfFile: Bool = false) -> Int? {
         let next: Int
-        if let exact, exact > 0, exact < length {
+        if let exact, exact > 0, exact < length, exact >= Self.readLengthFloor || atEndOfFile {
             next = exact
         } else if let smaller = Self.readLengthLadder.first(where: { $0 < length }) {
             next = smaller
         } else {
-            next = max(1, length / 2)
+            return nil
         }
         if !atEndOfFile { readCap = min(readCap ?? next, next) }
         return next
