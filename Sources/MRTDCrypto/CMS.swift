@@ -99,6 +99,9 @@ public final class CMSSignedData: @unchecked Sendable {
             guard let certificate = candidates.first(where: { Self.signer(info, matches: $0) }) else {
                 throw CryptoError(.invalidInput, "signer certificate not found (\(Self.signerDescription(info)))")
             }
+            if let refusal = certificate.publicKeySizeRefusal {
+                throw CryptoError(.invalidKey, "the signer certificate's key is refused (\(refusal)): nothing is verified with it")
+            }
             CMS_SignerInfo_set1_signer_cert(info, certificate.pointer)
             ERR_clear_error()
             if CMS_signed_get_attr_count(info) >= 0 {

@@ -175,7 +175,8 @@ extension Certificate {
     /// Whether `issuer`'s public key verifies this certificate's signature (explicit EC domain
     /// parameters included: this checks the signature only, not OpenSSL's chain policy).
     public func isSignatureValid(issuer: Certificate) -> Bool {
-        guard let key = X509_get0_pubkey(issuer.pointer) else { return false }
+        // An issuer key above KeySizeLimits verifies nothing (its cost is the attacker's choice).
+        guard let key = X509_get0_pubkey(issuer.pointer), issuer.publicKeySizeRefusal == nil else { return false }
         ERR_clear_error()
         let ok = X509_verify(pointer, key) == 1
         ERR_clear_error()
@@ -296,10 +297,20 @@ public final class PublicKey: @unchecked Sendable, CustomStringConvertible {
     let pointer: OpaquePointer
 
     init(taking pointer: OpaquePointer) { self.pointer = pointer }
+    /// Shares a key another object owns (a certificate's).
+    convenience init(borrowing pointer: OpaquePointer) {
+        EVP_PKEY_up_ref(pointer)
+        self.init(taking: pointer)
+    }
     deinit { EVP_PKEY_free(pointer) }
 
-    /// Parses a DER SubjectPublicKeyInfo (explicit EC domain parameters included).
+    /// Parses a DER SubjectPublicKeyInfo (explicit EC domain parameters included). Refuses one
+    /// larger than `KeySizeLimits.maxSubjectPublicKeyInfoBytes` before parsing it, and a key above
+    /// `KeySizeLimits` (`sizeRefusal`) after: nothing is computed with such a key.
     public convenience init(subjectPublicKeyInfo der: [UInt8]) throws(CryptoError) {
+        guard der.count <= KeySizeLimits.maxSubjectPublicKeyInfoBytes else {
+            throw CryptoError(.invalidKey, "the public key is \(der.count) bytes of DER, more than the \(KeySizeLimits.maxSubjectPublicKeyInfoBytes) a key this reader accepts takes")
+        }
         var cursor: UnsafePointer<UInt8>?
         let parsed: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
             cursor = buffer.baseAddress
@@ -307,6 +318,7 @@ public final class PublicKey: @unchecked Sendable, CustomStringConvertible {
         }
         guard let parsed else { throw CryptoError(.malformedData, "not a SubjectPublicKeyInfo: \(CryptoError.openSSL("d2i_PUBKEY").reason)") }
         self.init(taking: parsed)
+        if let refusal = sizeRefusal { throw CryptoError(.invalidKey, "refused: \(refusal)") }
     }
 
     public enum KeyType: String, Sendable { case rsa = "RSA", ec = "EC", dh = "DH", dsa = "DSA", other = "other" }

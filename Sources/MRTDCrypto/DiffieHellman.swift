@@ -19,10 +19,11 @@ public struct DiffieHellmanGroup: Sendable, Hashable, CustomStringConvertible {
                                   q: Array(q.prefix(qLength)), exactName: "RFC 5114 \(names[parameterId])")
     }
 
-    /// A group from its p, g and q (big-endian); nil unless p is odd and longer than q, and g < p.
+    /// A group from its p, g and q (big-endian); nil unless p is odd and longer than q, g < p, and
+    /// p no longer than `KeySizeLimits.maxDHBits` (nothing is computed in a larger group).
     public init?(p: [UInt8], g: [UInt8], q: [UInt8], name: String = "MODP group") {
         let p = Array(p.drop { $0 == 0 }), q = Array(q.drop { $0 == 0 }), g = Array(g.drop { $0 == 0 })
-        guard p.count >= 64, let last = p.last, last & 1 == 1, !q.isEmpty, q.count < p.count, !g.isEmpty, g.count <= p.count,
+        guard p.count >= 64, KeySizeLimits.bitLength(p) <= KeySizeLimits.maxDHBits, let last = p.last, last & 1 == 1, !q.isEmpty, q.count < p.count, !g.isEmpty, g.count <= p.count,
               Self.pad(g, p.count).lexicographicallyPrecedes(p) else { return nil }
         self.p = p
         self.g = Self.pad(g, p.count)

@@ -86,7 +86,16 @@ public enum ChipAuthentication {
     /// The Chip Authentication DG14 offers that this reader performs (ECDH preferred over DH,
     /// AES over 3DES), when there is one.
     package static func offer(in dg14: SecurityInfos) -> Offer? {
-        let keys = chipKeys(in: dg14)
+        examine(dg14).offer
+    }
+
+    /// The Chip Authentication `offer(in:)` gives, and why chip keys were refused (`scanChipKeys`).
+    package static func examine(_ dg14: SecurityInfos) -> (offer: Offer?, refusals: [String]) {
+        let (keys, refusals) = scanChipKeys(in: dg14)
+        return (offer(in: dg14, keys: keys), refusals)
+    }
+
+    private static func offer(in dg14: SecurityInfos, keys: [(key: ChipKey, keyId: Int?)]) -> Offer? {
         let protocols = dg14.entries.compactMap { entry -> (ProtocolID, Int?)? in
             guard let id = ProtocolID(oid: entry.oid), let fields = try? BERTLV.parseSingle(entry.der).children() else { return nil }
             return (id, integer(fields.count > 2 ? fields[2] : nil))
@@ -111,18 +120,64 @@ public enum ChipAuthentication {
     /// The chip keys (ChipAuthenticationPublicKeyInfo, ECDH or DH) among `infos` that this reader
     /// can use, with their key ids; keys it cannot parse or use are left out.
     package static func chipKeys(in infos: SecurityInfos) -> [(key: ChipKey, keyId: Int?)] {
-        infos.entries.compactMap { entry -> (key: ChipKey, keyId: Int?)? in
-            guard entry.oid == ecdhPublicKeyOID || entry.oid == dhPublicKeyOID,
-                  let fields = try? BERTLV.parseSingle(entry.der).children(), fields.count >= 2, fields[1].tag == 0x30 else { return nil }
+        scanChipKeys(in: infos).keys
+    }
+
+    /// The chip keys of `infos` this reader can use, and why others were refused before any
+    /// arithmetic: a key above `KeySizeLimits`, or keys beyond the first `maxChipKeys` (a chip
+    /// publishes one or two; forty 16,384-bit DH keys are an attack on the reader's CPU).
+    package static func scanChipKeys(in infos: SecurityInfos) -> (keys: [(key: ChipKey, keyId: Int?)], refusals: [String]) {
+        let entries = infos.entries.filter { $0.oid == ecdhPublicKeyOID || $0.oid == dhPublicKeyOID }
+        var refusals: [String] = []
+        if entries.count > KeySizeLimits.maxChipKeys {
+            refusals.append("\(entries.count) chip keys are published; only the first \(KeySizeLimits.maxChipKeys) were looked at")
+        }
+        var keys: [(key: ChipKey, keyId: Int?)] = []
+        for entry in entries.prefix(KeySizeLimits.maxChipKeys) {
+            guard let fields = try? BERTLV.parseSingle(entry.der).children(), fields.count >= 2, fields[1].tag == 0x30 else { continue }
             let spki = fields[1].encoded()
+            if let refusal = sizeRefusal(subjectPublicKeyInfo: spki) {
+                refusals.append(refusal)
+                continue
+            }
             let key: ChipKey?
             if entry.oid == ecdhPublicKeyOID {
                 key = ecPublicKey(subjectPublicKeyInfo: spki).map { ChipKey.ec($0.curve, point: $0.point) }
             } else {
                 key = dhPublicKey(subjectPublicKeyInfo: spki).map { ChipKey.dh($0.group, publicValue: $0.publicValue) }
             }
-            return key.map { ($0, integer(fields.count > 2 ? fields[2] : nil)) }
+            if let key { keys.append((key, integer(fields.count > 2 ? fields[2] : nil))) }
         }
+        return (keys, refusals)
+    }
+
+    /// Why a chip key's SubjectPublicKeyInfo is refused before it is parsed or checked, or `nil`:
+    /// more DER than a key within `KeySizeLimits` takes, a DH prime or an explicit EC field above
+    /// the limits (read from the DER, no arithmetic).
+    package static func sizeRefusal(subjectPublicKeyInfo der: [UInt8]) -> String? {
+        guard der.count <= KeySizeLimits.maxSubjectPublicKeyInfoBytes else {
+            return "a chip key of \(der.count) bytes, more than the \(KeySizeLimits.maxSubjectPublicKeyInfoBytes) a key this reader accepts takes"
+        }
+        // AlgorithmIdentifier { OID, parameters }: X9.42 { p, g, q } or explicit ECParameters
+        // { version, FieldID { prime-field, p }, … }; the first INTEGER found is p either way.
+        guard let spki = try? BERTLV.parseSingle(der).children(), let algorithm = try? spki.first?.children(), algorithm.count == 2,
+              algorithm[1].tag == 0x30, let parameters = try? algorithm[1].children() else { return nil }
+        let prime: TLV?
+        if parameters.first?.tag == 0x02, parameters.count >= 3, DER.oidString(algorithm[0].value) == dhPublicNumberOID {
+            prime = parameters[0]
+        } else if parameters.count >= 2, parameters[1].tag == 0x30, let field = try? parameters[1].children(), field.count == 2,
+                  field[1].tag == 0x02 {
+            prime = field[1]
+        } else {
+            prime = nil
+        }
+        guard let prime else { return nil }
+        let bits = KeySizeLimits.bitLength(prime.value)
+        if DER.oidString(algorithm[0].value) == dhPublicNumberOID {
+            return KeySizeLimits.dhRefusal(bits: bits).map { "a chip key over \($0)" }
+        }
+        return bits > KeySizeLimits.maxECFieldBits
+            ? "a chip key over a \(bits)-bit EC field, above the \(KeySizeLimits.maxECFieldBits) bits this reader accepts" : nil
     }
 
     /// The SecurityInfos EF.CardSecurity carries (CMS SignedData over id-SecurityObject); `nil`

@@ -76,13 +76,21 @@ extension ReadContext {
             guard let infos = ChipAuthentication.cardSecurityInfos(security) else {
                 return .unusable(VerificationOutcome(status: .invalid, detail: "EF.CardSecurity is not a signed security object"), .cardSecurity)
             }
-            if let offer = ChipAuthentication.offer(in: infos) { return .offer(offer, .cardSecurity) }
+            let (offer, refusals) = ChipAuthentication.examine(infos)
+            if let offer { return .offer(offer, .cardSecurity) }
+            if !refusals.isEmpty {
+                return .unusable(VerificationOutcome(status: .invalid, detail: "EF.CardSecurity's chip key is refused: \(refusals.joined(separator: "; "))"), .cardSecurity)
+            }
         }
         guard listedDataGroups.contains(14), let bytes = try await dg14() else { return .none }
         guard let infos = try? SecurityInfos(bytes: bytes) else {
             return .unusable(VerificationOutcome(status: .invalid, detail: "DG14 cannot be parsed"), .dg14)
         }
-        guard let offer = ChipAuthentication.offer(in: infos) else {
+        let (offer, refusals) = ChipAuthentication.examine(infos)
+        guard let offer else {
+            if !refusals.isEmpty {
+                return .unusable(VerificationOutcome(status: .invalid, detail: "DG14's chip key is refused: \(refusals.joined(separator: "; "))"), .dg14)
+            }
             return .unusable(VerificationOutcome(status: .notSupported, detail: "DG14 offers no Chip Authentication with a key this reader can use"), .dg14)
         }
         return .offer(offer, .dg14)
