@@ -100,6 +100,15 @@ public struct ReadReport: Codable, Sendable, Hashable {
     public var additionalPersonalDetails: [String: StringOrList]?
     public var additionalDocumentDetails: [String: StringOrList]?
     public var dataGroupsRead: [String]
+    /// Files read but not understood, and files the reader refused (a header claiming more than
+    /// the file's ceiling, an indefinite length, a file that does not end), with the reason, by
+    /// name (`{"DG11": "…"}`); absent when there are none. A broken DG1 or DG2 shows here, and
+    /// `document`/`mrz` or `photo` are then absent.
+    public var parseErrors: [String: String]?
+    /// Data groups read but not shown, with the reason: those EF.SOD does not cover are not part of
+    /// the signed document, so `document`, `photo`, `additionalPersonalDetails` … never carry
+    /// them (`{"DG11": "DG11 is not covered by EF.SOD: …"}`); absent when there are none.
+    public var withheldDataGroups: [String: String]?
     /// DG3's fingerprints and DG4's irises (read after Terminal Authentication), each with its image.
     public var fingerprints: [BiometricEntry]?
     public var irises: [BiometricEntry]?
@@ -128,14 +137,14 @@ public struct ReadReport: Codable, Sendable, Hashable {
     /// Builds the report; the photo is the first face, transcoded to JPEG when needed, here and
     /// now (blocking: a command-line tool's way; a server uses `make(_:now:)`).
     public init(_ result: PassportReadResult, now: Date = Date()) {
-        self.init(result, now: now, face: result.dg2?.faces.first.flatMap { try? ImageTranscoder.browserJPEG($0.data) })
+        self.init(result, now: now, face: result.shownFace.flatMap { try? ImageTranscoder.browserJPEG($0) })
     }
 
     /// Builds the report with the face transcoded on `queue` (at most its width at once, off the
     /// caller's executor): what a server answering many pages does.
     public static func make(_ result: PassportReadResult, now: Date = Date(), queue: DecodeQueue = .shared) async -> ReadReport {
         var face: ImageTranscoder.Output?
-        if let image = result.dg2?.faces.first?.data {
+        if let image = result.shownFace {
             face = try? await ImageTranscoder.browserJPEG(image, on: queue)
         }
         return ReadReport(result, now: now, face: face)
@@ -147,7 +156,9 @@ public struct ReadReport: Codable, Sendable, Hashable {
         paceMapping = result.paceMapping
         paceProtocol = result.paceProtocol
         accessControlNote = result.accessControlNote
-        if let mrz = result.dg1?.mrz {
+        // A data group EF.SOD does not cover is never shown as the document's (design.md §4).
+        func shown<T>(_ value: T?, _ number: Int) -> T? { result.withheld[.dataGroup(number)] == nil ? value : nil }
+        if let mrz = shown(result.dg1, 1)?.mrz {
             self.mrz = mrz.text
             document = Document(
                 documentCode: mrz.documentCode, issuingState: mrz.issuingState, documentNumber: mrz.documentNumber,
@@ -156,13 +167,13 @@ public struct ReadReport: Codable, Sendable, Hashable {
                 dateOfExpiry: ReadReport.isoDate(mrz.dateOfExpiry, birth: false, now: now),
                 optionalData: [mrz.optionalData, mrz.optionalData2].filter { !$0.isEmpty }.joined(separator: " "))
         }
-        if let jpeg = face {
+        if let jpeg = face, shown(result.dg2, 2) != nil {
             photo = Data(jpeg.jpeg).base64EncodedString()
             photoMimeType = "image/jpeg"
             photoWidth = jpeg.width
             photoHeight = jpeg.height
         }
-        if let dg11 = result.dg11 {
+        if let dg11 = shown(result.dg11, 11) {
             var details: [String: StringOrList] = [:]
             func put(_ key: String, _ value: String?) { if let value, !value.isEmpty { details[key] = .string(value) } }
             put("fullName", dg11.fullName)
@@ -179,7 +190,7 @@ public struct ReadReport: Codable, Sendable, Hashable {
             put("custodyInformation", dg11.custodyInformation)
             additionalPersonalDetails = details
         }
-        if let dg12 = result.dg12 {
+        if let dg12 = shown(result.dg12, 12) {
             var details: [String: StringOrList] = [:]
             func put(_ key: String, _ value: String?) { if let value, !value.isEmpty { details[key] = .string(value) } }
             put("issuingAuthority", dg12.issuingAuthority)
@@ -192,8 +203,14 @@ public struct ReadReport: Codable, Sendable, Hashable {
             additionalDocumentDetails = details
         }
         dataGroupsRead = result.dataGroupsRead
-        fingerprints = result.files[.dataGroup(3)].flatMap { try? BiometricDataGroup(bytes: $0) }?.images.map(BiometricEntry.init)
-        irises = result.files[.dataGroup(4)].flatMap { try? BiometricDataGroup(bytes: $0) }?.images.map(BiometricEntry.init)
+        var problems = Dictionary(uniqueKeysWithValues: result.parseErrors.map { ($0.key.name, $0.value) })
+        for (file, absence) in result.absent {
+            if case .refused(let reason) = absence { problems[file.name] = "refused: \(reason)" }
+        }
+        parseErrors = problems.isEmpty ? nil : problems
+        withheldDataGroups = result.withheld.isEmpty ? nil : Dictionary(uniqueKeysWithValues: result.withheld.map { ($0.key.name, $0.value) })
+        fingerprints = shown(result.files[.dataGroup(3)], 3).flatMap { try? BiometricDataGroup(bytes: $0) }?.images.map(BiometricEntry.init)
+        irises = shown(result.files[.dataGroup(4)], 4).flatMap { try? BiometricDataGroup(bytes: $0) }?.images.map(BiometricEntry.init)
         reconnections = result.accessControl == "none" ? nil : result.statistics.reconnections
         let passive = result.passive
         verification = Verification(
@@ -244,4 +261,10 @@ public struct ReadReport: Codable, Sendable, Hashable {
         encoder.outputFormatting = pretty ? [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
         return try encoder.encode(self)
     }
+}
+
+extension PassportReadResult {
+    /// The first face of DG2, unless DG2 is withheld (not covered by EF.SOD): only that is ever
+    /// decoded and shown.
+    var shownFace: [UInt8]? { withheld[.dataGroup(2)] == nil ? dg2?.faces.first?.data : nil }
 }

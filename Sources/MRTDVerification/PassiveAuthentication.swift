@@ -34,6 +34,10 @@ public struct PassiveAuthenticationResult: Sendable, Hashable, Codable {
         case missing
         /// Hashed in EF.SOD, but access protected (Extended Access Control): not checkable here.
         case protected
+        /// The chip offered it, but the reader refused it before reading it whole (a header that
+        /// claims more than the file's ceiling, an indefinite length, a file that does not end):
+        /// the reason is in the report's `parseErrors`.
+        case refused
     }
 
     public var status: VerificationStatus
@@ -95,10 +99,15 @@ public enum PassiveAuthentication {
         let signingInstant = signer?.signingTime.flatMap(parseASN1Time) ?? documentSigner.notBefore ?? now.timeIntervalSince1970
         (result.chain, result.chainDetail, result.csca) = chain(documentSigner, trustStore: trustStore, at: signingInstant)
 
-        // 3. Overall.
+        // 3. Overall. EF.SOD must hold the hash of every data group present (ICAO 9303-10 §4.6.2):
+        // one it leaves out is not protected by the signature, whatever else verifies.
+        let uncovered = ordered(hashStatuses.filter { $0.value == .notCovered }.keys)
         if !mismatched.isEmpty {
             result.status = .invalid
-            result.detail = "hash mismatch for \(mismatched.sorted().joined(separator: ", ")): the data was altered"
+            result.detail = "hash mismatch for \(ordered(mismatched).joined(separator: ", ")): the data was altered"
+        } else if !uncovered.isEmpty {
+            result.status = .invalid
+            result.detail = "\(uncovered.joined(separator: ", ")) \(uncovered.count == 1 ? "is" : "are") present but not covered by EF.SOD: not part of the signed document, \(uncovered.count == 1 ? "its" : "their") contents are withheld"
         } else if result.chain == .revoked {
             result.status = .invalid
             result.detail = result.chainDetail
@@ -107,10 +116,15 @@ public enum PassiveAuthentication {
             result.detail = "signature and hashes are valid, but \(result.chainDetail)"
         } else {
             result.status = .valid
-            let covered = hashStatuses.filter { $0.value == .matched }.keys.sorted { $0.count == $1.count ? $0 < $1 : $0.count < $1.count }
+            let covered = ordered(hashStatuses.filter { $0.value == .matched }.keys)
             result.detail = "signed by a trusted document signer; hashes match for \(covered.joined(separator: ", "))"
         }
         return result
+    }
+
+    /// Data-group names in number order (DG2 before DG11).
+    static func ordered(_ names: some Sequence<String>) -> [String] {
+        names.sorted { $0.count == $1.count ? $0 < $1 : $0.count < $1.count }
     }
 
     static func chain(_ documentSigner: Certificate, trustStore: TrustStore, at instant: Double)

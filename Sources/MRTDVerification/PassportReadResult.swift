@@ -38,6 +38,10 @@ public struct PassportReadResult: Sendable {
     public var dg15: DataGroup15?
     /// Files that were read but could not be parsed, with the reason.
     public var parseErrors: [LDSFile: String]
+    /// Data groups read from the chip whose contents are not shown as the document's, with the
+    /// reason: those EF.SOD does not cover (not part of the signed document, whatever the chip
+    /// says). Their raw bytes stay in `files` (dumps, evidence); reports leave their contents out.
+    public var withheld: [LDSFile: String] = [:]
     public var passive: PassiveAuthenticationResult?
     public var passiveOutcome: VerificationOutcome
     public var chip: VerificationOutcome
@@ -99,12 +103,16 @@ public enum FileAbsence: Sendable, Hashable, CustomStringConvertible {
     case protected
     /// The file could not be read for another reason.
     case unreadable(String)
+    /// The reader refused the file before reading it whole: its header claims more than the
+    /// file's ceiling, an indefinite length, or the chip kept sending past the header's length.
+    case refused(String)
 
     public var description: String {
         switch self {
         case .notPresent: return "not present on the chip"
         case .protected: return "access protected (needs Extended Access Control)"
         case .unreadable(let reason): return reason
+        case .refused(let reason): return "refused: \(reason)"
         }
     }
 }

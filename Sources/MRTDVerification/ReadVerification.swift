@@ -24,17 +24,37 @@ package enum ReadVerification {
         result.dg15 = attempt(.dataGroup(15)) { bytes throws(MRTDError) in try DataGroup15(bytes: bytes) }
     }
 
+    /// The data groups whose contents are not to be shown as the document's: those read while
+    /// EF.SOD (when there is one) has no hash for them. Decided whether or not passive
+    /// authentication was asked for: coverage needs no trust anchor.
+    package static func withholdUncovered(_ result: inout PassportReadResult) {
+        guard let sod = result.sod else { return }
+        for file in result.files.keys {
+            guard let number = file.dataGroupNumber, sod.dataGroupHashes[number] == nil else { continue }
+            result.withheld[file] = "\(file.name) is not covered by EF.SOD: not part of the signed document, its contents are not shown"
+        }
+    }
+
     package static func verify(_ result: inout PassportReadResult, passive verifyPassive: Bool, chip verifyChip: Bool,
                                active verifyActive: Bool, trustStore: TrustStore) {
+        withholdUncovered(&result)
         if verifyPassive {
             if let sod = result.sod {
                 var groups: [Int: [UInt8]] = [:]
                 for (file, bytes) in result.files { if let n = file.dataGroupNumber { groups[n] = bytes } }
                 var passive = PassiveAuthentication.verify(sod: sod, dataGroups: groups, trustStore: trustStore)
-                // Files EF.SOD lists that the chip would not give: never silently absent.
+                // Files EF.SOD lists that the chip would not give: never silently absent. Files
+                // the reader refused (a lying header, a file that does not end): never valid.
                 var missing: [String] = []
+                var refused: [String] = []
                 for (file, absence) in result.absent {
-                    guard let number = file.dataGroupNumber, sod.dataGroupHashes[number] != nil else { continue }
+                    guard let number = file.dataGroupNumber else { continue }
+                    if case .refused = absence {
+                        passive.dataGroups[file.name] = .refused
+                        refused.append(file.name)
+                        continue
+                    }
+                    guard sod.dataGroupHashes[number] != nil else { continue }
                     if absence == .protected {
                         passive.dataGroups[file.name] = .protected
                     } else {
@@ -42,15 +62,22 @@ package enum ReadVerification {
                         missing.append(file.name)
                     }
                 }
+                if !refused.isEmpty {
+                    passive.status = .invalid
+                    passive.detail = "the chip's \(PassiveAuthentication.ordered(refused).joined(separator: ", ")) broke the reader's bounds and \(refused.count == 1 ? "was" : "were") refused (parseErrors say why); "
+                        + passive.detail
+                }
                 if !missing.isEmpty {
                     passive.status = .invalid
-                    passive.detail = "EF.SOD lists \(missing.sorted().joined(separator: ", ")), which the chip does not give: not the document that was signed; "
+                    passive.detail = "EF.SOD lists \(PassiveAuthentication.ordered(missing).joined(separator: ", ")), which the chip does not give: not the document that was signed; "
                         + passive.detail
                 }
                 result.passive = passive
                 result.passiveOutcome = VerificationOutcome(status: passive.status, detail: passive.detail)
             } else if let error = result.parseErrors[.sod] {
                 result.passiveOutcome = VerificationOutcome(status: .invalid, detail: "EF.SOD could not be parsed: \(error)")
+            } else if case .refused(let reason)? = result.absent[.sod] {
+                result.passiveOutcome = VerificationOutcome(status: .invalid, detail: "EF.SOD was refused: \(reason)")
             } else {
                 result.passiveOutcome = VerificationOutcome(status: .notSupported, detail: "the chip has no EF.SOD")
             }
@@ -60,6 +87,9 @@ package enum ReadVerification {
                 // Downgrade protection: a chip that hides the signed DG14 must not pass as one without CA.
                 result.chip = VerificationOutcome(status: .invalid,
                                                   detail: "EF.SOD lists DG14 (the chip key), but the chip does not give it (\(reason)): it may be a copy")
+            } else if result.dg14 == nil, let error = result.parseErrors[.dataGroup(14)] {
+                // A DG14 that was read but cannot be used: never the same as a chip without CA.
+                result.chip = VerificationOutcome(status: .invalid, detail: "DG14 cannot be used: \(error)")
             } else if let dg14 = result.dg14, ChipAuthentication.offer(in: dg14) != nil {
                 result.chip = VerificationOutcome(status: .notChecked, detail: "chip authentication needs the chip")
             } else {
@@ -88,6 +118,10 @@ package enum ReadVerification {
                 // Downgrade protection: a chip that hides the signed DG15 must not pass as one without AA.
                 result.active = VerificationOutcome(status: .invalid,
                                                     detail: "EF.SOD lists DG15 (the Active Authentication key), but the chip does not give it (\(reason)): it may be a copy")
+            } else if result.dg15 == nil, let error = result.parseErrors[.dataGroup(15)] {
+                // A DG15 that was read but holds no usable key (malformed, or a key above the
+                // size limits): never the same as a chip without AA.
+                result.active = VerificationOutcome(status: .invalid, detail: "DG15 cannot be used: \(error)")
             } else if result.dg15 != nil {
                 result.active = VerificationOutcome(status: .notChecked, detail: "active authentication needs the chip")
             } else {

@@ -65,7 +65,10 @@ struct PassiveAuthenticationTests {
         let result = PassiveAuthentication.verify(sod: sod, dataGroups: groups, trustStore: try Self.masterLists)
         #expect(result.signature == .valid)
         #expect(result.chain == .untrusted)
-        #expect(result.status == .untrusted)
+        // DG4 and DG15 are on the chip but not in EF.SOD: not part of the signed document, so the
+        // whole is invalid, whatever the chain (ICAO 9303-10: EF.SOD hashes every group present).
+        #expect(result.status == .invalid)
+        #expect(result.detail.hasPrefix("DG4, DG15 are present but not covered by EF.SOD"), "\(result.detail)")
         for name in ["DG1", "DG2", "DG3", "DG14"] { #expect(result.dataGroups[name] == .matched, "\(name)") }
         #expect(result.dataGroups["DG4"] == .notCovered)
         #expect(result.dataGroups["DG15"] == .notCovered)
