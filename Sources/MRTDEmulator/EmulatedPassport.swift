@@ -19,6 +19,8 @@ public struct EmulatedPassport: Sendable {
     public var maxReadLength: Int
     /// Field behaviours the chip reproduces (`ChipQuirks`); checked when the chip is made.
     public var quirks = ChipQuirks()
+    /// How the chip attacks the reader (`HostileCard`; set with `makeHostile`). Empty by default.
+    public internal(set) var hostile = HostileCard()
     /// PACE as the chip offers it (`nil`: BAC only).
     public var pace: PACEInfo?
     /// Further PACE protocols the chip accepts (e.g. IM beside GM, as the French ID card 2024);

@@ -94,6 +94,10 @@ public final class EmulatedCardConnection: CardConnection {
             if delay > .zero { try? await Task.sleep(for: delay) }
             return bytes
         case .removed: throw SmartCardError(.cardRemoved, "the card was removed from the reader")
+        case .stall:
+            // A chip that stopped answering: nothing comes back until the caller gives up.
+            while !Task.isCancelled { try? await Task.sleep(for: .seconds(3_600)) }
+            throw SmartCardError(.cancelled, "the exchange was cancelled (the chip never answered)")
         }
     }
 

@@ -233,6 +233,8 @@ public final class PN532Emulator: Sendable {
             case .removed:
                 state.selected = false
                 return [0x01]
+            case .stall:
+                return [0x01]  // the PN532 times out waiting for the card
             case .response(let response):
                 events.append(.apdu(command: apdu.count, response: response.count))
                 state.lastExchange = (apdu.count, response.count)

@@ -105,6 +105,8 @@ public struct PassportDescription: Codable, Sendable, Hashable {
         public var title: String?
         public var personalSummary: String?
         public var custodyInformation: String?
+
+        public init() {}
     }
 
     /// DG12 fields (ICAO 9303-10 §4.7.12).

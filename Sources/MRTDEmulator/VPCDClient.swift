@@ -254,6 +254,11 @@ public final class VPCDClient: Sendable {
                 state.withLock { $0.inserted = false }
                 onEvent(.cardRemoved)
                 return "the card was removed"
+            case .stall:
+                // A chip that stopped answering: vpcd (and pcscd with it) waits for an answer that
+                // never comes, until the card is removed (`removeCard`/`stop` shut the socket).
+                while readExactly(socket, 1) != nil {}
+                return "the chip stopped answering and was removed"
             }
         }
     }

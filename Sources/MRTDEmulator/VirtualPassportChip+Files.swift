@@ -103,7 +103,8 @@ extension VirtualPassportChip {
         if state.df == .application, quirks.protectedFiles.contains(fid) { return ResponseAPDU(statusWord: .securityStatusNotSatisfied) }
         // DG3/DG4 of an EAC chip: selectable, readable only after Terminal Authentication granted them.
         if state.df == .application, !eacAllows(fid: fid, state) { return ResponseAPDU(statusWord: .securityStatusNotSatisfied) }
-        guard let content = file(fid, in: state.df) else { return ResponseAPDU(statusWord: .fileNotFound) }
+        guard let stored = file(fid, in: state.df) else { return ResponseAPDU(statusWord: .fileNotFound) }
+        let content = (state.df == .application ? hostileFile(fid) : nil) ?? ServedFile(stored)
         if quirks.cardAccessUnreadable, state.df == .master, fid == EmulatedPassport.efCardAccess {
             return ResponseAPDU(statusWord: .securityStatusNotSatisfied)
         }
@@ -122,6 +123,9 @@ extension VirtualPassportChip {
         // Ne is a maximum (ISO 7816-4 §5.1): a chip whose buffer is smaller answers what it holds.
         let ne = min(requested, cap)
         guard offset <= content.count else { return ResponseAPDU(statusWord: .wrongP1P2) }
+        if let lie = hostileReadAnswer(offset: offset, requested: requested, count: content.count, explicitLe: command.ne != nil, &state) {
+            return lie
+        }
         state.statistics.readBinaryCommands += 1
         // Le = 00 (or 0000, or none) asks for everything available up to the maximum (ISO 7816-4
         // §5.1): fewer bytes at the end of the file are a normal answer, 9000. Only an explicit Ne
@@ -132,14 +136,14 @@ extension VirtualPassportChip {
             // The answer is a discretionary-data object 53 whose whole encoding fits Ne.
             var length = min(ne, content.count - offset)
             while length > 0, BERTLV.encode(tag: 0x53, value: [UInt8](repeating: 0, count: length)).count > ne { length -= 1 }
-            let chunk = Array(content[offset..<(offset + length)])
+            let chunk = content.bytes(offset..<(offset + length))
             state.statistics.bytesRead += chunk.count
             let short = BERTLV.encode(tag: 0x53, value: chunk).count < requested
             return ResponseAPDU(data: BERTLV.encode(tag: 0x53, value: chunk),
                                 statusWord: short && offset + length == content.count && !upToMaximum ? .endOfFileReached : .success)
         }
         let end = min(content.count, offset + ne)
-        let chunk = Array(content[offset..<end])
+        let chunk = hostileOverlong(content.bytes(offset..<end), fid: fid, requested: requested)
         state.statistics.bytesRead += chunk.count
         if quirks.endOfFileWarning, end == content.count { return ResponseAPDU(data: chunk, statusWord: .endOfFileReached) }
         return ResponseAPDU(data: chunk, statusWord: chunk.count < requested && end == content.count && !upToMaximum

@@ -16,6 +16,9 @@ public final class VirtualPassportChip: Sendable {
         case response([UInt8])
         /// The card left the field (fault injection); nothing was answered.
         case removed
+        /// The chip stopped answering and stays in the field (a hostile card): the transport
+        /// sends nothing back until the card is removed.
+        case stall
     }
 
     /// Counters a test can inspect.
@@ -61,6 +64,12 @@ public final class VirtualPassportChip: Sendable {
         var pendingAnswer: [UInt8] = []
         /// A command chain in progress (CLA b5): its INS and the data of the links so far.
         var chain: (ins: UInt8, data: [UInt8])?
+        /// How a hostile chip bends the answer to the command in progress (`HostileCard`).
+        var hostileAnswer: HostileAnswer?
+        /// Counts a hostile chip's lies (each 6Cxx names another length).
+        var hostileCounter = 0
+        /// The hostile chip has stopped answering; so it stays until power-off.
+        var stalled = false
         var statistics = Statistics()
     }
 
@@ -154,6 +163,13 @@ public final class VirtualPassportChip: Sendable {
             state.apdusSinceFaults += 1
             state.apdusSincePowerOn += 1
             state.statistics.apdus += 1
+            if let stall = hostileStall(&state) { return stall }
+            if passport.hostile.contains(.endlessGetResponse), state.authenticated {
+                // More data, forever: GET RESPONSE hands one byte and announces another.
+                if command.count >= 2, command[1] == 0xC0 { return .response([0x00, 0x61, 0x01]) }
+                _ = handle(command, &state)
+                return .response([0x61, 0x01])
+            }
             if quirks.getResponseAnswers, let fetched = getResponse(command, &state) { return .response(fetched) }
             var answer = handle(command, &state)
             if quirks.getResponseAnswers, answer.count > 2 {
@@ -173,6 +189,16 @@ public final class VirtualPassportChip: Sendable {
             }
             return .response(answer)
         }
+    }
+
+    /// `.stall` when the hostile chip stops answering now: at its stall APDU, or at the first
+    /// command after access control.
+    private func hostileStall(_ state: inout State) -> Output? {
+        let hostile = passport.hostile
+        if state.stalled { return .stall }
+        if let at = hostile.stallAtAPDU, state.apdusSincePowerOn >= at { state.stalled = true }
+        if hostile.contains(.stallAfterAccess), state.authenticated, state.sm != nil { state.stalled = true }
+        return state.stalled ? .stall : nil
     }
 
     // MARK: Dispatch
@@ -248,6 +274,22 @@ public final class VirtualPassportChip: Sendable {
             response = ResponseAPDU(statusWord: override.statusWord)
         } else {
             response = execute(command, &state)
+        }
+        if let bent = state.hostileAnswer {
+            state.hostileAnswer = nil
+            switch bent {
+            case .bare where protected:
+                // The counter moves as for a protected answer; nothing protects this one.
+                state.sm?.countUnprotectedAnswer()
+                return response.statusWord.bytes
+            case .withoutMAC where protected:
+                guard var sm = state.sm, var answer = try? sm.protectResponseWithoutStatus(response) else { break }
+                state.sm = sm
+                answer.data.removeLast(min(answer.data.count, 10))  // DO'8E' 08 and its eight bytes
+                return answer.bytes
+            default:
+                break
+            }
         }
         // Only answers to protected commands are protected (BAC's own answer goes out plain).
         guard protected, state.sm != nil else {

@@ -39,6 +39,13 @@ struct EmulateCommand: AsyncParsableCommand {
             messaging, SELECT and MSE forms, small read limits, tag loss …); they add to the \
             description's "quirks" object. Example: --no-short-file-identifier 6A82 --plain-errors \
             --tag-loss-after-apdus 20.
+
+            Hostile cards (--hostile MODE, repeatable): the chip opens correctly and then attacks \
+            the reader — lying or indefinite lengths, endless files, 6700/6Cxx ladders, endless \
+            GET RESPONSE, a stall after access control or at an APDU, oversized DH/RSA/EC keys, an \
+            EF.SOD that leaves data groups uncovered, reads past the end of a file answered with a \
+            bare or unauthenticated 6282 or 6700, broken data groups. A reader must end each \
+            within its bounds (Docs/hostile-input.md).
             """
     )
 
@@ -100,6 +107,22 @@ struct EmulateCommand: AsyncParsableCommand {
 
     @OptionGroup(title: "Field behaviours (quirks)") var quirks: QuirkOptions
 
+    @Option(name: .long, help: ArgumentHelp("Make the chip a hostile card, for testing a reader's bounds (repeatable): \(HostileMode.allCases.map(\.rawValue).joined(separator: ", ")), or stall-at-apdu=N. The chip completes access control and secure messaging correctly, then misbehaves (Docs/hostile-input.md lists what each mode does).", valueName: "MODE"))
+    var hostile: [String] = []
+
+    /// The hostile card --hostile describes.
+    func hostileCard() throws -> HostileCard {
+        var card = HostileCard()
+        for mode in hostile {
+            do {
+                try card.add(mode)
+            } catch {
+                throw ValidationError("--hostile: \(error.reason)")
+            }
+        }
+        return card
+    }
+
     /// The EAC settings from --eac-cvca / --eac-date, or nil.
     func eacConfiguration() throws -> EACConfiguration? {
         guard !eacCVCA.isEmpty else { return nil }
@@ -156,6 +179,7 @@ struct EmulateCommand: AsyncParsableCommand {
         }
         if eacDate != nil && eacCVCA.isEmpty { throw ValidationError("--eac-date goes with --eac-cvca") }
         _ = try eacConfiguration()
+        _ = try hostileCard()
     }
 
     func run() async throws {
@@ -173,6 +197,8 @@ struct EmulateCommand: AsyncParsableCommand {
                 if !eacCVCA.isEmpty { description.biometrics = true }
                 chipContent = try EmulatedPassport(description: description, baseDirectory: url.deletingLastPathComponent(), signer: signer)
             }
+            let hostile = try hostileCard()
+            if !hostile.isEmpty { try chipContent.makeHostile(hostile, signer: try loadSigner()) }
         } catch let error as EmulatorError {
             printError("gbgbridge emulate: \(error.reason)")
             throw ExitCode(2)
@@ -220,6 +246,7 @@ struct EmulateCommand: AsyncParsableCommand {
         let files = chipContent.applicationFiles.keys.sorted().map { String(format: "%04X", $0) }.joined(separator: " ")
         print("Emulating a passport (files \(files); \(chipContent.extendedLength ? "extended length" : "short APDUs only"), max read \(chipContent.maxReadLength) bytes)")
         if !chipContent.quirks.summary.isEmpty { print("Field behaviours: \(chipContent.quirks.summary.joined(separator: ", "))") }
+        if !chipContent.hostile.isEmpty { print("Hostile card: \(chipContent.hostile.summary.joined(separator: ", "))") }
         print("Waiting for vpcd on \(vpcdHost):\(vpcdPort) … (Ctrl-C to stop)")
         await serveUntilTerminated(start: client.start, stop: client.stop, remove: {
             client.removeCard()
