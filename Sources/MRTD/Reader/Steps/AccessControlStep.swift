@@ -85,7 +85,7 @@ extension ReadContext {
             // A wrong key, a departed card or a cancellation ends here; PACE broken for another
             // reason (an unsupported step, a chip quirk) falls back to BAC, and the result says so.
             // A protected answer whose MAC does not verify is never got around: it may be an attack.
-            let fatal: Set<MRTDError.Code> = [.accessDenied, .cardRemoved, .cancelled, .communicationFailure, .secureMessagingFailure]
+            let fatal: Set<MRTDError.Code> = [.accessDenied, .cardRemoved, .cancelled, .communicationFailure, .secureMessagingFailure, .timeout]
             if fatal.contains(error.code) || options.accessControl == .paceOnly { throw error }
             accessControlNote = "PACE (\(best.protocolID)) failed: \(error.reason); used BAC"
             return false
