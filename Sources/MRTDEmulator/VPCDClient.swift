@@ -59,14 +59,16 @@ public final class VPCDClient: Sendable {
         thread.start()
     }
 
-    /// Stops serving and waits for the thread to end (the card leaves the reader).
+    /// Stops serving and waits for the thread to end (the card leaves the reader). Calling it
+    /// again returns at once.
     public func stop() {
-        let (socket, started) = state.withLock { state -> (Int32, Bool) in
+        let (socket, mustJoin) = state.withLock { state -> (Int32, Bool) in
+            let mustJoin = state.started && !state.stopping
             state.stopping = true
-            return (state.socket, state.started)
+            return (state.socket, mustJoin)
         }
         if socket >= 0 { shutdown(socket, Int32(SHUT_RDWR)) }
-        if started { done.wait() }
+        if mustJoin { done.wait() }
     }
 
     /// Takes the card out of the reader (closes the vpcd connection) until `insertCard()`.
