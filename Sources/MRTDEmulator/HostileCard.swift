@@ -55,7 +55,7 @@ public enum HostileMode: String, CaseIterable, Sendable, Codable, CustomStringCo
         case .manyDHKeys: return "DG14 offers 40 DH chip keys of 16,384 bits (EF.SOD signs them)"
         case .hugeECField: return "DG14's EC chip key has explicit parameters over a 3,072-bit field (EF.SOD signs it)"
         case .hugeRSAKey: return "DG15's Active Authentication key has a 65,536-bit RSA modulus (EF.SOD signs it)"
-        case .hugePACEDomain: return "EF.CardAccess offers PACE-DH over explicit 65,536-bit domain parameters"
+        case .hugePACEDomain: return "EF.CardAccess offers PACE-DH over explicit 32,768-bit domain parameters (within its file ceiling)"
         case .uncoveredDG11: return "EF.SOD (validly signed) hashes every group but DG11, which holds the attacker's name"
         case .uncoveredDG14: return "EF.SOD (validly signed) leaves DG14 out"
         case .uncoveredDG15: return "EF.SOD (validly signed) leaves DG15 out"
@@ -250,9 +250,9 @@ extension EmulatedPassport {
     /// PACEInfo for id-PACE-DH-GM-AES-CBC-CMAC-128 with a proprietary parameter id (explicit parameters follow).
     static var hugePACEInfo: [UInt8] { DER.sequence(DER.oid("0.4.0.127.0.7.2.2.4.1.2"), DER.integer(2), DER.integer(32)) }
 
-    /// PACEDomainParameterInfo with explicit X9.42 parameters over a 65,536-bit p.
+    /// PACEDomainParameterInfo with explicit X9.42 parameters over a 32,768-bit p.
     static var hugePACEDomainParameterInfo: [UInt8] {
-        let p = bigNumber(bits: 65_536, seed: 23)
+        let p = bigNumber(bits: 32_768, seed: 23)
         let algorithm = DER.sequence(DER.oid(ChipAuthentication.dhPublicNumberOID),
                                      DER.sequence(DER.unsignedInteger(p), DER.unsignedInteger([0x02]), DER.unsignedInteger(Array(p.dropFirst()))))
         return DER.sequence(DER.oid("0.4.0.127.0.7.2.2.4.1"), algorithm, DER.integer(32))

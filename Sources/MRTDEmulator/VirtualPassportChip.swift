@@ -118,6 +118,8 @@ public final class VirtualPassportChip: Sendable {
 
     /// Whether the card, once out of the field, comes back by itself (the tag-loss quirk).
     public var returnsByItself: Bool { state.withLock { $0.returnsAt != nil } }
+    /// Whether a hostile chip has stopped answering (`HostileCard`): it stays so until power-off.
+    public var hasStalled: Bool { state.withLock { $0.stalled } }
     /// Whether BAC has been completed in this session.
     public var isAuthenticated: Bool { state.withLock { $0.authenticated } }
 

@@ -1,0 +1,227 @@
+import Foundation
+import MRTDEmulator
+import SmartCard
+import TestSupport
+import Testing
+@testable import MRTD
+
+/// A hostile card that opens correctly (the attacker knows the MRZ it presents) and then attacks:
+/// every mode of `HostileMode` through a real pcscd with the vpcd driver. Each read must end
+/// within its bounds — a typed error, or a result whose verdicts say `refused` / `invalid` — and
+/// never show unverified data as verified. The liveness bound (the read's deadline plus 5 s) is
+/// what the issue sets for the product, not a performance figure.
+struct HostileRow: CustomStringConvertible, Sendable {
+    enum Expected: Sendable {
+        /// The read ends with a result, and `check` holds (its message says what failed).
+        case read(@Sendable (PassportReadResult) -> String?)
+        /// The read fails with one of these codes.
+        case fails(Set<MRTDError.Code>)
+    }
+
+    var modes: [String]
+    var passport = "utopia-td3-pace"
+    /// Open with the MRZ (BAC allowed) rather than the fixture's key (a CAN for PACE passports).
+    var mrzKey = false
+    var quirks: @Sendable (inout ChipQuirks) -> Void = { _ in }
+    let expected: Expected
+
+    var description: String { modes.joined(separator: "+") + " on \(passport)" }
+
+    func chip() throws -> VirtualPassportChip {
+        var description = try TestFixtures.description(passport)
+        var quirks = description.quirks ?? ChipQuirks()
+        self.quirks(&quirks)
+        description.quirks = quirks
+        var emulated = try EmulatedPassport(description: description, baseDirectory: TestFixtures.url("passports"),
+                                            signer: try TestFixtures.documentSigner())
+        var hostile = HostileCard()
+        for mode in modes { try hostile.add(mode) }
+        try emulated.makeHostile(hostile, signer: try TestFixtures.documentSigner())
+        return VirtualPassportChip(passport: emulated)
+    }
+}
+
+extension HostileRow {
+    /// Every file the chip gives read exactly as the chip holds it (no file cut, padded or taken
+    /// from another), passive authentication valid.
+    static let readsExactly: @Sendable (PassportReadResult) -> String? = { result in
+        result.passiveOutcome.status == .valid ? nil : "passive \(result.passiveOutcome)"
+    }
+
+    static func refused(_ name: String) -> @Sendable (PassportReadResult) -> String? {
+        { result in
+            guard case .refused? = result.absent[LDSFile(name: name)!] else { return "\(name) not refused: \(result.absent)" }
+            guard result.files[LDSFile(name: name)!] == nil else { return "\(name) returned although refused" }
+            guard result.passive?.dataGroups[name] == .refused else { return "passive dataGroups \(result.passive?.dataGroups ?? [:])" }
+            return result.passiveOutcome.status == .invalid ? nil : "passive \(result.passiveOutcome) with a refused \(name)"
+        }
+    }
+
+    static func uncovered(_ name: String) -> @Sendable (PassportReadResult) -> String? {
+        { result in
+            guard result.passive?.dataGroups[name] == .notCovered else { return "\(name): \(result.passive?.dataGroups ?? [:])" }
+            guard result.passiveOutcome.status == .invalid, result.passiveOutcome.detail.contains("\(name) is present but not covered by EF.SOD")
+            else { return "passive \(result.passiveOutcome)" }
+            return result.withheld[LDSFile(name: name)!] == nil ? "\(name) not withheld" : nil
+        }
+    }
+
+    static let rows: [HostileRow] = [
+        // Lying lengths: refused before more is read, the rest of the document read.
+        HostileRow(modes: ["lying-length"], expected: .read(refused("DG11"))),
+        HostileRow(modes: ["indefinite-length"], expected: .read(refused("DG11"))),
+        HostileRow(modes: ["huge-file"], expected: .read(refused("DG11"))),
+        HostileRow(modes: ["overlong-answer"], expected: .read(refused("DG11"))),
+        HostileRow(modes: ["overlong-answer"], passport: "utopia-td3-jpeg", quirks: { $0.noStatusObject = true }, expected: .read(refused("DG11"))),
+        // Ladders: a floor, then a chip error.
+        HostileRow(modes: ["wrong-length-ladder"], expected: .fails([.unexpectedStatus])),
+        HostileRow(modes: ["exact-length-chase"], expected: .fails([.unexpectedStatus])),
+        HostileRow(modes: ["endless-get-response"], passport: "utopia-td3-jpeg", expected: .fails([.unexpectedStatus])),
+        // Stalls: the read's deadline.
+        HostileRow(modes: ["stall-after-access"], expected: .fails([.timeout])),
+        HostileRow(modes: ["stall-at-apdu=9"], passport: "utopia-td3-jpeg", expected: .fails([.timeout])),
+        // Expensive keys: refused before any arithmetic, the verdict says why.
+        HostileRow(modes: ["huge-dh-key"], expected: .read { $0.chip.status == .invalid && $0.chip.detail.contains("refused") ? nil : "chip \($0.chip)" }),
+        HostileRow(modes: ["many-dh-keys"], expected: .read { $0.chip.status == .invalid ? refused("DG14")($0) : "chip \($0.chip)" }),
+        HostileRow(modes: ["huge-ec-field"], expected: .read { $0.chip.status == .invalid && $0.chip.detail.contains("521") ? nil : "chip \($0.chip)" }),
+        HostileRow(modes: ["huge-rsa-key"], expected: .read { result in
+            result.active.status == .invalid && result.parseErrors[.dataGroup(15)] != nil ? nil : "active \(result.active)"
+        }),
+        HostileRow(modes: ["huge-pace-domain"], mrzKey: true, expected: .read { result in
+            result.accessControl == "BAC" && result.accessControlNote != nil ? readsExactly(result) : "\(result.accessControl), \(result.accessControlNote ?? "no note")"
+        }),
+        // Forged data: invalid, withheld.
+        HostileRow(modes: ["uncovered-dg11"], expected: .read(uncovered("DG11"))),
+        HostileRow(modes: ["uncovered-dg14"], expected: .read { result in
+            uncovered("DG14")(result) ?? (result.chip.status == .valid ? "chip \(result.chip) on an uncovered DG14" : nil)
+        }),
+        HostileRow(modes: ["uncovered-dg15"], expected: .read { result in
+            uncovered("DG15")(result) ?? (result.active.status == .valid ? "active \(result.active) on an uncovered DG15" : nil)
+        }),
+        // Reads past the end of a file mishandled: every file still read exactly.
+        HostileRow(modes: ["bare-6282"], expected: .read(readsExactly)),
+        HostileRow(modes: ["bare-6282"], passport: "utopia-td3-jpeg", expected: .read(readsExactly)),
+        HostileRow(modes: ["unauthenticated-6282"], expected: .read(readsExactly)),
+        HostileRow(modes: ["unauthenticated-6282"], passport: "utopia-td3-jpeg", quirks: { $0.noStatusObject = true }, expected: .read(readsExactly)),
+        HostileRow(modes: ["6700-past-end"], expected: .read(readsExactly)),
+        HostileRow(modes: ["6700-past-end", "bare-6282"], passport: "utopia-td1-idcard", quirks: { $0.noShortFileIdentifier = "6A82" },
+                   expected: .read(readsExactly)),
+        // Broken groups: parse errors, never fatal for optional data, never shown.
+        HostileRow(modes: ["broken-dg11"], expected: .read { result in
+            result.parseErrors[.dataGroup(11)] != nil && result.dg11 == nil && result.passiveOutcome.status == .valid ? nil : "\(result.parseErrors)"
+        }),
+        HostileRow(modes: ["broken-dg1"], expected: .read { $0.parseErrors[.dataGroup(1)] != nil && $0.dg1 == nil ? nil : "\($0.parseErrors)" }),
+        HostileRow(modes: ["broken-dg2"], expected: .read { $0.parseErrors[.dataGroup(2)] != nil && $0.dg2 == nil ? nil : "\($0.parseErrors)" }),
+        // Two attacks at once.
+        HostileRow(modes: ["lying-length", "uncovered-dg14", "bare-6282"], expected: .read { result in
+            refused("DG11")(result) ?? (result.passive?.dataGroups["DG14"] == .notCovered ? nil : "DG14 \(result.passive?.dataGroups ?? [:])")
+        }),
+    ]
+}
+
+@Suite("Hostile cards through pcscd + vpcd", .serialized)
+struct HostileCardTests {
+    static let readTimeout: Duration = .seconds(6)
+
+    @Test(arguments: HostileRow.rows)
+    func row(_ row: HostileRow) async throws {
+        let chip = try row.chip()
+        let key = row.mrzKey ? try AccessKey.mrz(try TestFixtures.description(row.passport).mrz.lines.joined(separator: "\n"))
+                             : try TestFixtures.accessKey(row.passport)
+        let started = ContinuousClock.now
+        let outcome = try await PCSCDHarness.withEmulatedCard(chip) { client -> Result<PassportReadResult, MRTDError> in
+            let backend = PCSCBackend()
+            let info = try await backend.waitForCard(readerMatching: PCSCDHarness.vpcdReaderName, timeout: .seconds(10))
+            let connection = try await backend.connect(reader: info.name)
+            var options = ReadOptions(trustStore: TestFixtures.testTrustStore)
+            options.readTimeout = Self.readTimeout
+            let reader = PassportReader(connection: connection, accessKey: key, options: options)
+            let result: Result<PassportReadResult, MRTDError>
+            do throws(MRTDError) { result = .success(try await reader.read()) } catch { result = .failure(error) }
+            await reader.connection.disconnect()
+            // A stalled chip holds pcscd until the card leaves; then the reader is free again.
+            client.removeCard()
+            return result
+        }
+        let elapsed = ContinuousClock.now - started
+        #expect(elapsed < Self.readTimeout + .seconds(5), "\(row): \(elapsed)")
+        switch (row.expected, outcome) {
+        case (.fails(let codes), .failure(let error)):
+            #expect(codes.contains(error.code), "\(row): \(error)")
+        case (.fails(let codes), .success(let result)):
+            Issue.record("\(row): read although \(codes) was expected: passive \(result.passiveOutcome)")
+        case (.read, .failure(let error)):
+            Issue.record("\(row): \(error)")
+        case (.read(let check), .success(let result)):
+            if let problem = check(result) { Issue.record("\(row): \(problem)") }
+            // Never a wrong file: whatever was returned is the chip's file, exactly.
+            for (file, bytes) in result.files where file.dataGroupNumber != nil || file == .com || file == .sod {
+                if let served = chip.passport.applicationFiles[file.fid], chip.passport.hostile.isEmpty || file.fid != 0x010B {
+                    #expect(bytes == served, "\(row): \(file) is not the chip's file")
+                }
+            }
+        }
+    }
+
+    @Test("after a stalled chip leaves the reader, the next card reads at once")
+    func readerFreeAfterStall() async throws {
+        let stalled = try HostileRow(modes: ["stall-after-access"], expected: .fails([.timeout])).chip()
+        let failure = try await PCSCDHarness.withEmulatedCard(stalled) { client -> MRTDError? in
+            let backend = PCSCBackend()
+            let info = try await backend.waitForCard(readerMatching: PCSCDHarness.vpcdReaderName, timeout: .seconds(10))
+            var options = ReadOptions(trustStore: TestFixtures.testTrustStore)
+            options.readTimeout = .seconds(5)
+            let reader = PassportReader(connection: try await backend.connect(reader: info.name), accessKey: try TestFixtures.accessKey("utopia-td3-pace"),
+                                        options: options)
+            var failure: MRTDError?
+            do throws(MRTDError) { _ = try await reader.read() } catch { failure = error }
+            await reader.connection.disconnect()
+            // pcscd still waits for the stalled chip: a new connection is refused at once, not queued.
+            await #expect { _ = try await backend.connect(reader: info.name) } throws: { ($0 as? SmartCardError)?.code == .stalled }
+            client.removeCard()
+            return failure
+        }
+        #expect(failure?.code == .timeout)
+        let good = VirtualPassportChip(passport: try TestFixtures.passport("utopia-td3-pace"))
+        let result = try await PCSCDHarness.withEmulatedCard(good) { _ -> PassportReadResult in
+            let backend = PCSCBackend()
+            let info = try await backend.waitForCard(readerMatching: PCSCDHarness.vpcdReaderName, timeout: .seconds(10))
+            let reader = PassportReader(connection: try await backend.connect(reader: info.name), accessKey: try TestFixtures.accessKey("utopia-td3-pace"),
+                                        options: ReadOptions(trustStore: TestFixtures.testTrustStore))
+            let result = try await reader.read()
+            await reader.connection.disconnect()
+            return result
+        }
+        #expect(result.passiveOutcome.status == .valid)
+    }
+
+    @Test("a cancelled read of a stalled chip returns at once")
+    func cancellationOfAStalledRead() async throws {
+        let stalled = try HostileRow(modes: ["stall-after-access"], expected: .fails([.timeout])).chip()
+        let (error, waited) = try await PCSCDHarness.withEmulatedCard(stalled) { client -> (MRTDError?, Duration) in
+            let backend = PCSCBackend()
+            let info = try await backend.waitForCard(readerMatching: PCSCDHarness.vpcdReaderName, timeout: .seconds(10))
+            let connection = try await backend.connect(reader: info.name)
+            let key = try TestFixtures.accessKey("utopia-td3-pace")
+            let task = Task { () -> MRTDError? in
+                let reader = PassportReader(connection: connection, accessKey: key, options: ReadOptions(trustStore: TestFixtures.testTrustStore))
+                do throws(MRTDError) { _ = try await reader.read() } catch { return error }
+                return nil
+            }
+            // Until the chip has stalled (access control done, no answer since).
+            for _ in 0..<500 where !stalled.hasStalled { try await Task.sleep(for: .milliseconds(20)) }
+            try #require(stalled.hasStalled, "the hostile chip never stalled")
+            try await Task.sleep(for: .milliseconds(200))
+            let cancelled = ContinuousClock.now
+            task.cancel()
+            let error = await task.value
+            let waited = ContinuousClock.now - cancelled
+            await connection.disconnect()
+            client.removeCard()
+            return (error, waited)
+        }
+        #expect(error?.code == .cancelled)
+        #expect(waited < .seconds(2), "a page that goes away must free the reader within 2 s, took \(waited)")
+    }
+
+}
