@@ -26,7 +26,7 @@ public struct PassportReadResult: Sendable {
     /// Files that were wanted but the chip did not give, and why.
     public var absent: [LDSFile: FileAbsence]
     /// `absent` as text, for people.
-    public var skipped: [LDSFile: String] { absent.mapValues(\.description) }
+    package var skipped: [LDSFile: String] { absent.mapValues(\.description) }
     public var com: EFCOM?
     public var sod: SecurityObject?
     public var dg1: DataGroup1?

@@ -5,7 +5,7 @@ public struct ActiveAuthenticationRecord: Sendable, Hashable {
     /// Whether the challenge was the caller's (`ReadOptions.activeAuthenticationChallenge`) rather than a random one.
     public var challengeFromCaller: Bool
 
-    public init(challenge: [UInt8], signature: [UInt8], challengeFromCaller: Bool) {
+    package init(challenge: [UInt8], signature: [UInt8], challengeFromCaller: Bool) {
         self.challenge = challenge
         self.signature = signature
         self.challengeFromCaller = challengeFromCaller
@@ -70,7 +70,7 @@ public struct ReadStepRecord: Sendable, Hashable {
     public var apdus: Int
     public var duration: Duration
 
-    public init(name: String, outcome: String, apdus: Int, duration: Duration) {
+    package init(name: String, outcome: String, apdus: Int, duration: Duration) {
         self.name = name
         self.outcome = outcome
         self.apdus = apdus

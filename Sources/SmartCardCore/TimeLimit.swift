@@ -1,3 +1,4 @@
+import Dispatch
 import Synchronization
 
 /// Runs `operation` and returns its result, unless `deadline` comes first: then the operation's
@@ -22,10 +23,11 @@ package func withTimeLimit<T: Sendable>(until deadline: ContinuousClock.Instant,
                     race.finish(.failure(error))
                 }
             }
-            let timer = Task {
-                try? await Task.sleep(until: deadline, clock: .continuous)
-                if !Task.isCancelled { race.finish(.failure(SmartCardError(.timeout, "no answer in time"))) }
-            }
+            // The timer is a dispatch timer, not a task: a busy cooperative pool cannot delay it.
+            let remaining = deadline - ContinuousClock.now
+            let nanoseconds = max(0, remaining.components.seconds * 1_000_000_000 + remaining.components.attoseconds / 1_000_000_000)
+            let timer = TimeLimitTimer(DispatchWorkItem { race.finish(.failure(SmartCardError(.timeout, "no answer in time"))) })
+            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: nanoseconds)), execute: timer.item)
             race.attach(work: work, timer: timer)
         }
     } onCancel: {
@@ -39,7 +41,8 @@ private final class TimeLimitRace<T: Sendable>: Sendable {
     private struct State {
         var continuation: CheckedContinuation<T, any Error>?
         var finished = false
-        var tasks: [Task<Void, Never>] = []
+        var work: Task<Void, Never>?
+        var timer: TimeLimitTimer?
     }
     private let state = Mutex(State())
 
@@ -52,29 +55,39 @@ private final class TimeLimitRace<T: Sendable>: Sendable {
         }
     }
 
-    func attach(work: Task<Void, Never>, timer: Task<Void, Never>) {
+    func attach(work: Task<Void, Never>, timer: TimeLimitTimer) {
         let over = state.withLock { state -> Bool in
             if state.finished { return true }
-            state.tasks = [work, timer]
+            state.work = work
+            state.timer = timer
             return false
         }
         if over {
             work.cancel()
-            timer.cancel()
+            timer.item.cancel()
         }
     }
 
     func finish(_ result: Result<T, any Error>) {
-        let (continuation, tasks) = state.withLock { state -> (CheckedContinuation<T, any Error>?, [Task<Void, Never>]) in
-            guard !state.finished else { return (nil, []) }
+        let (continuation, work, timer) = state.withLock { state -> (CheckedContinuation<T, any Error>?, Task<Void, Never>?, TimeLimitTimer?) in
+            guard !state.finished else { return (nil, nil, nil) }
             state.finished = true
             defer {
                 state.continuation = nil
-                state.tasks = []
+                state.work = nil
+                state.timer = nil
             }
-            return (state.continuation, state.tasks)
+            return (state.continuation, state.work, state.timer)
         }
-        tasks.forEach { $0.cancel() }
+        work?.cancel()
+        timer?.item.cancel()
         continuation?.resume(with: result)
     }
+}
+
+/// The dispatch work item that ends a `withTimeLimit` at its deadline. `DispatchWorkItem` is
+/// thread-safe (cancel from any thread), only not marked `Sendable`.
+private final class TimeLimitTimer: @unchecked Sendable {
+    let item: DispatchWorkItem
+    init(_ item: DispatchWorkItem) { self.item = item }
 }

@@ -20,6 +20,9 @@ struct HostileRow: CustomStringConvertible, Sendable {
 
     var modes: [String]
     var passport = "utopia-td3-pace"
+    /// The read's deadline: short where the chip stalls (the deadline is what ends the read),
+    /// generous elsewhere (a loaded CI machine must not turn a slow read into a timeout).
+    var readTimeout: Duration = .seconds(30)
     /// Open with the MRZ (BAC allowed) rather than the fixture's key (a CAN for PACE passports).
     var mrzKey = false
     var quirks: @Sendable (inout ChipQuirks) -> Void = { _ in }
@@ -78,8 +81,8 @@ extension HostileRow {
         HostileRow(modes: ["exact-length-chase"], expected: .fails([.unexpectedStatus])),
         HostileRow(modes: ["endless-get-response"], passport: "utopia-td3-jpeg", expected: .fails([.unexpectedStatus])),
         // Stalls: the read's deadline.
-        HostileRow(modes: ["stall-after-access"], expected: .fails([.timeout])),
-        HostileRow(modes: ["stall-at-apdu=9"], passport: "utopia-td3-jpeg", expected: .fails([.timeout])),
+        HostileRow(modes: ["stall-after-access"], readTimeout: .seconds(6), expected: .fails([.timeout])),
+        HostileRow(modes: ["stall-at-apdu=9"], passport: "utopia-td3-jpeg", readTimeout: .seconds(6), expected: .fails([.timeout])),
         // Expensive keys: refused before any arithmetic, the verdict says why.
         HostileRow(modes: ["huge-dh-key"], expected: .read { $0.chip.status == .invalid && $0.chip.detail.contains("refused") ? nil : "chip \($0.chip)" }),
         HostileRow(modes: ["many-dh-keys"], expected: .read { $0.chip.status == .invalid ? refused("DG14")($0) : "chip \($0.chip)" }),
@@ -121,30 +124,29 @@ extension HostileRow {
 
 @Suite("Hostile cards through pcscd + vpcd", .serialized)
 struct HostileCardTests {
-    static let readTimeout: Duration = .seconds(6)
-
     @Test(arguments: HostileRow.rows)
     func row(_ row: HostileRow) async throws {
         let chip = try row.chip()
         let key = row.mrzKey ? try AccessKey.mrz(try TestFixtures.description(row.passport).mrz.lines.joined(separator: "\n"))
                              : try TestFixtures.accessKey(row.passport)
-        let started = ContinuousClock.now
-        let outcome = try await PCSCDHarness.withEmulatedCard(chip) { client -> Result<PassportReadResult, MRTDError> in
+        let (outcome, elapsed) = try await PCSCDHarness.withEmulatedCard(chip) { client -> (Result<PassportReadResult, MRTDError>, Duration) in
             let backend = PCSCBackend()
             let info = try await backend.waitForCard(readerMatching: PCSCDHarness.vpcdReaderName, timeout: .seconds(10))
             let connection = try await backend.connect(reader: info.name)
             var options = ReadOptions(trustStore: TestFixtures.testTrustStore)
-            options.readTimeout = Self.readTimeout
+            options.readTimeout = row.readTimeout
             let reader = PassportReader(connection: connection, accessKey: key, options: options)
+            let started = ContinuousClock.now
             let result: Result<PassportReadResult, MRTDError>
             do throws(MRTDError) { result = .success(try await reader.read()) } catch { result = .failure(error) }
+            let elapsed = ContinuousClock.now - started
             await reader.connection.disconnect()
             // A stalled chip holds pcscd until the card leaves; then the reader is free again.
             client.removeCard()
-            return result
+            return (result, elapsed)
         }
-        let elapsed = ContinuousClock.now - started
-        #expect(elapsed < Self.readTimeout + .seconds(5), "\(row): \(elapsed)")
+        // The product's bound (the read's deadline plus 5 s), not a performance figure.
+        #expect(elapsed < row.readTimeout + .seconds(5), "\(row): \(elapsed)")
         switch (row.expected, outcome) {
         case (.fails(let codes), .failure(let error)):
             #expect(codes.contains(error.code), "\(row): \(error)")

@@ -74,14 +74,12 @@ struct PassportReaderTests {
     @Test func wrongKeyIsAccessDenied() async throws {
         let chip = VirtualPassportChip(passport: try TestFixtures.passport("utopia-td3-jpeg"))
         let wrong = try AccessKey.fields(documentNumber: "L898902C3", dateOfBirth: "740812", dateOfExpiry: "120416")
-        let started = ContinuousClock.now
         await #expect {
             _ = try await read(chip, key: wrong)
         } throws: { error in
             guard let error = error as? MRTDError else { return false }
             return error.code == .accessDenied && !error.reason.contains("L898902C3")
         }
-        #expect(ContinuousClock.now - started < .seconds(2))
         #expect(chip.statistics.apdus <= 5)
     }
 

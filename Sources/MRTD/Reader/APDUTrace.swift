@@ -25,9 +25,10 @@ public final class APDUTrace: Sendable {
         var truncated = false
     }
 
-    /// The most a trace file grows to (a chip that answers forever must not fill the disk): past
-    /// it one `truncated` line is written and nothing more but the read's last lines.
-    public static let defaultMaxBytes = 32 * 1_048_576
+    /// The most a trace file grows to unless told otherwise (`maxBytes`; a chip that answers forever
+    /// must not fill the disk): past it one `truncated` line is written and nothing more but the
+    /// read's last lines.
+    package static let defaultMaxBytes = 32 * 1_048_576
     /// Room kept under the ceiling for the `truncated` line and the read's closing notes.
     static let closingReserve = 16_384
     private let maxBytes: Int
@@ -37,7 +38,7 @@ public final class APDUTrace: Sendable {
 
     /// Writes to `url`: a new file of mode 0600 in its directory that takes the name on `close()`
     /// (`PrivateFile`: a symlink or a file already there is replaced, never written through).
-    public init(url: URL, maxBytes: Int = APDUTrace.defaultMaxBytes) throws(MRTDError) {
+    public init(url: URL, maxBytes: Int = 32 * 1_048_576) throws(MRTDError) {
         do {
             state = Mutex(State(file: try PrivateFile.Stream(path: url.path)))
         } catch {
@@ -48,14 +49,14 @@ public final class APDUTrace: Sendable {
     }
 
     /// Hands each line to `sink` (tests, embedders with a log of their own).
-    public init(sink: @escaping @Sendable (String) -> Void, maxBytes: Int = APDUTrace.defaultMaxBytes) {
+    public init(sink: @escaping @Sendable (String) -> Void, maxBytes: Int = 32 * 1_048_576) {
         state = Mutex(State())
         lines = sink
         self.maxBytes = max(maxBytes, Self.closingReserve * 2)
     }
 
     /// Whether the trace reached its ceiling and stopped recording exchanges.
-    public var isTruncated: Bool { state.withLock { $0.truncated } }
+    package var isTruncated: Bool { state.withLock { $0.truncated } }
 
     /// A line of its own: `{"event": name, …fields}` (the reader, the ATR, the outcome).
     public func note(_ event: String, _ fields: [String: String] = [:]) {

@@ -28,10 +28,10 @@ public struct ReadOptions: Sendable {
     /// (waiting for a card that left the field included): when it passes, the exchange in flight
     /// is abandoned and the read throws `MRTDError.Code.timeout`. `nil`: no limit (each exchange
     /// is still bounded by `CardSession.transmitBound`).
-    public var readTimeout: Duration? = ReadOptions.defaultReadTimeout
+    public var readTimeout: Duration? = .seconds(60)
 
     /// What `readTimeout` is unless set: nfc.read's `readTimeoutSeconds` default.
-    public static let defaultReadTimeout: Duration = .seconds(60)
+    package static let defaultReadTimeout: Duration = .seconds(60)
 
     public init(dataGroups: [Int]? = nil, verifyPassive: Bool = true, verifyChip: Bool = true, verifyActive: Bool = true,
                 trustStore: TrustStore = TrustStore(), accessControl: AccessControlPreference = .automatic, trace: APDUTrace? = nil) {
