@@ -11,9 +11,20 @@ enum NFCReadMetrics {
     static let tagLosses = "gbgbridge_tag_losses_total"
     static let readers = "gbgbridge_readers"
 
+    /// The label values these metrics use, each from a closed set (`other` for anything else), so
+    /// that no page or card can add a series.
+    static let outcomes: Set<String> = ["success", "NFC_NOT_AVAILABLE", "CARD_TIMEOUT", "ACCESS_DENIED", "CARD_REMOVED", "CHIP_ERROR",
+                                        "COMMUNICATION_ERROR", "INVALID_REQUEST", "BUSY", "CANCELLED"]
+    static let accessControls: Set<String> = ["PACE", "BAC", "none"]
+    static let phases: Set<String> = ["wait_for_card", "total", "access_control", "security_objects", "chip_authentication",
+                                      "terminal_authentication", "data_groups", "active_authentication", "verification"]
+
+    static func label(_ value: String, in known: Set<String>) -> String { known.contains(value) ? value : "other" }
+
     /// One finished read: `outcome` is `success` or the nfc.read error code.
     static func finished(outcome: String, waitForCard: Duration?, result: PassportReadResult?) {
-        Counter(label: reads, dimensions: [("outcome", outcome), ("access_control", result?.accessControl ?? "none")]).increment()
+        Counter(label: reads, dimensions: [("outcome", label(outcome, in: outcomes)),
+                                           ("access_control", label(result?.accessControl ?? "none", in: accessControls))]).increment()
         if let waitForCard { record(waitForCard, phase: "wait_for_card") }
         guard let result else { return }
         record(result.statistics.totalTime, phase: "total")
@@ -27,7 +38,7 @@ enum NFCReadMetrics {
 
     static func record(_ duration: Duration, phase: String) {
         let (seconds, attoseconds) = duration.components
-        Timer(label: NFCReadMetrics.duration, dimensions: [("phase", phase)])
+        Timer(label: NFCReadMetrics.duration, dimensions: [("phase", label(phase, in: phases))])
             .recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
     }
 

@@ -31,14 +31,24 @@ enum HostMetrics {
         }
     }
 
+    /// The actions `gbgbridge_requests_total` names; every other action a page sends is counted as
+    /// `other`, so a page cannot make a series per made-up action (label values come from a
+    /// closed set: Docs/kiosk-deployment.md, "Metrics").
+    static let knownActions: Set<String> = ["capability.query", "camera.document.capture", "camera.selfie.capture", "nfc.read"]
+
+    /// `action` as `gbgbridge_requests_total` labels it.
+    static func actionLabel(_ action: String) -> String { knownActions.contains(action) ? action : "other" }
+
     /// Counts the responses a page's host sends, by action and status, until the host goes away.
     @MainActor
     static func countRequests(of host: BridgeHost) -> Task<Void, Never> {
         let traffic = host.messages
         return Task {
             for await item in traffic where item.direction == .sent && item.message.type == .response {
-                let status = item.message.payload.status?.rawValue ?? "unknown"
-                Counter(label: "gbgbridge_requests_total", dimensions: [("action", item.message.payload.action), ("status", status)]).increment()
+                // The status is one of BridgeResponseStatus's five.
+                let status = item.message.payload.status?.rawValue ?? "none"
+                Counter(label: "gbgbridge_requests_total",
+                        dimensions: [("action", actionLabel(item.message.payload.action)), ("status", status)]).increment()
             }
         }
     }

@@ -325,7 +325,20 @@ package final class CardSession {
         // Every status word the chip answered, for the host's metrics (a no-op unless a process
         // bootstrapped a metrics backend, as `gbgbridge serve` does).
         if let status {
-            Counter(label: "gbgbridge_card_status_words_total", dimensions: [("sw", hex([status.sw1, status.sw2]))]).increment()
+            Counter(label: "gbgbridge_card_status_words_total", dimensions: [("sw", Self.statusWordLabel(status))]).increment()
+        }
+    }
+
+    /// A status word as the metrics label it: those the reader acts on by name, the families it
+    /// acts on by their first byte (`61XX`, `63XX`, `6CXX`), everything else `other` — a card
+    /// chooses its status words, and must not be able to add a series per value.
+    static func statusWordLabel(_ status: StatusWord) -> String {
+        switch status.sw1 {
+        case 0x61, 0x63, 0x6C: return hex([status.sw1]) + "XX"
+        default:
+            let known: Set<UInt16> = [0x9000, 0x6282, 0x6982, 0x6985, 0x6A82, 0x6700, 0x6B00, 0x6A86, 0x6986, 0x6D00, 0x6E00, 0x6A81,
+                                      0x6A80, 0x6A87, 0x6A88, 0x6987, 0x6988, 0x6882, 0x6883, 0x6F00, 0x6400, 0x6581]
+            return known.contains(UInt16(status.sw1) << 8 | UInt16(status.sw2)) ? hex([status.sw1, status.sw2]) : "other"
         }
     }
 }
