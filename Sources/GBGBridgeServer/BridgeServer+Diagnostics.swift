@@ -13,9 +13,11 @@ extension BridgeServer {
     }
 
     /// `/diagnostics` (the page, its script and style), `/diagnostics.json` (one snapshot) and
-    /// `/diagnostics/events` (a snapshot a second as server-sent events, for a minute; the page's
-    /// EventSource reconnects). All refused (403) to a journey (see `isOperatorRequest`).
-    func addDiagnosticsRoutes(to router: Router<BasicRequestContext>, snapshot: @escaping @Sendable () async -> [UInt8]) {
+    /// `/diagnostics/events` (the snapshot as server-sent events when it changes, at most once a
+    /// second, with a keep-alive comment while it does not; for `diagnosticsStreamLifetime`, after
+    /// which the page's EventSource reconnects). At most `maxDiagnosticsStreams` streams are open:
+    /// a new one ends the oldest. All refused (403) to a journey (see `isOperatorRequest`).
+    func addDiagnosticsRoutes(to router: Router<BridgeRequestContext>, snapshot: @escaping @Sendable () async -> [UInt8]) {
         func asset(_ path: RouterPath, _ type: String, _ body: String) {
             router.get(path) { request, _ -> Response in
                 guard Self.isOperatorRequest(request) else { return Response(status: .forbidden) }
@@ -31,20 +33,46 @@ extension BridgeServer {
             return Response(status: .ok, headers: Self.operatorHeaders("application/json; charset=utf-8"),
                             body: .init(byteBuffer: ByteBuffer(bytes: body)))
         }
-        router.get("diagnostics/events") { [self] request, _ -> Response in
+        router.get("diagnostics/events") { [self] request, context -> Response in
             guard Self.isOperatorRequest(request) else { return Response(status: .forbidden) }
+            let ticket = diagnosticsStreams.open()
+            let (lifetime, keepAlive) = (configuration.diagnosticsStreamLifetime, configuration.diagnosticsKeepAlive)
+            let channel = context.channel
             let body = ResponseBody { [self] writer in
+                defer {
+                    diagnosticsStreams.close(ticket)
+                    // Ended (lifetime, eviction, stop): the connection goes too, not into keep-alive.
+                    channel.close(promise: nil)
+                }
                 try await writer.write(ByteBuffer(string: "retry: 1000\n\n"))
-                for _ in 0..<60 where !isStopping {
-                    var event = ByteBuffer(string: "event: snapshot\ndata: ")
-                    event.writeBytes(await snapshot())
-                    event.writeString("\n\n")
-                    try await writer.write(event)
-                    try await Task.sleep(for: .seconds(1))
+                let ends = ContinuousClock.now + lifetime
+                var last: [UInt8] = []
+                var lastWrite = ContinuousClock.now
+                var nextSnapshot = ContinuousClock.now
+                while !isStopping, !ticket.isEvicted, ContinuousClock.now < ends {
+                    let now = ContinuousClock.now
+                    if now >= nextSnapshot {
+                        nextSnapshot = now + .seconds(1)
+                        let current = await snapshot()
+                        if current != last {
+                            last = current
+                            var event = ByteBuffer(string: "event: snapshot\ndata: ")
+                            event.writeBytes(current)
+                            event.writeString("\n\n")
+                            try await writer.write(event)
+                            lastWrite = now
+                        } else if now - lastWrite >= keepAlive {
+                            try await writer.write(ByteBuffer(string: ": keep-alive\n\n"))
+                            lastWrite = now
+                        }
+                    }
+                    try await Task.sleep(for: DiagnosticsStreams.pollInterval)
                 }
                 try await writer.finish(nil)
             }
-            return Response(status: .ok, headers: Self.operatorHeaders("text/event-stream; charset=utf-8"), body: body)
+            var headers = Self.operatorHeaders("text/event-stream; charset=utf-8")
+            headers[.connection] = "close"  // it is closed when the stream ends (BridgeRequestContext)
+            return Response(status: .ok, headers: headers, body: body)
         }
     }
 

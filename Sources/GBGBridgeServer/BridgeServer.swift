@@ -66,6 +66,13 @@ public struct BridgeServerConfiguration: Sendable {
     /// (the same as server-sent events, one a second). Like `/metrics`, refused (403) to any request
     /// carrying an `Origin` or fetched from another site: a journey never sees them.
     public var diagnostics: (@Sendable () async -> [UInt8])?
+    /// `/diagnostics/events` streams open at once; a new one ends the oldest. Each holds a
+    /// connection, so the cap keeps them from taking the connections pages need.
+    public var maxDiagnosticsStreams = 8
+    /// How long one `/diagnostics/events` stream lasts (the page's EventSource then reconnects).
+    public var diagnosticsStreamLifetime: Duration = .seconds(60)
+    /// A stream whose snapshot has not changed gets a keep-alive comment this often.
+    public var diagnosticsKeepAlive: Duration = .seconds(15)
 
     /// Follows every page this server bridges (`lastError`, recent messages, open requests) for
     /// `diagnostics`.
@@ -105,6 +112,8 @@ public final class BridgeServer: Sendable {
     private let logger: Logger
     private let state = Mutex(State())
     private let connections = ConnectionCounter()
+    /// The open `/diagnostics/events` streams (capped: `maxDiagnosticsStreams`).
+    let diagnosticsStreams: DiagnosticsStreams
 
     private struct State {
         var port: Int?
@@ -133,11 +142,13 @@ public final class BridgeServer: Sendable {
                 throw BridgeServerError(description: "'\(LogText.clip(origin))' is not an origin (scheme://host[:port], nothing after)")
             }
         }
-        guard configuration.maxConnections > 0, configuration.maxOpenConnections >= configuration.maxConnections,
+        guard configuration.maxConnections > 0, configuration.maxDiagnosticsStreams > 0,
+              configuration.maxOpenConnections >= configuration.maxConnections + configuration.maxDiagnosticsStreams,
               configuration.maxMessageBytes > 0, configuration.maxOutboundBytes > 0, configuration.maxMessagesPerSecond > 0 else {
-            throw BridgeServerError(description: "the server's limits must be positive, and maxOpenConnections at least maxConnections")
+            throw BridgeServerError(description: "the server's limits must be positive, and maxOpenConnections at least maxConnections + maxDiagnosticsStreams")
         }
         self.configuration = configuration
+        self.diagnosticsStreams = DiagnosticsStreams(cap: configuration.maxDiagnosticsStreams)
         self.token = Self.randomToken()
         self.setUpHost = setUpHost
         self.tearDownHost = tearDownHost
@@ -175,7 +186,7 @@ public final class BridgeServer: Sendable {
     /// Runs until `shutdown()` (or until the task is cancelled, which shuts down the same way);
     /// `onRunning` is called with the bound port.
     public func run(onRunning: @escaping @Sendable (Int) -> Void = { _ in }) async throws {
-        let router = Router(context: BasicRequestContext.self)
+        let router = Router(context: BridgeRequestContext.self)
         router.add(middleware: RequestHygieneMiddleware())
         router.add(middleware: HostCheckMiddleware(server: self))
         let script = BridgeScript.javaScript(token: token, configuration: configuration.bridge)

@@ -177,6 +177,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(name: .long, inversion: .prefixedNo, help: "Serve /diagnostics (live page), /diagnostics.json and /diagnostics/events for operators on the loopback server.")
     var diagnostics: Bool?
 
+    @Option(name: .long, help: ArgumentHelp("With --diagnostics: /diagnostics/events streams open at once (1–64, default 8); a new one ends the oldest, so operators' pages never take the connections journeys need.", valueName: "N"))
+    var diagnosticsStreams: Int?
+
     @Option(name: .long, help: ArgumentHelp("Seconds an nfc.read may take once the card is there, for pages that give no readTimeoutSeconds (5–600, default 60); past it the page gets CARD_TIMEOUT and the reader is free.", valueName: "seconds"))
     var readTimeout: Int?
 
@@ -198,6 +201,7 @@ struct ServeCommand: AsyncParsableCommand {
         var terminalCertificates: [String] = []
         var terminalKey: String?
         var readTimeout = 60
+        var diagnosticsStreams = 8
         var configFile: String?
     }
 
@@ -233,6 +237,10 @@ struct ServeCommand: AsyncParsableCommand {
         result.diagnostics = diagnostics ?? file.diagnostics ?? false
         result.terminalCertificates = terminalOptions.terminalCertificates.isEmpty ? file.terminalCertificates ?? [] : terminalOptions.terminalCertificates
         result.terminalKey = terminalOptions.terminalKey ?? file.terminalKey
+        result.diagnosticsStreams = diagnosticsStreams ?? file.diagnosticsStreams ?? result.diagnosticsStreams
+        guard ServeSettings.diagnosticsStreamsRange.contains(result.diagnosticsStreams) else {
+            throw ValidationError("--diagnostics-streams must be from \(ServeSettings.diagnosticsStreamsRange.lowerBound) to \(ServeSettings.diagnosticsStreamsRange.upperBound)")
+        }
         result.readTimeout = readTimeout ?? file.readTimeout ?? result.readTimeout
         guard ServeSettings.readTimeoutRange.contains(result.readTimeout) else {
             throw ValidationError("--read-timeout must be from \(ServeSettings.readTimeoutRange.lowerBound) to \(ServeSettings.readTimeoutRange.upperBound) seconds")
@@ -295,6 +303,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.metricsExposition = HostMetrics.exposition
         let diagnostics = settings.diagnostics ? HostDiagnostics(nfc: nfc, trustPaths: settings.trust) : nil
         configuration.diagnostics = diagnostics?.source()
+        configuration.maxDiagnosticsStreams = settings.diagnosticsStreams
         configuration.pages = diagnostics?.pages
         var metricsServer: Task<Void, Never>?
         if let metricsListen = settings.metricsListen {

@@ -1,3 +1,4 @@
+import BoundedFiles
 import Foundation
 import Yams
 
@@ -20,6 +21,8 @@ struct ServeSettings: Sendable, Equatable {
     static let defaultPort = 8450
     /// `read-timeout` / `--read-timeout` in seconds: nfc.read's `readTimeoutSeconds` range.
     static let readTimeoutRange = 5...600
+    /// `diagnostics-streams` / `--diagnostics-streams`: live operator streams open at once.
+    static let diagnosticsStreamsRange = 1...64
 
     var port: Int?
     var allowOrigin: [String]?
@@ -37,11 +40,12 @@ struct ServeSettings: Sendable, Equatable {
     var terminalCertificates: [String]?
     var terminalKey: String?
     var readTimeout: Int?
+    var diagnosticsStreams: Int?
 
     /// The keys a file may hold, as `serve`'s long options name them.
     static let keys = ["port", "allow-origin", "trust", "static", "kiosk", "headless", "kiosk-profile", "libnfc-device",
                        "libnfc-discover", "verbose", "metrics-listen", "log-format", "diagnostics", "terminal-certificates", "terminal-key",
-                       "read-timeout"]
+                       "read-timeout", "diagnostics-streams"]
 
     /// What is wrong with a configuration file; `description` names the file, the key and the line.
     struct Problem: Error, CustomStringConvertible {
@@ -57,16 +61,13 @@ struct ServeSettings: Sendable, Equatable {
             if path == nil { return nil }
             throw Problem(description: "\(chosen): no such file")
         }
-        let data: Data
+        let data: [UInt8]
         do {
-            let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: chosen))
-            defer { try? handle.close() }
-            data = try handle.read(upToCount: (1 << 20) + 1) ?? Data()
+            data = try BoundedFile.read(chosen, ceiling: BoundedFile.Ceiling.configuration, what: "configuration")
         } catch {
-            throw Problem(description: "\(chosen): cannot be read (\((error as NSError).localizedFailureReason ?? "permissions?"))")
+            throw Problem(description: error.description)
         }
-        guard data.count <= 1 << 20 else { throw Problem(description: "\(chosen): larger than 1 MiB; not a configuration file") }
-        guard let text = String(data: data, encoding: .utf8) else { throw Problem(description: "\(chosen): not UTF-8 text") }
+        guard let text = String(validating: data, as: UTF8.self) else { throw Problem(description: "\(chosen): not UTF-8 text") }
         return (try parse(text, file: chosen), chosen)
     }
 
@@ -109,6 +110,7 @@ struct ServeSettings: Sendable, Equatable {
             case "terminal-certificates": settings.terminalCertificates = try field.strings()
             case "terminal-key": settings.terminalKey = try field.string()
             case "read-timeout": settings.readTimeout = try field.int(in: ServeSettings.readTimeoutRange)
+            case "diagnostics-streams": settings.diagnosticsStreams = try field.int(in: ServeSettings.diagnosticsStreamsRange)
             default: break
             }
         }

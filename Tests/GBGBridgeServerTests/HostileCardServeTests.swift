@@ -118,7 +118,7 @@ struct HostileCardServeTests {
                 #expect(answer.seconds < 10, "\(modes): \(answer.seconds) s")
             }
             try await Self.swap(&client, for: VirtualPassportChip(passport: try TestFixtures.passport("utopia-td3-pace")))
-            let good = try await Self.read(page, id: "good")
+            let good = try await Self.read(page, id: "good", extra: #","readTimeoutSeconds":60"#)
             #expect(good.status == "success", "\(good)")
             client.stop()
             let peak = try #require(Self.peakMemory(serve.process.pid))
