@@ -34,6 +34,8 @@ let package = Package(
     targets: [
         // Outside text made safe for one log line (LogText); shared by the bridge and the card layers.
         .target(name: "TextSanitizing"),
+        // Files read within a ceiling checked before reading (trust lists, keys, evidence, dumps).
+        .target(name: "BoundedFiles"),
         // Protocol core: message model, routing, capability slots. No I/O.
         .target(name: "GBGBridge", dependencies: ["TextSanitizing"]),
         // README's "Using the core" example, compiled and tested so it cannot drift from the API.
@@ -76,17 +78,17 @@ let package = Package(
         // DG3/DG4: ISO/IEC 19794-4 finger and 19794-6 iris image records in ICAO biometric templates.
         .target(name: "Biometrics", dependencies: ["SmartCardCore"]),
         // Card-verifiable certificates (BSI TR-03110-3): parse, encode, sign, verify, chains.
-        .target(name: "CVCertificates", dependencies: ["LDS", "MRTDCrypto", "SmartCardCore", "CPKCS11Shim"]),
+        .target(name: "CVCertificates", dependencies: ["LDS", "MRTDCrypto", "SmartCardCore", "CPKCS11Shim", "BoundedFiles"]),
         // PKCS#11 signing (dlopen of a module: an HSM, SoftHSM2) over the p11-kit header (libp11-kit-dev).
         .target(name: "CPKCS11Shim", linkerSettings: [.linkedLibrary("dl")]),
         // Verifying what a chip gave: passive authentication, trust store, master lists, CRLs,
         // evidence. Links neither a card back end nor an image codec.
-        .target(name: "MRTDVerification", dependencies: ["LDS", "SmartCardCore", "MRTDCrypto", "TextSanitizing"]),
+        .target(name: "MRTDVerification", dependencies: ["LDS", "SmartCardCore", "MRTDCrypto", "TextSanitizing", "BoundedFiles"]),
         // Reading eMRTDs: the card session, the protocols (BAC, PACE, CA, AA), the reader.
         .target(name: "MRTD", dependencies: ["MRTDVerification", "LDS", "CVCertificates", "SmartCardCore", "MRTDCrypto", "TextSanitizing",
                                              .product(name: "CoreMetrics", package: "swift-metrics")]),
         // A virtual eMRTD chip: in-process, or as a card in pcscd through vpcd.
-        .target(name: "MRTDEmulator", dependencies: ["MRTD", "MRTDCrypto", "SmartCardCore", "CVCertificates"]),
+        .target(name: "MRTDEmulator", dependencies: ["MRTD", "MRTDCrypto", "SmartCardCore", "CVCertificates", "BoundedFiles"]),
         // nfc.read on a BridgeHost.
         .target(name: "GBGBridgeNFC", dependencies: [
             "GBGBridge", "MRTD", "CVCertificates", "Biometrics", "SmartCardCore", "ImageCodecs", .product(name: "Logging", package: "swift-log"),
@@ -131,7 +133,7 @@ let package = Package(
             name: "gbgbridge",
             dependencies: [
                 "GBGBridge", "SmartCard", "MRTD", "MRTDEmulator", "CGBGBridgeCLI", "GBGBridgeNFC", "GBGBridgeStubs", "CVCertificates",
-                "GBGBridgeServer", .product(name: "Logging", package: "swift-log"),
+                "GBGBridgeServer", "BoundedFiles", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

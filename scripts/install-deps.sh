@@ -13,6 +13,7 @@ packages=(
   chromium fonts-dejavu-core              # the browser end-to-end tests (and the kiosk)
   curl ca-certificates
   gdb                                     # scripts/test.sh prints the stacks of a test run that hangs
+  time                                    # /usr/bin/time: the peak memory of a CLI run (FileCeilingTests)
   python3 python3-cryptography            # the backend example of Docs/server-side-verification.md, run by the tests
   python3-prometheus-client               # an independent parser of /metrics in the tests
   dpkg-dev binutils lintian               # scripts/package-deb.sh: dpkg-shlibdeps, strip, the package's check

@@ -1,3 +1,4 @@
+import BoundedFiles
 import CPKCS11Shim
 import Dispatch
 import Foundation
@@ -55,7 +56,12 @@ public struct PKCS11Signer: TerminalSigner {
             pin = value
         } else if let source = queryAttributes["pin-source"] {
             let path = source.hasPrefix("file:") ? String(source.dropFirst(5)) : source
-            guard let data = FileManager.default.contents(atPath: path) else { throw Self.bad("pin-source \(Self.printable(path)) cannot be read") }
+            let data: [UInt8]
+            do {
+                data = try BoundedFile.read(path, ceiling: BoundedFile.Ceiling.pin, what: "PIN")
+            } catch {
+                throw Self.bad("pin-source: \(Self.printable(error.description))")
+            }
             pin = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .newlines)
         } else {
             pin = nil

@@ -1,3 +1,4 @@
+import BoundedFiles
 import Foundation
 import MRTDCrypto
 
@@ -18,9 +19,9 @@ public struct PrivateKeySigner: TerminalSigner {
     public init(contentsOf url: URL) throws(CVCertificateError) {
         let bytes: [UInt8]
         do {
-            bytes = [UInt8](try Data(contentsOf: url))
+            bytes = try BoundedFile.read(url.path, ceiling: BoundedFile.Ceiling.key, what: "terminal key")
         } catch {
-            throw CVCertificateError(.malformed, field: "terminal key", "cannot read \(url.path): \(error.localizedDescription)")
+            throw CVCertificateError(.malformed, field: "terminal key", error.description)
         }
         do {
             key = try PrivateKey(bytes: bytes)
@@ -89,11 +90,14 @@ public struct TerminalCredentials: Sendable {
                     .filter { $0.hasSuffix(".cvcert") || $0.hasSuffix(".cvc") }.map { path + "/" + $0 }
                 : [path]
             for file in files {
-                guard let data = FileManager.default.contents(atPath: file) else {
-                    throw CVCertificateError(.malformed, field: "terminal certificates", "cannot read \(file)")
+                let data: [UInt8]
+                do {
+                    data = try BoundedFile.read(file, ceiling: BoundedFile.Ceiling.cvCertificate, what: "CV certificate")
+                } catch {
+                    throw CVCertificateError(.malformed, field: "terminal certificates", error.description)
                 }
                 do {
-                    result.append(try CVCertificate(bytes: [UInt8](data)))
+                    result.append(try CVCertificate(bytes: data))
                 } catch {
                     throw CVCertificateError(error.code, field: error.field, "\(URL(fileURLWithPath: file).lastPathComponent): \(error.reason)")
                 }

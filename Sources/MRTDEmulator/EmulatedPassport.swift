@@ -1,3 +1,4 @@
+import BoundedFiles
 import Foundation
 import MRTD
 import MRTDCrypto
@@ -152,9 +153,9 @@ public struct EmulatedPassport: Sendable {
         func load(_ path: String) throws(EmulatorError) -> [UInt8] {
             let url = path.hasPrefix("/") ? URL(fileURLWithPath: path) : baseDirectory.appendingPathComponent(path)
             do {
-                return Array(try Data(contentsOf: url))
+                return try BoundedFile.read(url.path, ceiling: BoundedFile.Ceiling.image, what: "image")
             } catch {
-                throw EmulatorError("cannot read \(url.path): \(error.localizedDescription)")
+                throw EmulatorError(error.description)
             }
         }
         var groups: [Int: [UInt8]] = [1: LDSBuilder.dg1(mrz: mrz)]
@@ -259,9 +260,11 @@ public struct EmulatedPassport: Sendable {
             guard let (fid, inMaster) = Self.fileID(forDumpName: name) else { continue }
             let content: [UInt8]
             do {
-                content = Array(try Data(contentsOf: dumpDirectory.appendingPathComponent(name)))
+                // Within the ceiling a chip's file of its kind has (LDSFile.sizeCeiling).
+                let ceiling = LDSFile(dumpFileName: name)?.sizeCeiling ?? LDSFile.kibibyte
+                content = try BoundedFile.read(dumpDirectory.appendingPathComponent(name).path, ceiling: ceiling, what: "dump file")
             } catch {
-                throw EmulatorError("cannot read \(name): \(error.localizedDescription)")
+                throw EmulatorError(error.description)
             }
             if inMaster { master[fid] = content } else { application[fid] = content }
         }

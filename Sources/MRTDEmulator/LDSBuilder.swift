@@ -1,3 +1,4 @@
+import BoundedFiles
 import Foundation
 import MRTD
 import MRTDCrypto
@@ -137,8 +138,9 @@ public struct DocumentSigner: Sendable {
     /// Loads a PEM or DER certificate and key.
     public static func load(certificate: URL, key: URL) throws(EmulatorError) -> DocumentSigner {
         do {
-            return DocumentSigner(certificate: try Certificate(bytes: Array(try Data(contentsOf: certificate))),
-                                  key: try PrivateKey(bytes: Array(try Data(contentsOf: key))))
+            return DocumentSigner(certificate: try Certificate(bytes: try BoundedFile.read(certificate.path, ceiling: BoundedFile.Ceiling.key,
+                                                                                           what: "document signer certificate")),
+                                  key: try PrivateKey(bytes: try BoundedFile.read(key.path, ceiling: BoundedFile.Ceiling.key, what: "document signer key")))
         } catch {
             throw EmulatorError("cannot load the document signer (\(certificate.lastPathComponent), \(key.lastPathComponent)): \(error)")
         }

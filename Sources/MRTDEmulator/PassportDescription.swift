@@ -1,3 +1,4 @@
+import BoundedFiles
 import Foundation
 import MRTD
 
@@ -150,14 +151,14 @@ public struct PassportDescription: Codable, Sendable, Hashable {
 
     /// Loads a description from a JSON file.
     public static func load(from url: URL) throws(EmulatorError) -> PassportDescription {
-        let data: Data
+        let data: [UInt8]
         do {
-            data = try Data(contentsOf: url)
+            data = try BoundedFile.read(url.path, ceiling: BoundedFile.Ceiling.passportDescription, what: "passport description")
         } catch {
-            throw EmulatorError("cannot read passport description \(url.path): \(error.localizedDescription)")
+            throw EmulatorError("cannot read the passport description: \(error.description)")
         }
         do {
-            return try JSONDecoder().decode(PassportDescription.self, from: data)
+            return try JSONDecoder().decode(PassportDescription.self, from: Data(data))
         } catch {
             throw EmulatorError("\(url.lastPathComponent) is not a valid passport description: \(error)")
         }

@@ -1,3 +1,4 @@
+import BoundedFiles
 import Foundation
 import MRTDCrypto
 import SmartCardCore
@@ -56,15 +57,22 @@ public struct TrustStore: Sendable {
         }
         let bytes: [UInt8]
         do {
-            bytes = Array(try Data(contentsOf: path))
+            bytes = try BoundedFile.read(path.path, ceiling: BoundedFile.Ceiling.trustFile, what: "trust file (certificate, master list or CRL)")
         } catch {
-            throw MRTDError(.trustStore, "cannot read \(path.path): \(error.localizedDescription)")
+            throw MRTDError(.trustStore, error.description)
         }
         do {
             try add(bytes: bytes, name: path.path)
         } catch {
             throw MRTDError(error.code, "\(path.lastPathComponent): \(error.reason)")
         }
+    }
+
+    /// Whether `bytes` are a CSCA master list (CMS SignedData over CscaMasterList), not PEM text.
+    package static func isMasterList(_ bytes: [UInt8]) -> Bool {
+        guard !String(decoding: bytes.prefix(4096), as: UTF8.self).contains("-----BEGIN"),
+              let signed = try? CMSSignedData(bytes: bytes) else { return false }
+        return signed.contentType == masterListOID
     }
 
     static func looksLikeTrustFile(_ name: String) -> Bool {
@@ -85,14 +93,25 @@ public struct TrustStore: Sendable {
             }
         }
         if !text.contains("-----BEGIN"), let signed = try? CMSSignedData(bytes: bytes) {
-            guard signed.contentType == Self.masterListOID, let content = signed.content else {
-                throw MRTDError(.malformedData, "CMS content \(signed.contentType) is not a CSCA master list")
+            let list = try MasterList(signed)
+            // Given as trust by the operator (--trust FILE), a list may vouch for its own signer
+            // through its country's CSCA; `trust import` asks for an anchor trusted beforehand.
+            guard list.signerIsIssued(byOneOf: list.certificates + certificates) else {
+                throw MRTDError(.trustStore, "the master list's signer (\(list.signer.subject)) is not issued by a CSCA in the list or the trust store")
             }
-            let list = try Self.masterListCertificates(content)
-            let signer = try Self.verifyMasterListSigner(signed, list: list, alreadyTrusted: certificates)
-            masterListSigners.append((name, signer))
-            certificates += list
-            sources.append((name, list.count, 0))
+            // Each certificate on its own: a CA, a sound key, a self-signature that verifies (or
+            // a link from a CSCA trusted here); the others are skipped, each with its reason.
+            var accepted: [Certificate] = []
+            for certificate in list.certificates {
+                if let problem = MasterList.problem(with: certificate, trusting: list.certificates + certificates) {
+                    skipped.append(("\(name): \(certificate.subject)", problem))
+                } else {
+                    accepted.append(certificate)
+                }
+            }
+            masterListSigners.append((name, list.signer))
+            certificates += accepted
+            sources.append((name, accepted.count, 0))
             return
         }
         do {
@@ -105,40 +124,6 @@ public struct TrustStore: Sendable {
         } catch {
             throw MRTDError(.malformedData, "not a certificate, master list or CRL: \(error)")
         }
-    }
-
-    /// A master list is only as good as its signature: the CMS signature must verify with the
-    /// embedded master-list signer certificate, and that certificate must be issued by a CSCA the
-    /// list itself carries (its country's) or the store already trusts. A list that was altered
-    /// after signing, or signed by nobody the list vouches for, is refused.
-    @discardableResult
-    static func verifyMasterListSigner(_ signed: CMSSignedData, list: [Certificate], alreadyTrusted: [Certificate]) throws(MRTDError) -> Certificate {
-        let signer: Certificate
-        do {
-            signer = try signed.verifySignature()
-        } catch {
-            throw MRTDError(.trustStore, "the master list's signature does not verify (\(error.reason)); it may have been altered")
-        }
-        let issued = (list + alreadyTrusted).contains { signer.isIssued(byNameOf: $0) && signer.isSignatureValid(issuer: $0) }
-        guard issued else {
-            throw MRTDError(.trustStore, "the master list's signer (\(signer.subject)) is not issued by a CSCA in the list or the trust store")
-        }
-        return signer
-    }
-
-    /// CscaMasterList ::= SEQUENCE { version INTEGER, certList SET OF Certificate }
-    static func masterListCertificates(_ der: [UInt8]) throws(MRTDError) -> [Certificate] {
-        let root = try parseLDS(der, expecting: 0x30, "CSCA master list")
-        let fields = try children(of: root, "CSCA master list")
-        guard fields.count == 2, fields[0].tag == 0x02, fields[1].tag == 0x31 else {
-            throw MRTDError(.malformedData, "CSCA master list does not have a version and a certificate set")
-        }
-        var result: [Certificate] = []
-        for entry in try children(of: fields[1], "CSCA master list certificates") where entry.tag == 0x30 {
-            // A damaged certificate in a master list is skipped, not fatal.
-            if let certificate = try? Certificate(bytes: entry.encoded()) { result.append(certificate) }
-        }
-        return result
     }
 
     /// Candidate issuers of `certificate`: same name, and matching key identifiers when both have them.

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BoundedFiles
 import CVCertificates
 import CGBGBridgeCLI
 import Foundation
@@ -128,10 +129,15 @@ struct EmulateCommand: AsyncParsableCommand {
         guard !eacCVCA.isEmpty else { return nil }
         var trustPoints: [CVCertificate] = []
         for file in eacCVCA {
-            guard let data = FileManager.default.contents(atPath: file) else { throw ValidationError("--eac-cvca \(file): cannot be read") }
+            let data: [UInt8]
+            do {
+                data = try BoundedFile.read(file, ceiling: BoundedFile.Ceiling.cvCertificate, what: "CV certificate")
+            } catch {
+                throw ValidationError("--eac-cvca: \(error.description)")
+            }
             let certificate: CVCertificate
             do {
-                certificate = try CVCertificate(bytes: [UInt8](data))
+                certificate = try CVCertificate(bytes: data)
             } catch {
                 throw ValidationError("--eac-cvca \(file): not a CV certificate: \(error)")
             }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BoundedFiles
 import CVCertificates
 import Foundation
 import MRTD
@@ -87,13 +88,15 @@ struct TerminalPrintCommand: ParsableCommand {
         var objects: [[String: Any]] = []
         var failed = false
         for file in files {
-            guard let data = FileManager.default.contents(atPath: file) else {
-                printError("gbgbridge terminal print: cannot read \(file)")
-                objects.append(["file": file, "error": "cannot read"])
+            let bytes: [UInt8]
+            do {
+                bytes = try BoundedFile.read(file, ceiling: BoundedFile.Ceiling.cvCertificate, what: "CV certificate or request")
+            } catch {
+                printError("gbgbridge terminal print: \(error.description)")
+                objects.append(["file": file, "error": error.description])
                 failed = true
                 continue
             }
-            let bytes = [UInt8](data)
             if let certificate = try? CVCertificate(bytes: bytes) {
                 var object = TerminalPrint.json(certificate)
                 object["file"] = file
@@ -213,11 +216,14 @@ struct TerminalRequestCommand: AsyncParsableCommand {
 
     private func loadKey() throws(CVCertificateError) -> (PublicKey, any TerminalSigner) {
         if let publicKey {
-            guard let data = FileManager.default.contents(atPath: publicKey) else {
-                throw CVCertificateError(.malformed, field: "public key", "cannot read \(publicKey)")
+            let data: [UInt8]
+            do {
+                data = try BoundedFile.read(publicKey, ceiling: BoundedFile.Ceiling.key, what: "public key")
+            } catch {
+                throw CVCertificateError(.malformed, field: "public key", error.description)
             }
             do {
-                return (try PublicKey(subjectPublicKeyInfo: Self.der([UInt8](data))), try TerminalOptions.signer(key))
+                return (try PublicKey(subjectPublicKeyInfo: Self.der(data)), try TerminalOptions.signer(key))
             } catch let error as CVCertificateError {
                 throw error
             } catch {
@@ -225,12 +231,15 @@ struct TerminalRequestCommand: AsyncParsableCommand {
             }
         }
         let url = URL(fileURLWithPath: key)
-        guard let data = FileManager.default.contents(atPath: url.path) else {
-            throw CVCertificateError(.malformed, field: "key", "cannot read \(key)")
+        let data: [UInt8]
+        do {
+            data = try BoundedFile.read(url.path, ceiling: BoundedFile.Ceiling.key, what: "private key")
+        } catch {
+            throw CVCertificateError(.malformed, field: "key", error.description)
         }
         let privateKey: PrivateKey
         do {
-            privateKey = try PrivateKey(bytes: [UInt8](data))
+            privateKey = try PrivateKey(bytes: data)
         } catch {
             throw CVCertificateError(.malformed, field: "key", "\(url.lastPathComponent) is not a private key (PKCS#8, DER or PEM)")
         }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BoundedFiles
 import Foundation
 import GBGBridge
 import GBGBridgeNFC
@@ -68,10 +69,14 @@ struct VerifyCommand: AsyncParsableCommand {
         if let evidence {
             let result: PassportReadResult
             do {
-                let parsed = try ChipEvidence(json: try Data(contentsOf: URL(fileURLWithPath: evidence)))
+                let bytes = try BoundedFile.read(evidence, ceiling: BoundedFile.Ceiling.evidence, what: "chip evidence")
+                let parsed = try ChipEvidence(json: Data(bytes))
                 result = try EvidenceVerifier(trustStore: trustStore).verify(parsed, challenge: try challenge.map(ReadCommand.decodeChallenge))
             } catch let error as MRTDError {
                 printError("gbgbridge verify: \(evidence): \(error.reason)")
+                throw ExitCode(ReadExit.badArguments)
+            } catch let error as BoundedFileError {
+                printError("gbgbridge verify: \(error.description)")
                 throw ExitCode(ReadExit.badArguments)
             } catch {
                 printError("gbgbridge verify: cannot read \(evidence): \(error.localizedDescription)")
@@ -83,21 +88,26 @@ struct VerifyCommand: AsyncParsableCommand {
         }
         var files: [LDSFile: [UInt8]] = [:]
         do {
+            // Each file within the ceiling a chip's file of its kind has (LDSFile.sizeCeiling).
             if let dump {
                 let url = URL(fileURLWithPath: dump)
                 for name in try FileManager.default.contentsOfDirectory(atPath: url.path) {
                     if let file = LDSFile(dumpFileName: name) {
-                        files[file] = Array(try Data(contentsOf: url.appendingPathComponent(name)))
+                        files[file] = try BoundedFile.read(url.appendingPathComponent(name).path, ceiling: file.sizeCeiling, what: file.name)
                     }
                 }
             } else if let sod {
-                files[.sod] = Array(try Data(contentsOf: URL(fileURLWithPath: sod)))
+                files[.sod] = try BoundedFile.read(sod, ceiling: LDSFile.sod.sizeCeiling, what: "EF.SOD")
                 for (number, path) in try dataGroupFiles() {
-                    files[.dataGroup(number)] = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+                    let file = LDSFile.dataGroup(number)
+                    files[file] = try BoundedFile.read(path, ceiling: file.sizeCeiling, what: file.name)
                 }
             }
+        } catch let error as BoundedFileError {
+            printError("gbgbridge verify: \(error.description)")
+            throw ExitCode(ReadExit.badArguments)
         } catch {
-            printError("gbgbridge verify: \(error.localizedDescription)")
+            printError("gbgbridge verify: \(dump ?? sod ?? ""): \((error as NSError).localizedFailureReason ?? error.localizedDescription)")
             throw ExitCode(ReadExit.badArguments)
         }
         guard files[.sod] != nil else {

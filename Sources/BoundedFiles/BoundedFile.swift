@@ -1,0 +1,125 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Reads a file an operator or another program handed over — a trust list, a CV certificate, a
+/// key, an evidence file, a dump — only when it is no larger than a ceiling chosen for what it is:
+/// the size is taken from the open file (`fstat`) before anything is read, and the read itself
+/// stops one byte past the ceiling (a file that grows meanwhile is caught too). A 3 GB file given
+/// as a master list costs a `stat`, not 3 GB of memory.
+public enum BoundedFile {
+    public static let kibibyte = 1_024
+    public static let mebibyte = 1_048_576
+
+    /// The bytes of `path`, or a `BoundedFileError` naming the file, its size and the ceiling.
+    /// `what` names the file's role in messages ("master list", "CV certificate").
+    public static func read(_ path: String, ceiling: Int, what: String) throws(BoundedFileError) -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw BoundedFileError(path: path, what: what, problem: .cannotOpen(errno)) }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw BoundedFileError(path: path, what: what, problem: .cannotOpen(errno)) }
+        switch info.st_mode & S_IFMT {
+        case S_IFDIR: throw BoundedFileError(path: path, what: what, problem: .isDirectory)
+        // A character device (/dev/null for "no configuration") is read within the ceiling too.
+        case S_IFREG, S_IFCHR: break
+        // A FIFO or a socket could block the read forever.
+        default: throw BoundedFileError(path: path, what: what, problem: .notRegular)
+        }
+        let size = Int(info.st_size)
+        guard size <= ceiling else { throw BoundedFileError(path: path, what: what, problem: .tooLarge(size: size, ceiling: ceiling)) }
+        var bytes = [UInt8](repeating: 0, count: min(size, ceiling) + 1)
+        var count = 0
+        while count < bytes.count {
+            let got = bytes.withUnsafeMutableBytes { raw -> Int in
+                guard let base = raw.baseAddress else { return 0 }
+                return Glibc.read(fd, base + count, raw.count - count)
+            }
+            if got > 0 {
+                count += got
+            } else if got < 0 && errno == EINTR {
+                continue
+            } else if got < 0 {
+                throw BoundedFileError(path: path, what: what, problem: .cannotRead(errno))
+            } else {
+                break
+            }
+        }
+        guard count <= ceiling else {
+            throw BoundedFileError(path: path, what: what, problem: .tooLarge(size: count, ceiling: ceiling))
+        }
+        return Array(bytes.prefix(count))
+    }
+}
+
+/// Why a bounded file could not be read, in words: which file, and what to do.
+public struct BoundedFileError: Error, Sendable, Hashable, CustomStringConvertible {
+    public enum Problem: Sendable, Hashable {
+        case cannotOpen(Int32)
+        case cannotRead(Int32)
+        case isDirectory
+        case notRegular
+        case tooLarge(size: Int, ceiling: Int)
+    }
+
+    public let path: String
+    public let what: String
+    public let problem: Problem
+
+    public init(path: String, what: String, problem: Problem) {
+        self.path = path
+        self.what = what
+        self.problem = problem
+    }
+
+    public var description: String {
+        switch problem {
+        case .cannotOpen(let code):
+            return code == ENOENT ? "\(path): no such file" : "\(path): cannot be opened (\(Self.text(code)))"
+        case .cannotRead(let code): return "\(path): cannot be read (\(Self.text(code)))"
+        case .isDirectory: return "\(path) is a directory, not a \(what) file"
+        case .notRegular: return "\(path) is a pipe or a socket, not a \(what) file"
+        case .tooLarge(let size, let ceiling):
+            return "\(path) is \(Self.size(size)), more than the \(Self.size(ceiling)) a \(what) may be: not read"
+        }
+    }
+
+    static func text(_ code: Int32) -> String {
+        guard let message = strerror(code) else { return "error \(code)" }
+        return String(cString: message).lowercased()
+    }
+
+    /// `1234` bytes, `64 KiB`, `3.0 GiB`: exact below a KiB, and exact when a round unit.
+    static func size(_ bytes: Int) -> String {
+        let units: [(Int, String)] = [(1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")]
+        for (unit, name) in units where bytes >= unit {
+            if bytes % unit == 0 { return "\(bytes / unit) \(name) (\(bytes) bytes)" }
+            let tenths = (bytes * 10 + unit / 2) / unit
+            return "\(tenths / 10).\(tenths % 10) \(name) (\(bytes) bytes)"
+        }
+        return "\(bytes) bytes"
+    }
+}
+
+extension BoundedFile {
+    /// The ceilings of the files the product reads, by what they are (Docs/hostile-input.md,
+    /// "Files"): generous for what real files are, small against what a mistake or an attack hands over.
+    public enum Ceiling {
+        /// A CSCA certificate or bundle, an ICAO master list (Germany's, ~600 CSCAs, is 0.9 MiB), a CRL.
+        public static let trustFile = 16 * mebibyte
+        /// A card-verifiable certificate or certificate request (under 2 KiB in practice).
+        public static let cvCertificate = 64 * kibibyte
+        /// A private key (PKCS#8, PEM or DER) or a public key.
+        public static let key = 64 * kibibyte
+        /// A file holding a PIN.
+        public static let pin = 4 * kibibyte
+        /// `serve`'s YAML configuration.
+        public static let configuration = mebibyte
+        /// Chip evidence (every file base64-encoded: the largest DG2–DG4 fit several times).
+        public static let evidence = 24 * mebibyte
+        /// A passport description (JSON) for the emulator.
+        public static let passportDescription = mebibyte
+        /// An image a passport description names (face, signature).
+        public static let image = 4 * mebibyte
+    }
+}
