@@ -190,6 +190,16 @@ extension Certificate {
     /// present): a CSCA or link certificate, never a document signer.
     public var isCertificateAuthority: Bool { X509_check_ca(pointer) == 1 }
 
+    /// Whether the certificate says it signs certificates: a CA by basic constraints, or a key
+    /// usage that names keyCertSign. Wider than `isCertificateAuthority`: real CSCAs in national
+    /// master lists (Turkey's, Belgium's 03) carry keyCertSign with CA:FALSE or no basic
+    /// constraints at all. A document signer has neither.
+    public var signsCertificates: Bool {
+        if X509_check_ca(pointer) == 1 { return true }
+        let flags = X509_get_extension_flags(pointer)
+        return flags & UInt32(EXFLAG_KUSAGE) != 0 && X509_get_key_usage(pointer) & UInt32(KU_KEY_CERT_SIGN) != 0
+    }
+
     /// The serial number in hex.
     public var serialNumber: String {
         guard let serial = X509_get0_serialNumber(pointer), let number = ASN1_INTEGER_to_BN(serial, nil) else { return "" }

@@ -1,3 +1,4 @@
+import BoundedFiles
 import Foundation
 import MRTD
 import MRTDCrypto
@@ -17,6 +18,11 @@ struct TrustImport {
         var crlsAdded: [(issuer: String, file: String)] = []
         var crlsReplaced: [(issuer: String, old: String, new: String)] = []
         var refused: [(file: String, reason: String)] = []
+        /// Certificates of an accepted master list refused one by one (a link whose issuer the
+        /// list lacks, a signature that does not verify): reported, not a failed import.
+        var refusedFromLists: [(file: String, subject: String, reason: String)] = []
+        /// The master lists accepted, with their signers.
+        var masterLists: [(file: String, signer: String)] = []
         /// Old files that still hold a replaced certificate next to others (not deleted).
         var leftInPlace: [String] = []
 
@@ -29,6 +35,8 @@ struct TrustImport {
                 "crlsAdded": crlsAdded.map { ["issuer": $0.issuer, "file": $0.file] },
                 "crlsReplaced": crlsReplaced.map { ["issuer": $0.issuer, "old": $0.old, "new": $0.new] },
                 "refused": refused.map { ["file": $0.file, "reason": $0.reason] },
+                "refusedFromLists": refusedFromLists.map { ["file": $0.file, "subject": $0.subject, "reason": $0.reason] },
+                "masterLists": masterLists.map { ["file": $0.file, "signer": $0.signer] },
                 "leftInPlace": leftInPlace,
             ]
         }
@@ -38,8 +46,9 @@ struct TrustImport {
             let verb = dryRun ? "would add" : "added"
             lines.append("\(verb) \(added.count) CSCA certificate\(added.count == 1 ? "" : "s"), replaced \(replaced.count), "
                          + "\(alreadyPresent.count) already present; CRLs: \(crlsAdded.count) added, \(crlsReplaced.count) replaced; "
-                         + "\(refused.count) refused")
+                         + "\(refused.count) refused" + (refusedFromLists.isEmpty ? "" : ", \(refusedFromLists.count) certificates of master lists refused"))
             if !countriesAdded.isEmpty { lines.append("countries added: \(countriesAdded.joined(separator: ", "))") }
+            for list in masterLists { lines.append("master list \(list.file), signed by \(list.signer)") }
             if added.count <= 20 {
                 for entry in added { lines.append("  + \(entry.country) \(entry.subject)  → \(entry.file)") }
             } else {
@@ -50,6 +59,7 @@ struct TrustImport {
             for entry in crlsAdded { lines.append("  + CRL \(entry.issuer)  → \(entry.file)") }
             for entry in crlsReplaced { lines.append("  ~ CRL \(entry.issuer)  \(entry.old) → \(entry.new)") }
             for entry in refused { lines.append("  ! refused \(entry.file): \(entry.reason)") }
+            for entry in refusedFromLists { lines.append("  - not taken from \(entry.file): \(entry.subject): \(entry.reason)") }
             for file in leftInPlace { lines.append("  note: \(file) holds a replaced certificate among others and was left in place") }
             return lines.joined(separator: "\n")
         }
@@ -63,11 +73,15 @@ struct TrustImport {
     }
 
     let storePath: String
+    /// SHA-256 fingerprints (upper-case hex) of CSCAs the operator names as trusted
+    /// (`--list-anchor-sha256`): a master list's certificate with one of them may vouch for the list.
+    var listAnchors: Set<String> = []
     private var stored: [Stored] = []
     private var storedCRLs: [(crl: RevocationList, path: String, single: Bool)] = []
-    private var incoming: [(certificate: Certificate, source: String)] = []
+    private var incoming: [(certificate: Certificate, source: String, fromList: Bool)] = []
     private var incomingCRLs: [(crl: RevocationList, source: String)] = []
     private var refused: [(file: String, reason: String)] = []
+    private var refusedFromLists: [(file: String, subject: String, reason: String)] = []
 
     init(store: String) throws(Problem) {
         storePath = store
@@ -103,57 +117,97 @@ struct TrustImport {
     }
 
     private var anchors: [Certificate] { stored.map(\.certificate) + incoming.map(\.certificate) }
+    /// CSCAs trusted before any master list of this import is read: the store's, and those this
+    /// import took from certificate files (not from lists).
+    private var trustedBeforeLists: [Certificate] { stored.map(\.certificate) + incoming.filter { !$0.fromList }.map(\.certificate) }
+    /// The `--list-anchor-sha256` fingerprints some list's certificate matched.
+    private(set) var usedListAnchors: Set<String> = []
 
     /// Reads and verifies one file; what fails is recorded as refused.
     mutating func add(file: String) {
         let bytes: [UInt8]
         do {
-            bytes = Array(try Data(contentsOf: URL(fileURLWithPath: file)))
+            bytes = try BoundedFile.read(file, ceiling: BoundedFile.Ceiling.trustFile, what: "trust file (certificate, master list or CRL)")
         } catch {
-            refused.append((file, "cannot read it: \(error.localizedDescription)"))
+            refused.append((file, error.description))
             return
         }
-        // The store's and this import's certificates first, so a master list may be signed by one of them.
+        if TrustStore.isMasterList(bytes) {
+            addMasterList(bytes, file: file)
+            return
+        }
         var parsed = TrustStore()
-        for anchor in anchors { parsed.add(anchor) }
-        let before = parsed.certificates.count
         do {
             try parsed.add(bytes: bytes, name: file)
         } catch {
             refused.append((file, error.reason))
             return
         }
-        let fromMasterList = !parsed.masterListSigners.isEmpty
-        let found = Array(parsed.certificates.dropFirst(before))
+        let found = parsed.certificates
         for certificate in found {
-            if fromMasterList || isAcceptable(certificate, among: found) {
-                incoming.append((certificate, file))
+            if let problem = MasterList.problem(with: certificate, trusting: anchors + found) {
+                refused.append((file, "\(certificate.subject): \(problem)"))
             } else {
-                let why = certificate.isCertificateAuthority
-                    ? "not self-signed with a valid signature, nor issued by a CSCA in the store or this import"
-                    : "not a CA certificate (a document signer?): only CSCA and link certificates belong in the trust store"
-                refused.append((file, "\(certificate.subject): \(why)"))
+                incoming.append((certificate, file, false))
             }
         }
         for crl in parsed.revocationLists { incomingCRLs.append((crl, file)) }
     }
 
-    /// A CSCA (self-signed, signature valid) or a link certificate (issued by a known CSCA).
-    private func isAcceptable(_ certificate: Certificate, among batch: [Certificate]) -> Bool {
-        guard certificate.isCertificateAuthority else { return false }
-        if certificate.isSelfIssued { return certificate.isSignatureValid(issuer: certificate) }
-        return (anchors + batch).contains { $0 !== certificate && certificate.isIssued(byNameOf: $0) && certificate.isSignatureValid(issuer: $0) }
+    /// A master list vouches for its certificates only as far as a CSCA trusted before it was read
+    /// vouches for its signer: one in the store, one this import took from a certificate file, or
+    /// one of the list's own certificates the operator named by fingerprint (the one its country
+    /// publishes). A certificate inside the list never vouches for the list by itself. Then each
+    /// certificate is judged on its own and refused, with its reason, when it is not a sound CSCA.
+    private mutating func addMasterList(_ bytes: [UInt8], file: String) {
+        let list: MasterList
+        do {
+            list = try MasterList(bytes: bytes)
+        } catch {
+            refused.append((file, error.reason))
+            return
+        }
+        let named = list.certificates.filter {
+            listAnchors.contains($0.sha256Fingerprint) && $0.isSelfIssued && MasterList.problem(with: $0, trusting: []) == nil
+        }
+        usedListAnchors.formUnion(named.map(\.sha256Fingerprint))
+        let trusted = trustedBeforeLists + named
+        guard list.signerIsIssued(byOneOf: trusted) else {
+            let claimed = list.claimedSignerIssuers
+            let which = claimed.isEmpty
+                ? "the list holds no CSCA named \(list.signer.issuer)"
+                : "the list says it was issued by " + claimed.map { "\($0.subject) (SHA-256 \($0.sha256Fingerprint))" }.joined(separator: " or ")
+            refused.append((file, "its signer (\(list.signer.subject)) is not issued by a CSCA trusted before the list was read, and a "
+                            + "certificate inside the list never vouches for the list; \(which). Compare that fingerprint with the one "
+                            + "its country publishes, then import again with --list-anchor-sha256 FINGERPRINT, or import that CSCA first"))
+            return
+        }
+        // Link certificates may come from the trusted CSCAs or from sound CSCAs of the same list.
+        let sound = list.certificates.filter { $0.isSelfIssued && MasterList.problem(with: $0, trusting: []) == nil }
+        for certificate in list.certificates {
+            if let problem = MasterList.problem(with: certificate, trusting: trusted + sound) {
+                refusedFromLists.append((file, certificate.subject, problem))
+            } else {
+                incoming.append((certificate, file, true))
+            }
+        }
+        masterListSigners.append((file, list.signer.subject))
     }
+
+    /// The signers of the lists imported (for the report).
+    private(set) var masterListSigners: [(file: String, subject: String)] = []
 
     /// Works out what changes and (unless `dryRun`) writes it.
     func commit(dryRun: Bool) throws(Problem) -> Report {
         var report = Report()
         report.refused = refused
+        report.refusedFromLists = refusedFromLists
+        report.masterLists = masterListSigners.map { ($0.file, $0.subject) }
         let knownCountries = Set(stored.compactMap { $0.certificate.country?.uppercased() })
         var storedByDigest = Set(stored.map { DigestAlgorithm.sha256.hash($0.certificate.derBytes) })
         var writes: [(name: String, bytes: [UInt8])] = []
         var removals: [String] = []
-        for (certificate, _) in incoming {
+        for (certificate, _, _) in incoming {
             let der = certificate.derBytes
             let digest = DigestAlgorithm.sha256.hash(der)
             guard storedByDigest.insert(digest).inserted else {

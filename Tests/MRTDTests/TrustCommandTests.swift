@@ -1,4 +1,5 @@
 import Foundation
+import MRTDCrypto
 import TestSupport
 import Testing
 
@@ -88,7 +89,7 @@ struct TrustCommandTests {
         #expect((report["crlsAdded"] as? [Any])?.count == 1)
         let refused = (report["refused"] as? [[String: Any]] ?? []).map { "\($0["file"] ?? ""): \($0["reason"] ?? "")" }
         #expect(refused.count == 3, "\(refused)")
-        #expect(refused.contains { $0.contains("ds.pem") && $0.contains("not a CA certificate") })
+        #expect(refused.contains { $0.contains("ds.pem") && $0.contains("neither a CA nor allowed to sign certificates") })
         #expect(refused.contains { $0.contains("tampered.der") })
         #expect(refused.contains { $0.contains("crl-stranger") && $0.contains("not signed by a CSCA") })
         // Written 0644 (others may read public certificates), named by country and hash.
@@ -143,9 +144,27 @@ struct TrustCommandTests {
         let store = FileManager.default.temporaryDirectory.appendingPathComponent("trust-ml-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: store) }
         let lists = ["DE_ML_2026-05-28.ml", "NL_ML_2026-07-22.ml"].map { TestFixtures.sharedURL("trust/\($0)").path }
-        let outcome = try await Self.gbgbridge(["trust", "import", "--store", store, "--json"] + lists)
+        // Into an empty store, nothing vouches for the lists' signers: both refused, the refusal
+        // naming the fingerprint of the CSCA each list claims (DE's is its root CSCA's).
+        let roots = try ["DE_ROOT_CA_CSCA07.cer", "NL_ROOT_CA.cer"].map { name in
+            DigestAlgorithm.sha256.hash(try [UInt8](Data(contentsOf: TestFixtures.sharedURL("trust/\(name)")))).map { String(format: "%02X", $0) }.joined()
+        }
+        let unanchored = try await Self.gbgbridge(["trust", "import", "--store", store, "--json"] + lists)
+        #expect(unanchored.status == 1)
+        let refusals = (try Self.json(unanchored)["refused"] as? [[String: Any]] ?? []).compactMap { $0["reason"] as? String }
+        #expect(refusals.count == 2, "\(refusals)")
+        #expect(refusals.contains { $0.contains(roots[0]) && $0.contains("--list-anchor-sha256") }, "\(refusals)")
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: store)) ?? []).isEmpty)
+        // With the fingerprints the countries publish, both are imported, certificate by certificate.
+        let outcome = try await Self.gbgbridge(["trust", "import", "--store", store, "--json",
+                                                "--list-anchor-sha256", roots[0], "--list-anchor-sha256", roots[1]] + lists)
         #expect(outcome.status == 0, "\(outcome.standardError)")
         let report = try Self.json(outcome)
+        #expect((report["masterLists"] as? [Any])?.count == 2)
+        // A few certificates of a real list are links whose issuer the list lacks, or do not verify:
+        // named one by one, the rest imported.
+        let notTaken = report["refusedFromLists"] as? [[String: Any]] ?? []
+        #expect(notTaken.count < 30, "\(notTaken.count) certificates of the real lists refused")
         let added = (report["added"] as? [Any])?.count ?? 0
         let present = (report["alreadyPresent"] as? [Any])?.count ?? 0
         #expect(added > 300 && present > 100, "added \(added), present \(present)")
@@ -161,5 +180,92 @@ struct TrustCommandTests {
         let refused = try await Self.gbgbridge(["trust", "import", "--store", store, "--json", altered])
         #expect(refused.status == 1)
         #expect((try Self.json(refused)["refused"] as? [Any])?.count == 1)
+        // The store now vouches for the DE list on its own, and the root files do as well.
+        let again = try await Self.gbgbridge(["trust", "import", "--store", store + "-roots", "--json",
+                                              TestFixtures.sharedURL("trust/DE_ROOT_CA_CSCA07.cer").path, lists[0]])
+        defer { try? FileManager.default.removeItem(atPath: store + "-roots") }
+        #expect(again.status == 0, "\(again.standardError) \(again.standardOutput.prefix(800))")
+    }
+
+    /// An attacker's master list, written with Python's cryptography and signed with `openssl cms`:
+    /// CSCAs whose signatures do not verify, and the list's signer issued by one of them.
+    static let hostileListScript = """
+        import datetime, sys, subprocess
+        from cryptography import x509
+        from cryptography.x509.oid import NameOID
+        from cryptography.hazmat.primitives import hashes, serialization
+        from cryptography.hazmat.primitives.asymmetric import ec
+        out, count = sys.argv[1], int(sys.argv[2])
+        now = datetime.datetime.now(datetime.timezone.utc)
+        def name(cn, c="ZQ"):
+            return x509.Name([x509.NameAttribute(NameOID.COUNTRY_NAME, c), x509.NameAttribute(NameOID.COMMON_NAME, cn)])
+        def cert(subject, key, issuer, issuer_key, serial, ca=True):
+            b = (x509.CertificateBuilder().subject_name(subject).issuer_name(issuer).public_key(key.public_key()).serial_number(serial)
+                 .not_valid_before(now - datetime.timedelta(days=1)).not_valid_after(now + datetime.timedelta(days=3650))
+                 .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False))
+            if ca:
+                b = b.add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+                b = b.add_extension(x509.KeyUsage(False, False, False, False, False, True, True, False, False), critical=True)
+            else:
+                b = b.add_extension(x509.KeyUsage(True, False, False, False, False, False, False, False, False), critical=True)
+            return b.sign(issuer_key, hashes.SHA256())
+        def broken(c):
+            der = bytearray(c.public_bytes(serialization.Encoding.DER)); der[-5] ^= 0x01; return bytes(der)
+        def tlv(tag, body):
+            n = len(body)
+            length = bytes([n]) if n < 0x80 else (lambda b: bytes([0x80 | len(b)]) + b)(n.to_bytes((n.bit_length() + 7) // 8, "big"))
+            return bytes([tag]) + length + body
+        kc, ks = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
+        evil = name("Evil CSCA")
+        issuer_of_signer = cert(evil, kc, evil, kc, 1)
+        signer = cert(name("Evil Master List Signer"), ks, evil, kc, 2, ca=False)
+        # The CSCA that issued the signer, broken too (first), then broken CSCAs up to `count`.
+        members = [broken(issuer_of_signer)]
+        filler = broken(cert(name("Broken CSCA", "ZR"), kc, name("Broken CSCA", "ZR"), kc, 3))
+        members += [filler] * (count - 1)
+        content = tlv(0x30, tlv(0x02, b"\\x00") + tlv(0x31, b"".join(members)))
+        open(out + "/content.der", "wb").write(content)
+        open(out + "/signer.pem", "wb").write(signer.public_bytes(serialization.Encoding.PEM))
+        open(out + "/signer.key", "wb").write(ks.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+        open(out + "/evil.pem", "wb").write(issuer_of_signer.public_bytes(serialization.Encoding.PEM))
+        subprocess.run(["openssl", "cms", "-sign", "-binary", "-nodetach", "-in", out + "/content.der", "-signer", out + "/signer.pem",
+                        "-inkey", out + "/signer.key", "-econtent_type", "2.23.136.1.1.2", "-outform", "DER", "-out", out + "/evil.ml"], check=True)
+        """
+
+    @Test("an attacker's master list is refused: its signer vouched for only by a certificate of the list, its CSCAs broken, or too many",
+          .enabled(if: GBGBridgeBinary.isBuilt, "needs the gbgbridge binary (swift build)"))
+    func hostileMasterList() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("evil-ml-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let python = try await runCommand("/usr/bin/python3", ["-c", Self.hostileListScript, directory.path, "50"], timeout: .seconds(60))
+        try #require(python.status == 0, "python3 with cryptography and openssl are needed: \(python.standardError)")
+        let store = directory.appendingPathComponent("store").path
+        let list = directory.appendingPathComponent("evil.ml").path
+        let refused = try await Self.gbgbridge(["trust", "import", "--store", store, "--json", list])
+        #expect(refused.status == 1)
+        let reasons = (try Self.json(refused)["refused"] as? [[String: Any]] ?? []).compactMap { $0["reason"] as? String }
+        #expect(reasons.count == 1 && reasons[0].contains("never vouches for the list"), "\(reasons)")
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: store)) ?? []).isEmpty)
+        // Naming the CSCA that issued the signer does not help: its own signature does not verify.
+        let evil = try [UInt8](Data(contentsOf: directory.appendingPathComponent("evil.pem")))
+        let fingerprint = reasons.first?.firstMatch(of: /SHA-256 ([0-9A-F]{64})/).map { String($0.1) } ?? ""
+        #expect(!fingerprint.isEmpty && !evil.isEmpty)
+        let named = try await Self.gbgbridge(["trust", "import", "--store", store, "--json", "--list-anchor-sha256", fingerprint, list])
+        #expect(named.status == 1, "\(named.standardOutput.prefix(600))")
+        #expect((try Self.json(named)["added"] as? [Any])?.isEmpty == true)
+        // trust status stays quick and calls nothing valid: there is nothing in the store.
+        let status = try await Self.gbgbridge(["trust", "status", "--trust", store, "--json"])
+        #expect(status.status != 0 || !status.standardOutput.contains("Evil"))
+
+        // Over the certificate ceiling: refused whole, without judging one certificate.
+        let big = directory.appendingPathComponent("big")
+        try FileManager.default.createDirectory(at: big, withIntermediateDirectories: true)
+        let python2 = try await runCommand("/usr/bin/python3", ["-c", Self.hostileListScript, big.path, "10001"], timeout: .seconds(120))
+        try #require(python2.status == 0, "\(python2.standardError)")
+        let tooMany = try await Self.gbgbridge(["trust", "import", "--store", store, "--json", big.appendingPathComponent("evil.ml").path])
+        #expect(tooMany.status == 1)
+        let why = (try Self.json(tooMany)["refused"] as? [[String: Any]] ?? []).compactMap { $0["reason"] as? String }
+        #expect(why.first?.contains("10001 certificates, more than the 10000") == true, "\(why)")
     }
 }
