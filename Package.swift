@@ -162,7 +162,7 @@ let package = Package(
         ),
         .testTarget(
             name: "MRTDTests",
-            dependencies: ["MRTD", "CVCertificates", "Biometrics", "MRTDVerification", "LDS", "GBGBridgeNFC", "MRTDCrypto", "SmartCard", "MRTDEmulator", "TestSupport", "ImageCodecs",
+            dependencies: ["MRTD", "BoundedFiles", "CVCertificates", "Biometrics", "MRTDVerification", "LDS", "GBGBridgeNFC", "MRTDCrypto", "SmartCard", "MRTDEmulator", "TestSupport", "ImageCodecs",
                            .product(name: "PropertyBased", package: "swift-property-based")]
         ),
         .testTarget(

@@ -14,7 +14,8 @@ public enum BoundedFile {
     /// The bytes of `path`, or a `BoundedFileError` naming the file, its size and the ceiling.
     /// `what` names the file's role in messages ("master list", "CV certificate").
     public static func read(_ path: String, ceiling: Int, what: String) throws(BoundedFileError) -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        // Non-blocking: opening a FIFO for reading would otherwise wait for a writer forever.
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { throw BoundedFileError(path: path, what: what, problem: .cannotOpen(errno)) }
         defer { close(fd) }
         var info = stat()
@@ -28,9 +29,11 @@ public enum BoundedFile {
         }
         let size = Int(info.st_size)
         guard size <= ceiling else { throw BoundedFileError(path: path, what: what, problem: .tooLarge(size: size, ceiling: ceiling)) }
+        // Room for what fstat said, growing (a device says 0) to one byte past the ceiling at most.
         var bytes = [UInt8](repeating: 0, count: min(size, ceiling) + 1)
         var count = 0
-        while count < bytes.count {
+        while count <= ceiling {
+            if count == bytes.count { bytes += [UInt8](repeating: 0, count: min(max(bytes.count, 65_536), ceiling + 1 - count)) }
             let got = bytes.withUnsafeMutableBytes { raw -> Int in
                 guard let base = raw.baseAddress else { return 0 }
                 return Glibc.read(fd, base + count, raw.count - count)

@@ -86,6 +86,10 @@ public final class EmulatedCardConnection: CardConnection {
 
     public var atr: [UInt8] { chip.atr }
 
+    /// None of its own: the chip computes on this process's threads, so a busy process is not a
+    /// chip that stopped answering (the read's deadline still applies).
+    public var exchangeTimeLimit: Duration? { nil }
+
     public func transmit(raw: [UInt8]) async throws -> [UInt8] {
         guard open.withLock({ $0 }) else { throw SmartCardError(.cardRemoved, "the connection was closed") }
         switch chip.process(raw) {

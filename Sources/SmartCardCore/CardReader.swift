@@ -88,6 +88,11 @@ public protocol CardConnection: AnyObject, Sendable {
     /// `true` means "the card decides"; the reader still probes the card.
     var supportsExtendedLength: Bool { get }
 
+    /// The longest one exchange may take before a reader gives up on the card (10 s unless a
+    /// connection says otherwise); `nil` for a chip without a clock of its own, such as one
+    /// emulated in this process, whose time is this process's CPU.
+    var exchangeTimeLimit: Duration? { get }
+
     /// Whether the card is still there.
     func isCardPresent() async -> Bool
 
@@ -104,6 +109,8 @@ public protocol CardConnection: AnyObject, Sendable {
 
 extension CardConnection {
     public var supportsExtendedLength: Bool { true }
+
+    public var exchangeTimeLimit: Duration? { .seconds(10) }
 
     public func presence() async -> CardPresence { await isCardPresent() ? .present : .absent }
 

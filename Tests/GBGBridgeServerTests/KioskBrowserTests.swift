@@ -31,13 +31,14 @@ struct KioskBrowserTests {
         }
     }
 
-    func kiosk(_ url: URL, chip: VirtualPassportChip? = nil) throws -> (KioskBrowser, NFCReadService) {
+    func kiosk(_ url: URL, chip: VirtualPassportChip? = nil, maxMessagesPerSecond: Int? = nil) throws -> (KioskBrowser, NFCReadService) {
         var trust = TrustStore()
         try trust.add(path: TestFixtures.url("pki/csca.cert.pem"))
         let chip = try chip ?? VirtualPassportChip(passport: try TestFixtures.passport("utopia-td3-jpeg"))
         let nfc = NFCReadService(backend: EmulatedReaderBackend(chip: chip), trustStore: trust)
         var configuration = KioskConfiguration(journeyURL: url)
         configuration.headless = true
+        if let maxMessagesPerSecond { configuration.maxMessagesPerSecond = maxMessagesPerSecond }
         var logger = Logger(label: "test.kiosk")
         logger.logLevel = ProcessInfo.processInfo.environment["GBGBRIDGE_TEST_LOG"] != nil ? .debug : .critical
         let kiosk = KioskBrowser(configuration: configuration, logger: logger, setUpHost: { host in
@@ -137,11 +138,13 @@ struct KioskBrowserTests {
 
     @Test func aFloodingPageDoesNotTakeTheHostDown() async throws {
         let origins = try await Origins.start()
-        let (kiosk, _) = try kiosk(URL(string: "\(origins.journey.origin)/flood.html")!)
+        // A limit of 20 a second: even a machine so loaded that DevTools delivers the flood slowly
+        // delivers it faster than that, so the limit is what is tested, not the machine.
+        let (kiosk, _) = try kiosk(URL(string: "\(origins.journey.origin)/flood.html")!, maxMessagesPerSecond: 20)
         try await kiosk.start()
         #expect(try await wait(kiosk, for: "typeof window.flood === 'function'"))
         _ = try await kiosk.evaluate("window.flood(20000)")
-        // Until the rate limit has dropped some (a loaded machine delivers the flood slower).
+        // Until the rate limit has dropped some.
         for _ in 0..<200 where kiosk.droppedMessages == 0 { try await Task.sleep(for: .milliseconds(100)) }
         #expect(kiosk.droppedMessages > 0)
         let host = try #require(kiosk.currentHost)

@@ -1,6 +1,10 @@
+import BoundedFiles
 import Foundation
 import TestSupport
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Every file option of the command line against a sparse file of several GB (it costs no disk):
 /// refused from its size alone, the message naming the file, its size and the ceiling, and the
@@ -42,6 +46,34 @@ struct FileCeilingTests {
         Case(name: "serve --config", arguments: { file, _ in ["serve", "--config", file, "--port", "0"] }, ceiling: "1 MiB"),
         Case(name: "doctor --config", arguments: { file, _ in ["doctor", "--config", file] }, ceiling: "1 MiB"),
     ]
+
+    @Test("BoundedFile at its edges: exactly the ceiling, one byte more, devices, a pipe, a directory")
+    func edges() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bounded-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let exact = directory.appendingPathComponent("exact").path
+        try Data(repeating: 7, count: 4_096).write(to: URL(fileURLWithPath: exact))
+        #expect(try BoundedFile.read(exact, ceiling: 4_096, what: "test").count == 4_096)
+        #expect(throws: BoundedFileError(path: exact, what: "test", problem: .tooLarge(size: 4_096, ceiling: 4_095))) {
+            _ = try BoundedFile.read(exact, ceiling: 4_095, what: "test")
+        }
+        #expect(try BoundedFile.read("/dev/null", ceiling: 10, what: "test").isEmpty)
+        // A device that never ends is read one byte past the ceiling, then refused.
+        #expect(throws: BoundedFileError(path: "/dev/zero", what: "test", problem: .tooLarge(size: 100_001, ceiling: 100_000))) {
+            _ = try BoundedFile.read("/dev/zero", ceiling: 100_000, what: "test")
+        }
+        let fifo = directory.appendingPathComponent("fifo").path
+        try #require(mkfifo(fifo, 0o600) == 0)
+        // No writer ever comes: the read must not wait for one.
+        #expect(throws: BoundedFileError(path: fifo, what: "test", problem: .notRegular)) { _ = try BoundedFile.read(fifo, ceiling: 10, what: "test") }
+        #expect(throws: BoundedFileError(path: directory.path, what: "test", problem: .isDirectory)) {
+            _ = try BoundedFile.read(directory.path, ceiling: 10, what: "test")
+        }
+        #expect(throws: BoundedFileError(path: directory.path + "/none", what: "test", problem: .cannotOpen(ENOENT))) {
+            _ = try BoundedFile.read(directory.path + "/none", ceiling: 10, what: "test")
+        }
+    }
 
     @Test(.enabled(if: GBGBridgeBinary.isBuilt, "needs the gbgbridge binary (swift build)"),
           .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/time"), "needs /usr/bin/time (Debian package time)"),

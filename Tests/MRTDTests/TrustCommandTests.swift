@@ -8,13 +8,13 @@ import Testing
 /// signer, a tampered certificate, CRLs old and new, and a CRL from nobody we trust.
 @Suite("gbgbridge trust", .serialized)
 struct TrustCommandTests {
-    static let pkiScript = """
-        import datetime, sys
+    /// Python that writes certificates with the cryptography package (an independent issuer).
+    static let pythonCertificates = """
+        import datetime, sys, subprocess
         from cryptography import x509
         from cryptography.x509.oid import NameOID
         from cryptography.hazmat.primitives import hashes, serialization
         from cryptography.hazmat.primitives.asymmetric import ec
-        out = sys.argv[1]
         now = datetime.datetime.now(datetime.timezone.utc)
         def name(cn, c="ZY"):
             return x509.Name([x509.NameAttribute(NameOID.COUNTRY_NAME, c), x509.NameAttribute(NameOID.COMMON_NAME, cn)])
@@ -28,6 +28,11 @@ struct TrustCommandTests {
             else:
                 b = b.add_extension(x509.KeyUsage(True, False, False, False, False, False, False, False, False), critical=True)
             return b.sign(issuer_key, hashes.SHA256())
+
+        """
+
+    static let pkiScript = pythonCertificates + """
+        out = sys.argv[1]
         def write(file, c):
             open(out + "/" + file, "wb").write(c.public_bytes(serialization.Encoding.PEM))
         def crl(issuer, key, days_ago):
@@ -189,26 +194,8 @@ struct TrustCommandTests {
 
     /// An attacker's master list, written with Python's cryptography and signed with `openssl cms`:
     /// CSCAs whose signatures do not verify, and the list's signer issued by one of them.
-    static let hostileListScript = """
-        import datetime, sys, subprocess
-        from cryptography import x509
-        from cryptography.x509.oid import NameOID
-        from cryptography.hazmat.primitives import hashes, serialization
-        from cryptography.hazmat.primitives.asymmetric import ec
+    static let hostileListScript = pythonCertificates + """
         out, count = sys.argv[1], int(sys.argv[2])
-        now = datetime.datetime.now(datetime.timezone.utc)
-        def name(cn, c="ZQ"):
-            return x509.Name([x509.NameAttribute(NameOID.COUNTRY_NAME, c), x509.NameAttribute(NameOID.COMMON_NAME, cn)])
-        def cert(subject, key, issuer, issuer_key, serial, ca=True):
-            b = (x509.CertificateBuilder().subject_name(subject).issuer_name(issuer).public_key(key.public_key()).serial_number(serial)
-                 .not_valid_before(now - datetime.timedelta(days=1)).not_valid_after(now + datetime.timedelta(days=3650))
-                 .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False))
-            if ca:
-                b = b.add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-                b = b.add_extension(x509.KeyUsage(False, False, False, False, False, True, True, False, False), critical=True)
-            else:
-                b = b.add_extension(x509.KeyUsage(True, False, False, False, False, False, False, False, False), critical=True)
-            return b.sign(issuer_key, hashes.SHA256())
         def broken(c):
             der = bytearray(c.public_bytes(serialization.Encoding.DER)); der[-5] ^= 0x01; return bytes(der)
         def tlv(tag, body):
@@ -216,12 +203,12 @@ struct TrustCommandTests {
             length = bytes([n]) if n < 0x80 else (lambda b: bytes([0x80 | len(b)]) + b)(n.to_bytes((n.bit_length() + 7) // 8, "big"))
             return bytes([tag]) + length + body
         kc, ks = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
-        evil = name("Evil CSCA")
-        issuer_of_signer = cert(evil, kc, evil, kc, 1)
-        signer = cert(name("Evil Master List Signer"), ks, evil, kc, 2, ca=False)
+        evil = name("Evil CSCA", "ZQ")
+        issuer_of_signer = cert(evil, kc, evil, kc, 3650, 1)
+        signer = cert(name("Evil Master List Signer", "ZQ"), ks, evil, kc, 3650, 2, ca=False)
         # The CSCA that issued the signer, broken too (first), then broken CSCAs up to `count`.
         members = [broken(issuer_of_signer)]
-        filler = broken(cert(name("Broken CSCA", "ZR"), kc, name("Broken CSCA", "ZR"), kc, 3))
+        filler = broken(cert(name("Broken CSCA", "ZR"), kc, name("Broken CSCA", "ZR"), kc, 3650, 3))
         members += [filler] * (count - 1)
         content = tlv(0x30, tlv(0x02, b"\\x00") + tlv(0x31, b"".join(members)))
         open(out + "/content.der", "wb").write(content)

@@ -27,7 +27,7 @@ public struct ReadOptions: Sendable {
     /// How long the read may take once it has the card, from `PassportReader.read()` to its end
     /// (waiting for a card that left the field included): when it passes, the exchange in flight
     /// is abandoned and the read throws `MRTDError.Code.timeout`. `nil`: no limit (each exchange
-    /// is still bounded by `CardSession.transmitBound`).
+    /// is still bounded by `CardConnection.exchangeTimeLimit`).
     public var readTimeout: Duration? = .seconds(60)
 
     /// What `readTimeout` is unless set: nfc.read's `readTimeoutSeconds` default.

@@ -52,9 +52,6 @@ package final class CardSession {
     /// READ BINARY commands sent for the file being read (`readFile`'s budget).
     var readCommandsInFile = 0
 
-    /// The longest one exchange may take: ISO 14443's frame waiting time tops out under 5 s, and
-    /// a chip asking for more time (S(WTX)) again and again is a chip that stopped answering.
-    package static let transmitBound: Duration = .seconds(10)
     /// GET RESPONSEs that may follow one command (61xx chains, ISO 7816-4 §5.3.3).
     static let maxGetResponses = 260
 
@@ -257,15 +254,23 @@ package final class CardSession {
         }
         // Every exchange is bounded, and none outlives the read's deadline: one that does not
         // come back in time is abandoned (the back end lets go of the blocked call).
-        let bound = started + Self.transmitBound
-        let limit = deadline.map { min($0, bound) } ?? bound
+        let connection = self.connection
+        let bound = connection.exchangeTimeLimit.map { started + $0 }
+        let limit = [deadline, bound].compactMap { $0 }.min()
         let response: [UInt8]
         do {
-            let connection = self.connection
-            response = try await withTimeLimit(until: limit) { try await connection.transmit(raw: bytes) }
-        } catch let error as SmartCardError where error.code == .timeout && ContinuousClock.now >= limit {
-            if let deadline, limit >= deadline { throw deadlineError() }
-            throw MRTDError(.timeout, "the chip stopped answering: no answer to a command within \(Self.transmitBound.components.seconds) s")
+            if let limit {
+                response = try await withTimeLimit(until: limit) { try await connection.transmit(raw: bytes) }
+            } else {
+                response = try await connection.transmit(raw: bytes)
+            }
+        } catch let error as SmartCardError where error.code == .timeout && limit.map({ ContinuousClock.now >= $0 }) == true {
+            if let deadline, let limit, limit >= deadline { throw deadlineError() }
+            // The connection's own bound (CardConnection.exchangeTimeLimit, 10 s: ISO 14443's frame
+            // waiting time tops out under 5 s; a chip asking for more time again and again has
+            // stopped answering).
+            let seconds = connection.exchangeTimeLimit?.components.seconds ?? 0
+            throw MRTDError(.timeout, "the chip stopped answering: no answer to a command within \(seconds) s")
         } catch let error as SmartCardError where error.code == .stalled {
             throw MRTDError(.timeout, error.reason)
         } catch let error as SmartCardError {
