@@ -31,15 +31,11 @@ public func runCommand(_ executable: String, _ arguments: [String], timeout: Dur
     process.standardOutput = output
     process.standardError = error
     process.standardInput = FileHandle.nullDevice
-    let collected = Mutex<(out: Data, err: Data)>((Data(), Data()))
-    output.fileHandleForReading.readabilityHandler = { handle in
-        let chunk = handle.availableData
-        collected.withLock { $0.out.append(chunk) }
-    }
-    error.fileHandleForReading.readabilityHandler = { handle in
-        let chunk = handle.availableData
-        collected.withLock { $0.err.append(chunk) }
-    }
+    // Blocking reads on threads of their own, not `readabilityHandler`: tearing down that
+    // handler's dispatch read source races libdispatch's epoll bookkeeping on Linux and can crash
+    // the whole test process in `_dispatch_event_loop_drain` (swift-corelibs-libdispatch#949).
+    let outDrain = PipeDrain(output.fileHandleForReading.fileDescriptor)
+    let errDrain = PipeDrain(error.fileHandleForReading.fileDescriptor)
     let finished = AsyncStream<Void>.makeStream()
     process.terminationHandler = { _ in finished.continuation.finish() }
     try process.run()
@@ -49,14 +45,51 @@ public func runCommand(_ executable: String, _ arguments: [String], timeout: Dur
     }
     for await _ in finished.stream {}
     watchdog.cancel()
-    output.fileHandleForReading.readabilityHandler = nil
-    error.fileHandleForReading.readabilityHandler = nil
-    // What was still in the pipes when the handlers stopped.
-    let restOut = (try? output.fileHandleForReading.readToEnd()) ?? nil
-    let restErr = (try? error.fileHandleForReading.readToEnd()) ?? nil
-    let (out, err) = collected.withLock { ($0.out + (restOut ?? Data()), $0.err + (restErr ?? Data())) }
+    // A grandchild still holding a pipe open must not hold the test: wait a while for the end of
+    // the output, then take what came.
+    let settle = ContinuousClock.now + .seconds(10)
+    while !(outDrain.isDone && errDrain.isDone), ContinuousClock.now < settle {
+        try? await Task.sleep(for: .milliseconds(5))
+    }
+    let (out, err) = (outDrain.data, errDrain.data)
     return CommandOutcome(status: process.terminationStatus, standardOutput: String(decoding: out, as: UTF8.self),
                           standardError: String(decoding: err, as: UTF8.self))
+}
+
+/// Reads a descriptor to its end on a thread of its own. It works on a duplicate of the
+/// descriptor, closed when the reading ends, so the owner closing its own never races a read.
+private final class PipeDrain: Sendable {
+    private let state = Mutex<(data: Data, done: Bool)>((Data(), false))
+
+    init(_ descriptor: Int32) {
+        let own = fcntl(descriptor, F_DUPFD_CLOEXEC, 0)
+        guard own >= 0 else {
+            state.withLock { $0.done = true }
+            return
+        }
+        let thread = Thread { self.drain(own) }
+        thread.name = "runCommand pipe"
+        thread.start()
+    }
+
+    private func drain(_ own: Int32) {
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(own, $0.baseAddress, $0.count) }
+            if count > 0 {
+                state.withLock { $0.data.append(contentsOf: buffer[0..<count]) }
+            } else if count < 0, errno == EINTR {
+                continue
+            } else {
+                break
+            }
+        }
+        close(own)
+        state.withLock { $0.done = true }
+    }
+
+    var isDone: Bool { state.withLock { $0.done } }
+    var data: Data { state.withLock { $0.data } }
 }
 
 extension PCSCDHarness {
