@@ -56,8 +56,8 @@ public final class PassportReader {
     public func read() async throws(MRTDError) -> PassportReadResult {
         let read = context
         let started = ContinuousClock.now
-        read.session.readTimeout = read.options.readTimeout
-        read.session.deadline = read.options.readTimeout.map { started + $0 }
+        read.session.budget.readTimeout = read.options.readTimeout
+        read.session.budget.deadline = read.options.readTimeout.map { started + $0 }
         await read.session.adoptReaderCapabilities()
         read.report(.authenticating, percent: 2)
         try await read.step("access control") { () async throws(MRTDError) in try await read.openChip() }
@@ -88,8 +88,8 @@ public final class PassportReader {
         let session = read.session
         result.steps = read.steps
         result.statistics = ReadStatistics(
-            apdus: session.apduCount, bytesSent: session.bytesSent, bytesReceived: session.bytesReceived, fileBytes: read.bytesOfFiles,
-            cardTime: session.cardTime, totalTime: ContinuousClock.now - started, readingTime: readingDone - started,
+            apdus: session.traffic.apdus, bytesSent: session.traffic.bytesSent, bytesReceived: session.traffic.bytesReceived,
+            fileBytes: read.bytesOfFiles, cardTime: session.traffic.cardTime, totalTime: ContinuousClock.now - started, readingTime: readingDone - started,
             verificationTime: ContinuousClock.now - readingDone,
             readSize: session.limits.readLength(shortLimit: session.shortReadLimit(.secure)),
             extendedLength: session.limits.extendedLength == true, reauthentications: read.reauthentications,

@@ -73,7 +73,7 @@ extension CardSession {
                           progress: (Int, Int?) -> Void = { _, _ in }) async throws(MRTDError) -> FileOutcome {
         let file = request.file
         traceContext.file = file.name
-        readCommandsInFile = 0
+        budget.readCommandsInFile = 0
         progress(0, nil)
         var content: [UInt8]
         switch try await surviving(recovery, reselect: nil, { () async throws(MRTDError) in try await firstChunk(request, recovery: recovery) }) {
@@ -107,7 +107,7 @@ extension CardSession {
                 }
             }
             if let total, content.count >= total { break }
-            guard readCommandsInFile <= Self.readCommandBudget(total: total) else {
+            guard budget.readCommandsInFile <= Self.readCommandBudget(total: total) else {
                 throw MRTDError(.unexpectedStatus, "the chip needed more than \(Self.readCommandBudget(total: total)) READ BINARY commands for \(file) and was given up")
             }
             progress(min(content.count, total ?? content.count), total)
@@ -213,7 +213,7 @@ extension CardSession {
                 }
                 let probing = request.isFirstContact && !probed && limits.extendedLength == nil && limits.transportCarriesExtendedLength
                 let asked = probing ? 65_536 : length
-                readCommandsInFile += 1
+                budget.readCommandsInFile += 1
                 let answer = try await send(CommandAPDU(ins: 0xB0, p1: 0x80 | request.file.sfi, p2: 0, ne: asked, forceExtended: probing),
                                             request.protection)
                 let status = answer.status
@@ -343,7 +343,7 @@ extension CardSession {
             let ne = odd ? length + (length > 0xFF ? 4 : length > 0x7F ? 3 : 2) : length
             let command = CommandAPDU.readBinary(offset: offset, length: min(ne, CommandAPDU.maxExtendedNe))
             let answer: CardAnswer
-            readCommandsInFile += 1
+            budget.readCommandsInFile += 1
             do throws(MRTDError) {
                 answer = try await send(command, protection)
             } catch where error.code == .secureMessagingDropped && protection != .plain {

@@ -20,37 +20,63 @@ package final class CardSession {
     package private(set) var connection: any CardConnection
     package var secureMessaging: SecureMessaging? {
         // An unprotected answer of a session that ended says nothing about the next one.
-        didSet { if secureMessaging == nil { conventionPending = false } }
+        didSet { if secureMessaging == nil { convention.pending = false } }
     }
     package var limits: ChipLimits
-    package private(set) var apduCount = 0
-    package private(set) var bytesSent = 0
-    package private(set) var bytesReceived = 0
-    /// Time spent waiting for the card (transmit calls), to tell it from our own work.
-    package private(set) var cardTime: Duration = .zero
-    /// Whether this chip counts an unprotected answer in its send sequence counter (`nil`: not
-    /// learnt yet; tried as `true` first, as JMRTD and ICAO's "every APDU" reading do).
-    package var unprotectedAnswersCountInSSC: Bool?
-    /// An unprotected answer came while the convention was unknown: the next protected exchange
-    /// tells which one the chip follows.
-    private var conventionPending = false
-    /// Chip Authentication installed keys no protected answer has confirmed yet: a chip that
-    /// answered MSE / GENERAL AUTHENTICATE without holding the key shows only here.
-    package var chipAuthenticationPending = false
-    /// The first protected exchange after Chip Authentication failed: the chip does not hold the
-    /// key it claimed.
-    package private(set) var chipAuthenticationRefuted = false
+    /// What went over the link: APDUs, bytes, the card's time.
+    package private(set) var traffic = Traffic()
+    /// How this chip counts unprotected answers in its send sequence counter.
+    var convention = SSCConvention()
+    /// Whether the chip has proved the Chip Authentication keys it agreed to.
+    package var chipAuthentication = ChipAuthenticationWatch()
     /// Where every exchange is recorded, and what the reader is doing (step, detail, file).
     package let trace: APDUTrace?
     package var traceContext = APDUTrace.TraceContext()
-    private var lastExchangeDuration: Duration = .zero
-    /// When the whole read must be over (`ReadOptions.readTimeout`): no exchange starts after it,
-    /// and one in flight is abandoned when it comes (`nil`: no deadline).
-    package var deadline: ContinuousClock.Instant?
-    /// What `deadline` was set from, for the message when it passes.
-    package var readTimeout: Duration?
-    /// READ BINARY commands sent for the file being read (`readFile`'s budget).
-    var readCommandsInFile = 0
+    /// The read's bounds: its deadline, and the READ BINARY budget of the file being read.
+    package var budget = ReadBudget()
+
+    /// What went over the link.
+    package struct Traffic: Sendable {
+        package var apdus = 0
+        package var bytesSent = 0
+        package var bytesReceived = 0
+        /// Time spent waiting for the card (transmit calls), to tell it from our own work.
+        package var cardTime: Duration = .zero
+        var lastExchange: Duration = .zero
+    }
+
+    /// Whether this chip counts an unprotected answer in its send sequence counter.
+    struct SSCConvention: Sendable {
+        /// `nil`: not learnt yet; tried as `true` first, as JMRTD and ICAO's "every APDU" reading do.
+        var countsUnprotectedAnswers: Bool?
+        /// An unprotected answer came while the convention was unknown: the next protected
+        /// exchange tells which one the chip follows.
+        var pending = false
+    }
+
+    /// Chip Authentication's keys between MSE / GENERAL AUTHENTICATE and the first protected answer.
+    package struct ChipAuthenticationWatch: Sendable {
+        /// Keys no protected answer has confirmed yet: a chip that answered MSE / GENERAL
+        /// AUTHENTICATE without holding the key shows only here.
+        package var pending = false
+        /// The first protected exchange after Chip Authentication failed: the chip does not hold
+        /// the key it claimed.
+        package internal(set) var refuted = false
+    }
+
+    /// The read's bounds.
+    package struct ReadBudget: Sendable {
+        /// When the whole read must be over (`ReadOptions.readTimeout`): no exchange starts after
+        /// it, and one in flight is abandoned when it comes (`nil`: no deadline).
+        package var deadline: ContinuousClock.Instant?
+        /// What `deadline` was set from, for the message when it passes.
+        package var readTimeout: Duration?
+        /// READ BINARY commands sent for the file being read (`readFile`'s budget).
+        var readCommandsInFile = 0
+    }
+
+    package var apduCount: Int { traffic.apdus }
+    package var deadline: ContinuousClock.Instant? { budget.deadline }
 
     /// GET RESPONSEs that may follow one command (61xx chains, ISO 7816-4 §5.3.3).
     static let maxGetResponses = 260
@@ -79,7 +105,7 @@ package final class CardSession {
     package func replace(connection: any CardConnection) {
         self.connection = connection
         secureMessaging = nil
-        chipAuthenticationPending = false
+        chipAuthentication.pending = false
     }
 
     // MARK: Sending
@@ -144,13 +170,13 @@ package final class CardSession {
             throw MRTDError(.secureMessagingFailure, "the chip's answer is malformed")
         }
         if response.data.isEmpty, Self.isPlainErrorStatus(response.statusWord) {
-            if conventionPending {
+            if convention.pending {
                 // The chip checked this command's MAC before it answered: our SSC was its SSC.
-                conventionPending = false
-                unprotectedAnswersCountInSSC = true
+                convention.pending = false
+                convention.countsUnprotectedAnswers = true
             }
-            if unprotectedAnswersCountInSSC != false { sm.countUnprotectedAnswer() }
-            if unprotectedAnswersCountInSSC == nil { conventionPending = true }
+            if convention.countsUnprotectedAnswers != false { sm.countUnprotectedAnswer() }
+            if convention.countsUnprotectedAnswers == nil { convention.pending = true }
             secureMessaging = sm
             record(command, encoded, raw, protected: true, status: response.statusWord)
             return CardAnswer(data: [], statusWord: response.statusWord, protected: false)
@@ -159,10 +185,10 @@ package final class CardSession {
             let plain = try sm.unprotect(response)
             record(command, encoded, raw, protected: true, status: plain.statusWord)
             secureMessaging = sm
-            chipAuthenticationPending = false
-            if conventionPending {
-                conventionPending = false
-                unprotectedAnswersCountInSSC = true
+            chipAuthentication.pending = false
+            if convention.pending {
+                convention.pending = false
+                convention.countsUnprotectedAnswers = true
             }
             return CardAnswer(data: plain.data, statusWord: plain.statusWord, protected: true)
         } catch where error.reason == SecureMessaging.missingMACReason && (command.ins == 0xB0 || command.ins == 0xB1)
@@ -177,10 +203,10 @@ package final class CardSession {
         } catch {
             // The SSC has moved on, but so has the chip's: either way this session is over.
             record(command, encoded, raw, protected: true, status: nil, error: "\(error.code): \(error.reason)")
-            if conventionPending, error.code == .secureMessagingDropped {
+            if convention.pending, error.code == .secureMessagingDropped {
                 // The first protected exchange after an unprotected answer failed: this chip does
                 // not count such answers. The caller opens a new session and goes on.
-                unprotectedAnswersCountInSSC = false
+                convention.countsUnprotectedAnswers = false
             }
             end(refuting: true)
             throw error
@@ -189,15 +215,15 @@ package final class CardSession {
 
     /// The read's deadline has passed.
     package func deadlineError() -> MRTDError {
-        let seconds = readTimeout.map { " (\($0.components.seconds) s)" } ?? ""
+        let seconds = budget.readTimeout.map { " (\($0.components.seconds) s)" } ?? ""
         return MRTDError(.timeout, "the chip stopped answering: the read did not finish within its time limit\(seconds)")
     }
 
     private func end(refuting: Bool) {
         secureMessaging = nil
-        if refuting, chipAuthenticationPending {
-            chipAuthenticationPending = false
-            chipAuthenticationRefuted = true
+        if refuting, chipAuthentication.pending {
+            chipAuthentication.pending = false
+            chipAuthentication.refuted = true
         }
     }
 
@@ -246,11 +272,11 @@ package final class CardSession {
         if Task.isCancelled { throw MRTDError(.cancelled, "reading was cancelled") }
         let started = ContinuousClock.now
         if let deadline, started >= deadline { throw deadlineError() }
-        apduCount += 1
-        bytesSent += bytes.count
+        traffic.apdus += 1
+        traffic.bytesSent += bytes.count
         defer {
-            lastExchangeDuration = ContinuousClock.now - started
-            cardTime += lastExchangeDuration
+            traffic.lastExchange = ContinuousClock.now - started
+            traffic.cardTime += traffic.lastExchange
         }
         // Every exchange is bounded, and none outlives the read's deadline: one that does not
         // come back in time is abandoned (the back end lets go of the blocked call).
@@ -279,7 +305,7 @@ package final class CardSession {
             if error is CancellationError || Task.isCancelled { throw MRTDError(.cancelled, "reading was cancelled") }
             throw MRTDError(.communicationFailure, "the reader failed: \(error)")
         }
-        bytesReceived += response.count
+        traffic.bytesReceived += response.count
         if response.isEmpty {
             // No answer at all: the card left the field mid-command (vpcd says so this way, and
             // pcscd may not notice before the card is back).
@@ -326,7 +352,7 @@ package final class CardSession {
     private func record(_ command: CommandAPDU, _ wire: [UInt8], _ response: [UInt8]?, protected: Bool, status: StatusWord?,
                         error: String? = nil) {
         trace?.record(command: command, wire: wire, response: response, protected: protected, status: status,
-                      duration: lastExchangeDuration, context: traceContext, error: error)
+                      duration: traffic.lastExchange, context: traceContext, error: error)
         // Every status word the chip answered, for the host's metrics (a no-op unless a process
         // bootstrapped a metrics backend, as `gbgbridge serve` does).
         if let status {

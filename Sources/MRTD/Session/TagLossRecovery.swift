@@ -117,14 +117,14 @@ final class TagLossRecovery: SessionRecovery {
         let connection: any CardConnection
         do {
             // Waiting for the card is part of the read: it ends with the read's deadline.
-            if let deadline = session.deadline {
+            if let deadline = session.budget.deadline {
                 connection = try await withTimeLimit(until: deadline) { try await reconnect() }
             } else {
                 connection = try await reconnect()
             }
         } catch let error as MRTDError {
             throw error
-        } catch let error as SmartCardError where error.code == .timeout && session.deadline.map({ ContinuousClock.now >= $0 }) == true {
+        } catch let error as SmartCardError where error.code == .timeout && session.budget.deadline.map({ ContinuousClock.now >= $0 }) == true {
             throw session.deadlineError()
         } catch let error as SmartCardError {
             switch error.code {

@@ -14,7 +14,7 @@ package enum ChipKeySource: String, Sendable, Hashable, CustomStringConvertible 
 /// What Chip Authentication established: the protocol, the chip's static key and the terminal's
 /// ephemeral key pair (Terminal Authentication signs over the compressed ephemeral public key),
 /// and the outcome — `valid` stands only while the next protected exchange works under the new
-/// keys (`CardSession.chipAuthenticationRefuted`).
+/// keys (`CardSession.chipAuthentication.refuted`).
 package struct ChipAuthenticationResult: Sendable {
     package let offer: ChipAuthentication.Offer
     package let source: ChipKeySource
@@ -74,7 +74,7 @@ package struct ChipAuthenticationProtocol {
         }
         let keys = PACE.sessionKeys(sharedSecret: agreement.sharedSecret, type: id.keyType)
         session.secureMessaging = PACE.secureMessaging(encryptionKey: keys.encryption, macKey: keys.mac, type: id.keyType)
-        session.chipAuthenticationPending = true
+        session.chipAuthentication.pending = true
         let implied = offer.impliedByKeyOnly ? ", implied by a \(source) without ChipAuthenticationInfo" : ""
         return result(agreement: agreement, VerificationOutcome(status: .valid,
             detail: "the chip proved it holds the \(source) key (\(id), \(offer.publicKey)\(implied))"))

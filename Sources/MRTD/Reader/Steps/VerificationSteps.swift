@@ -16,7 +16,7 @@ extension ReadContext {
         if let cardAccess { result.files[.cardAccess] = cardAccess }
         if let cardSecurity { result.files[.cardSecurity] = cardSecurity }
         ReadVerification.parse(into: &result)
-        if chipOutcome?.status == .valid, session.chipAuthenticationRefuted {
+        if chipOutcome?.status == .valid, session.chipAuthentication.refuted {
             // MSE and GENERAL AUTHENTICATE went through, but the chip could not go on with the keys.
             chipOutcome = VerificationOutcome(status: .invalid, detail: "the chip answered Chip Authentication but could not continue secure messaging with the agreed keys: it does not hold the \(chipKeySource ?? .dg14) chip key (it may be a copy)")
         }
