@@ -7,7 +7,7 @@ extension BridgeHost {
         let id = request.correlationId
         let action = request.payload.action
         if isOpen(id) {
-            reject(request, code: "INVALID_REQUEST", message: "correlationId already in use", recoverable: false)
+            reject(request, code: BridgeErrorCode.invalidRequest.rawValue, message: "correlationId already in use", recoverable: false)
             return
         }
         if let query = handlers[action] as? CapabilityQueryHandler {
@@ -43,7 +43,7 @@ extension BridgeHost {
             return
         }
         guard slot.activeRequest == nil else {
-            reject(request, code: "BUSY", message: "A \(slot.id) capture request is already in progress", recoverable: true)
+            reject(request, code: BridgeErrorCode.busy.rawValue, message: "A \(slot.id) capture request is already in progress", recoverable: true)
             return
         }
         let id = request.correlationId

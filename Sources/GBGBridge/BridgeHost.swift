@@ -329,7 +329,7 @@ open class BridgeHost: NSObject {
         let entries = open.values.sorted { $0.sequence < $1.sequence }
         open.removeAll()
         openBytes = 0
-        let cancelled = BridgeErrorPayload(code: "CANCELLED", message: reason, recoverable: true)
+        let cancelled = BridgeErrorPayload(.cancelled, message: reason, recoverable: true)
         for entry in entries {
             let request = entry.request
             switch entry.kind {

@@ -152,9 +152,9 @@ extension Dictionary: EnvelopeField where Key == String, Value == JSONValue {
 /// be answered even though its envelope is wrong.
 public struct BridgeDecodingError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The code of a malformed envelope.
-    public static let invalidRequest = "INVALID_REQUEST"
+    public static let invalidRequest = BridgeErrorCode.invalidRequest.rawValue
     /// The code of a message with another protocol version.
-    public static let unsupportedVersion = "UNSUPPORTED_VERSION"
+    public static let unsupportedVersion = BridgeErrorCode.unsupportedVersion.rawValue
 
     public var reason: String
     public var code: String = BridgeDecodingError.invalidRequest

@@ -19,6 +19,12 @@ extension BridgeResponder {
     public func fail(code: String, message: String, recoverable: Bool) {
         respond(status: .error, data: nil, error: BridgeErrorPayload(code: code, message: message, recoverable: recoverable))
     }
+
+    /// Sends `status: error` with one of the host's codes (`cancelled` for `.cancelled`).
+    public func fail(_ code: BridgeErrorCode, message: String, recoverable: Bool) {
+        respond(status: code == .cancelled ? .cancelled : .error, data: nil,
+                error: BridgeErrorPayload(code, message: message, recoverable: recoverable))
+    }
 }
 
 /// The responder a `BridgeHost` hands to handlers: the first answer (or the host's cancellation)

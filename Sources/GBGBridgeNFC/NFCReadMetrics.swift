@@ -1,4 +1,5 @@
 import CoreMetrics
+import GBGBridge
 import MRTD
 
 /// What reads cost and how they end, through swift-metrics (the host process picks the backend:
@@ -13,8 +14,7 @@ enum NFCReadMetrics {
 
     /// The label values these metrics use, each from a closed set (`other` for anything else), so
     /// that no page or card can add a series.
-    static let outcomes: Set<String> = ["success", "NFC_NOT_AVAILABLE", "CARD_TIMEOUT", "ACCESS_DENIED", "CARD_REMOVED", "CHIP_ERROR",
-                                        "COMMUNICATION_ERROR", "INVALID_REQUEST", "BUSY", "CANCELLED"]
+    static let outcomes: Set<String> = Set(["success"] + BridgeErrorCode.allCases.map(\.rawValue))
     static let accessControls: Set<String> = ["PACE", "BAC", "none"]
     static let phases: Set<String> = ["wait_for_card", "total", "access_control", "security_objects", "chip_authentication",
                                       "terminal_authentication", "data_groups", "active_authentication", "verification"]

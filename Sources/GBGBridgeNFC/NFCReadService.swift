@@ -59,7 +59,7 @@ public final class NFCReadService {
         hosts[ObjectIdentifier(host)] = WeakHost(host: host)
         host.registerCustomCapability(Self.action, version: Self.version) { [weak self, weak host] request, responder in
             guard let self, let host else {
-                responder.fail(code: "NFC_NOT_AVAILABLE", message: "the host is shutting down", recoverable: true)
+                responder.fail(.nfcNotAvailable, message: "the host is shutting down", recoverable: true)
                 return
             }
             await self.serve(request, responder: responder, host: host)
@@ -171,11 +171,11 @@ public final class NFCReadService {
         do {
             parsed = try NFCReadRequest(request.payload.data)
         } catch {
-            responder.fail(code: "INVALID_REQUEST", message: error.message, recoverable: false)
+            responder.fail(.invalidRequest, message: error.message, recoverable: false)
             return
         }
         guard activeRead == nil else {
-            responder.fail(code: "BUSY", message: "another nfc.read is in progress", recoverable: true)
+            responder.fail(.busy, message: "another nfc.read is in progress", recoverable: true)
             return
         }
         activeRead = request.correlationId
@@ -188,18 +188,16 @@ public final class NFCReadService {
         await refreshReaders()
         guard !Task.isCancelled else {
             logger.info("nfc.read \(LogText.clip(requestId)): CANCELLED (the request was cancelled before the read began)")
-            Self.finished(timeline, in: readLog, outcome: "CANCELLED")
-            responder.respond(status: .cancelled, data: nil,
-                              error: BridgeErrorPayload(code: "CANCELLED", message: "the read was cancelled", recoverable: true))
+            Self.finished(timeline, in: readLog, outcome: BridgeErrorCode.cancelled.rawValue)
+            responder.fail(.cancelled, message: "the read was cancelled", recoverable: true)
             return
         }
         let matching = readers.filter { reader in request.reader.map { reader.name.localizedCaseInsensitiveContains($0) } ?? true }
         guard !matching.isEmpty else {
             let message = readers.isEmpty ? "no NFC reader is connected"
                 : "no reader matches '\(LogText.clip(request.reader ?? ""))' (readers: \(readers.map { LogText.clip($0.name) }.joined(separator: ", ")))"
-            Self.finished(timeline, in: readLog, outcome: "NFC_NOT_AVAILABLE")
-            responder.respond(status: .unsupported, data: nil,
-                              error: BridgeErrorPayload(code: "NFC_NOT_AVAILABLE", message: message, recoverable: false))
+            Self.finished(timeline, in: readLog, outcome: BridgeErrorCode.nfcNotAvailable.rawValue)
+            responder.respond(status: .unsupported, data: nil, error: BridgeErrorPayload(.nfcNotAvailable, message: message, recoverable: false))
             return
         }
         // Progress goes through one ordered stream so events never overtake each other or the response.
@@ -227,19 +225,12 @@ public final class NFCReadService {
                 responder.succeed(data)
                 logger.info("nfc.read \(LogText.clip(requestId)): read \(report.dataGroupsRead.joined(separator: ",")), passive \(report.verification.passive.status.rawValue)")
             } catch {
-                responder.fail(code: "CHIP_ERROR", message: "the result could not be encoded", recoverable: true)
+                responder.fail(.chipError, message: "the result could not be encoded", recoverable: true)
             }
         case .failure(let failure):
-            logger.info("nfc.read \(LogText.clip(requestId)): \(failure.code) (\(LogText.clip(failure.message, to: 300)))")
-            responder.respond(status: failure.code == "CANCELLED" ? .cancelled : .error, data: nil,
-                              error: BridgeErrorPayload(code: failure.code, message: failure.message, recoverable: failure.recoverable))
+            logger.info("nfc.read \(LogText.clip(requestId)): \(failure.code.rawValue) (\(LogText.clip(failure.message, to: 300)))")
+            responder.fail(failure.code, message: failure.message, recoverable: failure.recoverable)
         }
-    }
-
-    struct Failure: Error {
-        let code: String
-        let message: String
-        let recoverable: Bool
     }
 
     /// The read itself, off the main actor; its phases go to `timeline` (and the metrics) as they happen.
@@ -264,11 +255,12 @@ public final class NFCReadService {
             connection = try await backend.connect(reader: card.name)
         } catch let error as SmartCardError {
             let failed = failure(error)
-            finish(failed.code)
+            finish(failed.code.rawValue)
             return .failure(failed)
         } catch {
-            finish("COMMUNICATION_ERROR")
-            return .failure(Failure(code: "COMMUNICATION_ERROR", message: "\(error)", recoverable: true))
+            let failed = Failure(code: .communicationError, message: "\(error)", recoverable: true)
+            finish(failed.code.rawValue)
+            return .failure(failed)
         }
         let waitForCard = ContinuousClock.now - waitStarted
         var options = ReadOptions(dataGroups: request.dataGroups, verifyPassive: request.verifyPassive,
@@ -291,7 +283,7 @@ public final class NFCReadService {
             await reader.connection.disconnect()
             let failed = failure(error)
             timeline?.read.apdus(reader.apduCount)
-            finish(failed.code, waitForCard: waitForCard)
+            finish(failed.code.rawValue, waitForCard: waitForCard)
             return .failure(failed)
         }
     }
@@ -300,31 +292,6 @@ public final class NFCReadService {
     nonisolated static func finished(_ timeline: ReadTimeline, in log: NFCReadLog, outcome: String) {
         NFCReadMetrics.finished(outcome: outcome, waitForCard: nil, result: nil)
         log.finish(timeline, outcome: outcome, result: nil)
-    }
-
-    nonisolated static func failure(_ error: SmartCardError) -> Failure {
-        switch error.code {
-        case .timeout: return Failure(code: "CARD_TIMEOUT", message: "no card was presented in time", recoverable: true)
-        case .stalled: return Failure(code: "CARD_TIMEOUT", message: error.reason, recoverable: true)
-        case .cancelled: return Failure(code: "CANCELLED", message: "the read was cancelled", recoverable: true)
-        case .noReaders, .readerNotFound, .readerUnavailable, .serviceUnavailable, .permissionDenied:
-            return Failure(code: "NFC_NOT_AVAILABLE", message: error.reason, recoverable: false)
-        case .cardRemoved, .noCard: return Failure(code: "CARD_REMOVED", message: "the card was removed", recoverable: true)
-        default: return Failure(code: "COMMUNICATION_ERROR", message: error.reason, recoverable: true)
-        }
-    }
-
-    nonisolated static func failure(_ error: MRTDError) -> Failure {
-        switch error.code {
-        case .accessDenied:
-            return Failure(code: "ACCESS_DENIED", message: "the chip refused the access key; check the MRZ or CAN", recoverable: true)
-        case .cardRemoved: return Failure(code: "CARD_REMOVED", message: error.reason, recoverable: true)
-        case .cancelled: return Failure(code: "CANCELLED", message: "the read was cancelled", recoverable: true)
-        case .timeout: return Failure(code: "CARD_TIMEOUT", message: error.reason, recoverable: true)
-        case .communicationFailure: return Failure(code: "COMMUNICATION_ERROR", message: error.reason, recoverable: true)
-        case .invalidAccessKey: return Failure(code: "INVALID_REQUEST", message: error.reason, recoverable: false)
-        default: return Failure(code: "CHIP_ERROR", message: error.reason, recoverable: true)
-        }
     }
 
     nonisolated static func progressData(_ progress: ReadProgress, requestId: String) -> [String: JSONValue] {

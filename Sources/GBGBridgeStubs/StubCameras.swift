@@ -18,7 +18,7 @@ public final class StubDocumentCamera {
             do {
                 return .document(try StubDocumentCamera.capture())
             } catch {
-                return .failed(code: "CAMERA_ERROR", message: "the stub image could not be made: \(error)", recoverable: true)
+                return .failed(code: BridgeErrorCode.cameraError.rawValue, message: "the stub image could not be made: \(error)", recoverable: true)
             }
         }
     }
@@ -82,7 +82,7 @@ public final class StubSelfieCamera {
             do {
                 return .selfie(try StubSelfieCamera.capture())
             } catch {
-                return .failed(code: "CAMERA_ERROR", message: "the stub image could not be made: \(error)", recoverable: true)
+                return .failed(code: BridgeErrorCode.cameraError.rawValue, message: "the stub image could not be made: \(error)", recoverable: true)
             }
         }
     }

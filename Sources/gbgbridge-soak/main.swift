@@ -141,7 +141,7 @@ func runPage(_ index: Int, port: Int, token: String, options: Options, deadline:
             let code = (payload["error"] as? [String: Any])?["code"] as? String
             if status == "success" {
                 tally.record(action, milliseconds: milliseconds)
-            } else if read, code == "BUSY" {
+            } else if read, code == BridgeErrorCode.busy.rawValue {
                 tally.busy()
             } else {
                 tally.error("page \(index): \(action) answered \(status ?? "?") \(code ?? "")")
