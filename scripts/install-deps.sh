@@ -15,6 +15,7 @@ packages=(
   gdb                                     # scripts/test.sh prints the stacks of a test run that hangs
   time                                    # /usr/bin/time: the peak memory of a CLI run (FileCeilingTests)
   python3 python3-cryptography            # the backend example of Docs/server-side-verification.md, run by the tests
+  python3-jsonschema                      # validates every nfc.read message against Docs/nfc-read.schema.json in the tests
   python3-prometheus-client               # an independent parser of /metrics in the tests
   dpkg-dev binutils lintian               # scripts/package-deb.sh: dpkg-shlibdeps, strip, the package's check
   libp11-kit-dev softhsm2                 # PKCS#11 terminal keys: the header, and SoftHSM2 as the token in the tests
