@@ -12,6 +12,7 @@ public final class RecordingConnection: CardConnection {
     public var readerName: String { inner.readerName }
     public var atr: [UInt8] { inner.atr }
     public var supportsExtendedLength: Bool { inner.supportsExtendedLength }
+    public var exchangeTimeLimit: Duration? { inner.exchangeTimeLimit }
 
     public func transmit(raw: [UInt8]) async throws -> [UInt8] {
         let response = try await inner.transmit(raw: raw)

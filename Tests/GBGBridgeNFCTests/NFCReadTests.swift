@@ -36,6 +36,7 @@ final class FailingConnection: CardConnection {
     init(inner: any CardConnection) { self.inner = inner }
     var readerName: String { inner.readerName }
     var atr: [UInt8] { inner.atr }
+    var exchangeTimeLimit: Duration? { inner.exchangeTimeLimit }
     func transmit(raw: [UInt8]) async throws -> [UInt8] {
         throw SmartCardError(.communicationFailure, "the reader's USB link failed")
     }

@@ -174,6 +174,7 @@ final class CorruptingConnection: CardConnection {
     }
     var readerName: String { inner.readerName }
     var atr: [UInt8] { inner.atr }
+    var exchangeTimeLimit: Duration? { inner.exchangeTimeLimit }
     func transmit(raw: [UInt8]) async throws -> [UInt8] {
         var response = try await inner.transmit(raw: raw)
         let n = count.withLock { $0 += 1; return $0 }

@@ -11,6 +11,8 @@ final class OpenPACEChip: CardConnection, @unchecked Sendable {  // state behind
     let readerName = "OpenPACE chip (in-process)"
     let atr: [UInt8] = [0x3B, 0x80, 0x80, 0x01, 0x01]
     var supportsExtendedLength: Bool { false }
+    /// In-process: its time is this process's CPU, not a card's.
+    var exchangeTimeLimit: Duration? { nil }
 
     private let passport: EmulatedPassport
     private let password: OpenPACE.Password
