@@ -3,6 +3,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <sys/select.h>
+
+/* libnfc's serial drivers wait with select(), and glibc aborts the whole process when select()
+ * is handed a descriptor of FD_SETSIZE (1,024) or more. A descriptor is always the lowest free
+ * one, so if the lowest free one is already past the limit, refuse instead of opening. */
+static int CLibNFCShim_descriptors_exhausted(char *error, size_t error_size) {
+    int probe = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (probe < 0) return 0;
+    close(probe);
+    if (probe < FD_SETSIZE) return 0;
+    if (error) snprintf(error, error_size, "this process has %d descriptors open; libnfc cannot wait on a device past %d", probe, FD_SETSIZE);
+    return 1;
+}
 
 struct CLibNFCShim_session {
     nfc_context *context;
@@ -13,6 +28,7 @@ struct CLibNFCShim_session {
 };
 
 int CLibNFCShim_list(char *out, size_t out_size) {
+    if (CLibNFCShim_descriptors_exhausted(NULL, 0)) return -1;
     nfc_context *context = NULL;
     nfc_init(&context);
     if (!context) return -1;
@@ -32,6 +48,7 @@ int CLibNFCShim_list(char *out, size_t out_size) {
 CLibNFCShim_session *CLibNFCShim_open(const char *connstring, char *error, size_t error_size) {
     CLibNFCShim_session *session = calloc(1, sizeof *session);
     if (!session) return NULL;
+    if (CLibNFCShim_descriptors_exhausted(error, error_size)) { free(session); return NULL; }
     nfc_init(&session->context);
     if (!session->context) { snprintf(error, error_size, "libnfc could not start"); free(session); return NULL; }
     session->device = nfc_open(session->context, connstring);

@@ -52,6 +52,11 @@ public func runCommand(_ executable: String, _ arguments: [String], timeout: Dur
         try? await Task.sleep(for: .milliseconds(5))
     }
     let (out, err) = (outDrain.data, errDrain.data)
+    // Our ends of the pipes, now: Foundation keeps a finished Process's pipes open for as long as
+    // something holds the Process, and a suite of a few hundred commands ran this process past
+    // 1,024 descriptors (where select(), which libnfc uses, aborts the process).
+    try? output.fileHandleForReading.close()
+    try? error.fileHandleForReading.close()
     return CommandOutcome(status: process.terminationStatus, standardOutput: String(decoding: out, as: UTF8.self),
                           standardError: String(decoding: err, as: UTF8.self))
 }

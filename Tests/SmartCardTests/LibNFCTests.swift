@@ -352,3 +352,26 @@ struct PN532CommandLineTests {
         for line in trace { #expect((try? JSONSerialization.jsonObject(with: Data(line.utf8))) != nil, "\(line)") }
     }
 }
+
+/// libnfc's serial drivers wait with `select()`, which glibc aborts on for a descriptor past
+/// FD_SETSIZE: a host with a thousand descriptors open (a busy `serve`) must get a typed error
+/// from the reader, not lose the process.
+@Suite("libnfc and a process with more than 1,024 descriptors open",
+       .enabled(if: FileManager.default.isExecutableFile(atPath: gbgbridgeBinary.path)))
+struct LibNFCDescriptorLimitTests {
+    @Test func manyDescriptorsGiveATypedErrorNotAnAbort() async throws {
+        let chip = VirtualPassportChip(passport: try TestFixtures.passport("utopia-td3-pace"))
+        let terminal = try PN532PseudoTerminal(chip: chip, cardType: .typeA)
+        terminal.start()
+        defer { terminal.stop() }
+        // The shell opens descriptors 3…1100 (inherited: not close-on-exec), then becomes the reader.
+        let script = #"for i in $(seq 3 1100); do eval "exec $i</dev/null" || exit 99; done; exec "$0" "$@""#
+        let outcome = try await runCommand("/bin/bash", ["-c", script, gbgbridgeBinary.path, "read", "--reader",
+                                                         "libnfc:" + terminal.connectionString, "--can", "112233",
+                                                         "--timeout", "3"], timeout: .seconds(60))
+        #expect(outcome.status != 99, "the shell could not open the descriptors")
+        #expect(!outcome.standardError.contains("FD_SETSIZE on fd_set"), "libnfc's select() aborted the process")
+        #expect(![0, 6, 134].contains(outcome.status), "status \(outcome.status): \(outcome.standardError.prefix(400))")
+        #expect(outcome.standardError.contains("descriptors open"), "\(outcome.standardError.prefix(400))")
+    }
+}
