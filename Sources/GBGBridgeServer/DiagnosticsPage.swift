@@ -149,7 +149,7 @@ enum DiagnosticsPage {
               pages.map((p) => {
                 const messages = el("details", {}, el("summary", {}, (p.recentMessages || []).length + " messages (payloads elided)"),
                   table(["Time", "Dir", "Type", "Action", "Id", "Status"], (p.recentMessages || []).slice().reverse().map((m) =>
-                    [time(m.time), m.direction, m.type, m.action, el("span", { class: "mono" }, m.correlationId),
+                    [time(m.time), m.direction, m.count ? m.type + " ×" + m.count : m.type, m.action, el("span", { class: "mono" }, m.correlationId),
                      m.errorCode ? m.status + " " + m.errorCode : (m.status || "")])));
                 return [p.page, p.origin, p.via, time(p.connected), p.lastError ? badge(p.lastError, "error") : el("span", { class: "muted" }, "none"),
                   (p.openRequests || []).map((r) => r.action + " (" + r.ageSeconds + " s)").join(", ") || "none",

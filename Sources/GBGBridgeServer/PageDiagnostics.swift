@@ -98,7 +98,17 @@ public final class PageDiagnostics {
         ]
         if let status = message.payload.status { entry["status"] = .string(status.rawValue) }
         if let error = message.payload.error { entry["errorCode"] = .string(LogText.clip(error.code, to: 60)) }
-        page.messages.append(.object(entry))
+        // A run of the same event (a read's progress: one per percent) is one entry, the latest,
+        // with a count, so that it cannot push the requests and responses out of the ring.
+        if message.type == .event, case .object(let last)? = page.messages.last,
+           last["type"] == entry["type"], last["action"] == entry["action"], last["direction"] == entry["direction"] {
+            var count = 1.0
+            if case .number(let earlier)? = last["count"] { count = earlier }
+            entry["count"] = .number(count + 1)
+            page.messages[page.messages.count - 1] = .object(entry)
+        } else {
+            page.messages.append(.object(entry))
+        }
         if page.messages.count > limit { page.messages.removeFirst(page.messages.count - limit) }
         switch (item.direction, message.type) {
         case (.received, .request):

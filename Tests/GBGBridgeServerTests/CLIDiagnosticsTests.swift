@@ -69,6 +69,9 @@ struct CLIDiagnosticsTests {
             let messages = pages[0]["recentMessages"] as? [[String: Any]] ?? []
             #expect(messages.contains { $0["correlationId"] as? String == "wrong" && $0["errorCode"] as? String == "ACCESS_DENIED" })
             #expect(messages.allSatisfy { $0["payload"] as? String == "elided" })
+            // A read's progress is one entry with a count, between its request and its response.
+            let progress = messages.filter { $0["action"] as? String == "nfc.read.progress" }
+            #expect(progress.count <= 2 && progress.contains { ($0["count"] as? Int ?? 0) > 3 }, "\(progress)")
             let readers = diagnostics["readers"] as? [[String: Any]] ?? []
             #expect(readers.contains { $0["name"] as? String == PCSCDHarness.vpcdReaderName && $0["state"] as? String == "card present" })
             #expect((diagnostics["trust"] as? [String: Any])?["status"] as? String == "ok")
