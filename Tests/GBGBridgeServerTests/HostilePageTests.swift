@@ -129,7 +129,9 @@ struct HostilePageTests {
         defer { Task { await rig.stop() } }
         let page = try await rig.page(timeout: 20)
         let blob = String(repeating: "E", count: 2 << 20)
-        for i in 0..<12 {
+        // Three of them (6 MiB, a hundred times the log's bound): more only costs time, and a debug
+        // build under the full suite's load parses about a megabyte a second.
+        for i in 0..<3 {
             await page.sendText(#"{"version":"1.0","correlationId":"e\#(i)","type":"event","timestamp":1,"payload":{"action":"journey.log","data":{"blob":"\#(blob)"}}}"#)
         }
         await page.sendText(requestJSON("capability.query", id: "after"))
@@ -139,7 +141,7 @@ struct HostilePageTests {
             let bytes = try host.receivedMessages.reduce(0) { $0 + (try $1.jsonString().utf8.count) }
             return (host.receivedMessages.count, bytes, host.receivedMessages.first?.payload.data?["elided"] == .bool(true))
         }
-        #expect(count == 13)
+        #expect(count == 4)
         #expect(bytes < 64 << 10)
         #expect(elided)
     }
