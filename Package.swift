@@ -192,6 +192,7 @@ let package = Package(
             dependencies: ["MRTDEmulator", "MRTD", "MRTDCrypto", "SmartCard", "TestSupport"]
         ),
         .testTarget(name: "BiometricsTests", dependencies: ["Biometrics", "TestSupport"]),
+        .testTarget(name: "LDSTests", dependencies: ["LDS", "SmartCardCore"]),
         .testTarget(name: "CVCertificatesTests", dependencies: ["CVCertificates", "MRTDCrypto", "TestSupport",
                                                                .product(name: "PropertyBased", package: "swift-property-based")]),
         // OpenPACE against our emulator (as the terminal) and our reader (as the chip).

@@ -16,8 +16,8 @@ enum NFCReadMetrics {
     /// that no page or card can add a series.
     static let outcomes: Set<String> = Set(["success"] + BridgeErrorCode.allCases.map(\.rawValue))
     static let accessControls: Set<String> = ["PACE", "BAC", "none"]
-    static let phases: Set<String> = ["wait_for_card", "total", "access_control", "security_objects", "chip_authentication",
-                                      "terminal_authentication", "data_groups", "active_authentication", "verification"]
+    /// The read's steps (`PassportReader.steps`), with the wait before and the whole.
+    static let phases: Set<String> = Set(["wait_for_card", "total"] + PassportReader.stepNames.map(phaseLabel))
 
     static func label(_ value: String, in known: Set<String>) -> String { known.contains(value) ? value : "other" }
 
@@ -28,13 +28,15 @@ enum NFCReadMetrics {
         if let waitForCard { record(waitForCard, phase: "wait_for_card") }
         guard let result else { return }
         record(result.statistics.totalTime, phase: "total")
-        // Step names as label values in Prometheus's style: "access control" → access_control.
-        for step in result.steps { record(step.duration, phase: String(step.name.map { $0 == " " ? "_" : $0 })) }
+        for step in result.steps { record(step.duration, phase: phaseLabel(step.name)) }
         Recorder(label: apdus, aggregate: true).record(result.statistics.apdus)
         if result.statistics.reconnections > 0 {
             Counter(label: tagLosses).increment(by: result.statistics.reconnections)
         }
     }
+
+    /// A step name as a label value in Prometheus's style: "access control" → access_control.
+    static func phaseLabel(_ name: String) -> String { String(name.map { $0 == " " ? "_" : $0 }) }
 
     static func record(_ duration: Duration, phase: String) {
         let (seconds, attoseconds) = duration.components

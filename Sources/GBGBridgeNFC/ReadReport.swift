@@ -85,6 +85,12 @@ public struct ReadReport: Codable, Sendable, Hashable {
         public var csca: String?
     }
 
+    /// One application EF.DIR names: its identifier in hex and, for ICAO's, what it is.
+    public struct Application: Codable, Sendable, Hashable {
+        public var aid: String
+        public var name: String?
+    }
+
     public var accessControl: String
     public var paceMapping: String?
     /// The PACE protocol run, e.g. `PACE-ECDH-GM-AES-128`.
@@ -100,6 +106,10 @@ public struct ReadReport: Codable, Sendable, Hashable {
     public var additionalPersonalDetails: [String: StringOrList]?
     public var additionalDocumentDetails: [String: StringOrList]?
     public var dataGroupsRead: [String]
+    /// The applications EF.DIR names (LDS2 chips: travel records, visa records, additional
+    /// biometrics beside the eMRTD); absent when the chip has no EF.DIR. EF.DIR is not signed:
+    /// informative only.
+    public var applications: [Application]?
     /// Files read but not understood, and files the reader refused (a header claiming more than
     /// the file's ceiling, an indefinite length, a file that does not end), with the reason, by
     /// name (`{"DG11": "…"}`); absent when there are none. A broken DG1 or DG2 shows here, and
@@ -203,6 +213,7 @@ public struct ReadReport: Codable, Sendable, Hashable {
             additionalDocumentDetails = details
         }
         dataGroupsRead = result.dataGroupsRead
+        applications = result.directory.map { $0.identifiers.map(ApplicationDirectory.describe).map { Application(aid: $0.hex, name: $0.name) } }
         var problems = Dictionary(uniqueKeysWithValues: result.parseErrors.map { ($0.key.name, $0.value) })
         for (file, absence) in result.absent {
             if case .refused(let reason) = absence { problems[file.name] = "refused: \(reason)" }

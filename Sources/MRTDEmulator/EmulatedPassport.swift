@@ -117,6 +117,8 @@ public struct EmulatedPassport: Sendable {
     public static let efSOD: UInt16 = 0x011D
     public static let efCardAccess: UInt16 = 0x011C
     public static let efATRInfo: UInt16 = 0x2F01
+    /// EF.DIR on the MF (ICAO 9303-10 Table 31): the chip's applications, for LDS2 chips.
+    public static let efDIR: UInt16 = 0x2F00
 
     public static func dataGroupFID(_ number: Int) -> UInt16 { 0x0100 + UInt16(number) }
 

@@ -26,6 +26,7 @@ extension VirtualPassportChip {
             case 0x1C: return EmulatedPassport.efCardAccess
             case 0x1D: return 0x011D
             case 0x01: return EmulatedPassport.efATRInfo
+            case 0x1E: return EmulatedPassport.efDIR
             default: return nil
             }
         case .application:

@@ -72,10 +72,10 @@ public struct ChipEvidence: Codable, Sendable, Hashable {
         self.chip = chip
     }
 
-    public static let accessControl = "ACCESS_CONTROL"
-    public static let passiveAuthentication = "PASSIVE_AUTHENTICATION"
-    public static let chipAuthentication = "CHIP_AUTHENTICATION"
-    public static let activeAuthentication = "ACTIVE_AUTHENTICATION"
+    package static let accessControl = "ACCESS_CONTROL"
+    package static let passiveAuthentication = "PASSIVE_AUTHENTICATION"
+    package static let chipAuthentication = "CHIP_AUTHENTICATION"
+    package static let activeAuthentication = "ACTIVE_AUTHENTICATION"
     /// Terminal Authentication (EAC), recorded when it was tried.
     package static let terminalAuthentication = "TERMINAL_AUTHENTICATION"
 

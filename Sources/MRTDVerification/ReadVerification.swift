@@ -22,6 +22,7 @@ package enum ReadVerification {
         result.dg12 = attempt(.dataGroup(12)) { bytes throws(MRTDError) in try DataGroup12(bytes: bytes) }
         result.dg14 = attempt(.dataGroup(14)) { bytes throws(MRTDError) in try SecurityInfos(bytes: bytes) }
         result.dg15 = attempt(.dataGroup(15)) { bytes throws(MRTDError) in try DataGroup15(bytes: bytes) }
+        result.directory = attempt(.directory) { bytes throws(MRTDError) in try ApplicationDirectory(bytes: bytes) }
     }
 
     /// The data groups whose contents are not to be shown as the document's: those read while

@@ -5,7 +5,7 @@
 ///
 /// | file | ceiling | what real documents hold |
 /// |---|---|---|
-/// | EF.COM, DG1, EF.ATR/INFO, EF.CVCA | 1 KiB | a tag list, the MRZ (≤ 93 bytes), 2 CARs |
+/// | EF.COM, DG1, EF.ATR/INFO, EF.CVCA, EF.DIR | 1 KiB | a tag list, the MRZ (≤ 93 bytes), 2 CARs, 4 application templates (44 bytes) |
 /// | EF.CardAccess | 16 KiB | SecurityInfos, explicit domain parameters at most |
 /// | EF.SOD, EF.CardSecurity | 64 KiB | a CMS signature with one or two certificates (2–6 KiB) |
 /// | DG2 (face) | 4 MiB | one or two JPEG / JPEG 2000 faces (15–100 KiB) |
@@ -22,7 +22,7 @@ extension LDSFile {
     /// The most bytes this file may have, header included.
     package var sizeCeiling: Int {
         switch self {
-        case .com, .atrInfo, .cvca: return Self.kibibyte
+        case .com, .atrInfo, .cvca, .directory: return Self.kibibyte
         case .cardAccess: return 16 * Self.kibibyte
         case .sod, .cardSecurity: return 64 * Self.kibibyte
         case .dataGroup(let number):

@@ -8,12 +8,15 @@ public enum LDSFile: Sendable, Hashable, Comparable, CustomStringConvertible {
     case atrInfo
     /// EF.CVCA (Extended Access Control): the CVCA references the chip trusts for Terminal Authentication.
     case cvca
+    /// EF.DIR on the MF (ICAO 9303-10 §3.11.2): the applications the chip holds (LDS1 eMRTD, and
+    /// LDS2 travel records, visa records, additional biometrics), as application templates.
+    case directory
 
     package static let allDataGroups: [LDSFile] = (1...16).map { .dataGroup($0) }
 
     /// Files that are data objects one after the other rather than one TLV (EF.CVCA: two CARs and
     /// zero padding), read to their end rather than to a length a header gives.
-    package var isConcatenatedObjects: Bool { self == .cvca }
+    package var isConcatenatedObjects: Bool { self == .cvca || self == .directory }
 
     /// The file identifier.
     package var fid: UInt16 {
@@ -25,6 +28,7 @@ public enum LDSFile: Sendable, Hashable, Comparable, CustomStringConvertible {
         case .cardSecurity: return 0x011D
         case .atrInfo: return 0x2F01
         case .cvca: return 0x011C
+        case .directory: return 0x2F00
         }
     }
 
@@ -38,13 +42,14 @@ public enum LDSFile: Sendable, Hashable, Comparable, CustomStringConvertible {
         case .cardSecurity: return 0x1D
         case .atrInfo: return 0x01
         case .cvca: return 0x1C
+        case .directory: return 0x1E
         }
     }
 
     /// Whether the file is on the master file (not in the eMRTD application).
     package var isOnMasterFile: Bool {
         switch self {
-        case .cardAccess, .cardSecurity, .atrInfo: return true
+        case .cardAccess, .cardSecurity, .atrInfo, .directory: return true
         default: return false
         }
     }
@@ -59,6 +64,7 @@ public enum LDSFile: Sendable, Hashable, Comparable, CustomStringConvertible {
         case .cardSecurity: return "EF.CardSecurity"
         case .atrInfo: return "EF.ATR/INFO"
         case .cvca: return "EF.CVCA"
+        case .directory: return "EF.DIR"
         }
     }
 
@@ -89,6 +95,7 @@ public enum LDSFile: Sendable, Hashable, Comparable, CustomStringConvertible {
         case "CARDACCESS": self = .cardAccess
         case "CARDSECURITY": self = .cardSecurity
         case "CVCA": self = .cvca
+        case "DIR": self = .directory
         default:
             guard upper.hasPrefix("DG"), let n = Int(upper.dropFirst(2)), (1...16).contains(n) else { return nil }
             self = .dataGroup(n)
@@ -112,6 +119,7 @@ public enum LDSFile: Sendable, Hashable, Comparable, CustomStringConvertible {
         case "cardsecurity", "card_security": self = .cardSecurity
         case "atrinfo", "atr_info", "2f01": self = .atrInfo
         case "cvca": self = .cvca
+        case "dir", "2f00": self = .directory
         default:
             for prefix in ["datagroup", "dg", "_dg"] where stem.hasPrefix(prefix) {
                 if let n = Int(stem.dropFirst(prefix.count)), (1...16).contains(n) {
@@ -134,6 +142,7 @@ public enum LDSFile: Sendable, Hashable, Comparable, CustomStringConvertible {
 
     private var order: Int {
         switch self {
+        case .directory: return -1
         case .cardAccess: return 0
         case .atrInfo: return 1
         case .cardSecurity: return 2
