@@ -245,46 +245,29 @@ public final class NFCReadService {
             NFCReadMetrics.finished(outcome: outcome, waitForCard: waitForCard, result: result)
             if let timeline { timeline.log.finish(timeline.read, outcome: outcome, result: result) }
         }
-        report(ReadProgress(phase: .waitingForCard, percent: 0))
-        let connection: any CardConnection
-        let waitStarted = ContinuousClock.now
-        do {
-            let card = try await backend.waitForCard(readerMatching: request.reader, timeout: request.timeout)
-            timeline?.read.cardFound(on: card.name)
-            report(ReadProgress(phase: .cardDetected, file: nil, percent: 1))
-            connection = try await backend.connect(reader: card.name)
-        } catch let error as SmartCardError {
-            let failed = failure(error)
-            finish(failed.code.rawValue)
-            return .failure(failed)
-        } catch {
-            let failed = Failure(code: .communicationError, message: "\(error)", recoverable: true)
-            finish(failed.code.rawValue)
-            return .failure(failed)
-        }
-        let waitForCard = ContinuousClock.now - waitStarted
         var options = ReadOptions(dataGroups: request.dataGroups, verifyPassive: request.verifyPassive,
                                   verifyChip: request.verifyChip, verifyActive: request.verifyActive, trustStore: trustStore)
         options.activeAuthenticationChallenge = request.activeAuthenticationChallenge
         options.terminal = terminal
         options.readTimeout = request.readTimeout ?? ReadOptions.defaultReadTimeout
-        // A card that leaves the field mid-read is waited for again, as long as the request waits for a card.
-        let readerName = connection.readerName
-        let timeout = request.timeout
-        let reader = PassportReader(connection: connection, accessKey: request.accessKey, options: options,
-                                    progress: report,
-                                    reconnect: { try await backend.reconnect(reader: readerName, until: .now + timeout) })
-        do {
-            let result = try await reader.read()
-            await reader.connection.disconnect()
-            finish("success", waitForCard: waitForCard, result: result)
-            return .success((await ReadReport.make(result), request.evidence ? ChipEvidence(result) : nil))
-        } catch {
-            await reader.connection.disconnect()
+        let job = ReadJob(reader: request.reader, accessKey: request.accessKey, options: options, cardTimeout: request.timeout)
+        let cardFound = { @Sendable (step: ReadProgress) in
+            if step.phase == .cardDetected, let name = step.file { timeline?.read.cardFound(on: name) }
+            report(step)
+        }
+        switch await job.run(on: backend, progress: cardFound) {
+        case .noCard(let error):
             let failed = failure(error)
-            timeline?.read.apdus(reader.apduCount)
+            finish(failed.code.rawValue)
+            return .failure(failed)
+        case .failed(let error, let apdus, _, let waitForCard):
+            let failed = failure(error)
+            timeline?.read.apdus(apdus)
             finish(failed.code.rawValue, waitForCard: waitForCard)
             return .failure(failed)
+        case .read(let result, _, let waitForCard):
+            finish("success", waitForCard: waitForCard, result: result)
+            return .success((await ReadReport.make(result), request.evidence ? ChipEvidence(result) : nil))
         }
     }
 
