@@ -300,20 +300,16 @@ public final class BridgeServer: Sendable {
         }
         let outbox = PageOutbox(limit: configuration.maxOutboundBytes)
         let closer = PageCloser(channel: channel)
-        let (host, transport) = await MainActor.run { () -> (BridgeHost, WebSocketTransport) in
+        let page = await MainActor.run { () -> BridgedPage in
             let transport = WebSocketTransport(outbox: outbox) { [logger] in
                 logger.warning("page \(number) does not read its messages (\(outbox.limit) bytes queued); disconnecting it")
                 closer.close(code: .policyViolation, reason: "the page does not read its messages")
             }
-            let host = BridgeHost(configuration: configuration.bridge, queryProvider: .rich)
-            host.attach(transport: transport)
-            if configuration.answerUnhandledRequests { host.delegate = UnsupportedActionResponder.shared }
-            setUpHost(host)
-            configuration.pages?.track(host, origin: origin, via: "websocket")
-            return (host, transport)
+            return BridgedPage(configuration.pageSettings, transport: transport, origin: origin, via: "websocket",
+                               setUpHost: setUpHost, tearDownHost: tearDownHost)
         }
         let stopping = state.withLock { state -> Bool in
-            state.live[number] = LivePage(host: host, closer: closer)
+            state.live[number] = LivePage(host: page.host, closer: closer)
             return state.stopRequested
         }
         defer { state.withLock { _ = $0.live.removeValue(forKey: number) } }
@@ -344,19 +340,14 @@ public final class BridgeServer: Sendable {
                     break frames
                 case .message(let text):
                     if let wait = bucket.take() { try? await Task.sleep(for: wait) }
-                    await MainActor.run { host.receive(text) }
+                    await MainActor.run { page.receive(text) }
                 }
             }
         } catch {
             logger.debug("page \(number): \(LogText.clip(String(describing: error), to: 300))")
         }
         if outbox.overflowed { ending = "the page did not read its messages" }
-        await MainActor.run {
-            host.detachTransport(reason: ending)
-            configuration.pages?.untrack(host)
-            tearDownHost(host)
-            withExtendedLifetime(transport) {}  // the host holds its transport weakly
-        }
+        await MainActor.run { page.end(reason: ending) }
         outbox.finish()
         writer.cancel()
         _ = await writer.value

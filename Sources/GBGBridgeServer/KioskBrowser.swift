@@ -80,18 +80,18 @@ public final class KioskBrowser {
     final class PageBinding {
         let contextId: Int
         let uniqueId: String
-        let origin: String
-        let host: BridgeHost
+        let page: BridgedPage
         let transport: KioskTransport
         var bucket: TokenBucket
         var droppedInARow = 0
+        var origin: String { page.origin }
+        var host: BridgeHost { page.host }
 
-        init(contextId: Int, uniqueId: String, origin: String, host: BridgeHost, transport: KioskTransport, rate: Int) {
+        init(contextId: Int, uniqueId: String, page: BridgedPage, transport: KioskTransport, rate: Int) {
             self.bucket = TokenBucket(rate: rate, burst: rate * 2)
             self.contextId = contextId
             self.uniqueId = uniqueId
-            self.origin = origin
-            self.host = host
+            self.page = page
             self.transport = transport
         }
     }
@@ -270,10 +270,9 @@ public final class KioskBrowser {
         }
         dropPage(reason: "the page went away")
         let transport = KioskTransport()
-        let host = BridgeHost(configuration: configuration.bridge, queryProvider: .rich)
-        host.attach(transport: transport)
-        if configuration.answerUnhandledRequests { host.delegate = UnsupportedActionResponder.shared }
-        let binding = PageBinding(contextId: id, uniqueId: context["uniqueId"] as? String ?? "", origin: origin, host: host,
+        let bridged = BridgedPage(configuration.pageSettings, transport: transport, origin: origin, via: "kiosk",
+                                  setUpHost: setUpHost, tearDownHost: tearDownHost)
+        let binding = PageBinding(contextId: id, uniqueId: context["uniqueId"] as? String ?? "", page: bridged,
                                   transport: transport, rate: configuration.maxMessagesPerSecond)
         transport.deliverToPage = { [weak self, weak binding] json in
             guard let self, let binding else { return }
@@ -281,8 +280,6 @@ public final class KioskBrowser {
         }
         page = binding
         pagesBridged += 1
-        setUpHost(host)
-        configuration.pages?.track(host, origin: origin, via: "kiosk")
         logger.info("bridging \(LogText.clip(origin)) (context \(id))")
     }
 
@@ -290,9 +287,7 @@ public final class KioskBrowser {
         guard let binding = page else { return }
         page = nil
         binding.transport.deliverToPage = nil
-        binding.host.detachTransport(reason: reason)
-        configuration.pages?.untrack(binding.host)
-        tearDownHost(binding.host)
+        binding.page.end(reason: reason)
     }
 
     private func bindingCalled(_ params: [String: Any]) {
@@ -319,7 +314,7 @@ public final class KioskBrowser {
             logger.warning("dropped \(binding.droppedInARow) messages of a flooding page")
             binding.droppedInARow = 0
         }
-        binding.host.receive(payload)
+        binding.page.receive(payload)
     }
 
     private func deliver(_ json: String, to binding: PageBinding) {
