@@ -129,10 +129,23 @@ let package = Package(
         .target(name: "CImageCodecs", dependencies: ["COpenJPEG", "CTurboJPEG", "CLibPNG"]),
         // Swift API over CImageCodecs.
         .target(name: "ImageCodecs", dependencies: ["CImageCodecs"]),
+        // The application: the services every page gets, the server's life, doctor, trust import,
+        // terminal checks, diagnostics, metrics, the configuration file. The command line, the
+        // soak benchmark and the test rigs wire the host through it.
+        .target(
+            name: "GBGBridgeHost",
+            dependencies: [
+                "GBGBridge", "GBGBridgeNFC", "GBGBridgeServer", "GBGBridgeStubs", "MRTD", "MRTDCrypto", "SmartCard", "CVCertificates", "BoundedFiles",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Yams", package: "Yams"),
+            ]
+        ),
         .executableTarget(
             name: "gbgbridge",
             dependencies: [
-                "GBGBridge", "SmartCard", "MRTD", "MRTDEmulator", "CGBGBridgeCLI", "GBGBridgeNFC", "GBGBridgeStubs", "CVCertificates",
+                "GBGBridge", "GBGBridgeHost", "SmartCard", "MRTD", "MRTDEmulator", "CGBGBridgeCLI", "GBGBridgeNFC", "GBGBridgeStubs", "CVCertificates",
                 "GBGBridgeServer", "BoundedFiles", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -146,7 +159,7 @@ let package = Package(
         .executableTarget(name: "gbgbridge-bench", dependencies: ["MRTD", "MRTDEmulator", "SmartCard", "TestSupport", "ImageCodecs", "ChildProcesses"]),
         // Soak benchmark of the host (release build, prints figures; not a test).
         .executableTarget(name: "gbgbridge-soak", dependencies: [
-            "GBGBridge", "GBGBridgeNFC", "GBGBridgeServer", "GBGBridgeStubs", "MRTD", "MRTDEmulator", "TestSupport", "CGBGBridgeCLI",
+            "GBGBridge", "GBGBridgeHost", "GBGBridgeNFC", "GBGBridgeServer", "GBGBridgeStubs", "MRTD", "MRTDEmulator", "TestSupport", "CGBGBridgeCLI",
             .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(
@@ -177,7 +190,7 @@ let package = Package(
         .testTarget(
             name: "GBGBridgeServerTests",
             dependencies: [
-                "GBGBridgeServer", "GBGBridgeNFC", "GBGBridgeStubs", "GBGBridge", "MRTD", "MRTDEmulator", "TestSupport",
+                "GBGBridgeServer", "GBGBridgeHost", "GBGBridgeNFC", "GBGBridgeStubs", "GBGBridge", "MRTD", "MRTDEmulator", "TestSupport",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
                 .product(name: "Logging", package: "swift-log"),

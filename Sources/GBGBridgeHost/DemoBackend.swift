@@ -7,18 +7,18 @@ import Synchronization
 /// `gbgbridge demo`'s stand-in for a journey's backend (zero-trust kiosk, Docs/server-side-
 /// verification.md): it issues Active Authentication challenges and verifies the chip evidence a
 /// page posts with the offline `EvidenceVerifier` — what a real backend does on its own server.
-final class DemoBackend: Sendable {
-    let trustStore: TrustStore
+package final class DemoBackend: Sendable {
+    package let trustStore: TrustStore
     /// Challenges issued and not yet used (base64), oldest first; each verifies one read.
     private let issued = Mutex<[String]>([])
-    static let maxOutstanding = 64
+    package static let maxOutstanding = 64
 
-    init(trustStore: TrustStore) {
+    package init(trustStore: TrustStore) {
         self.trustStore = trustStore
     }
 
     /// `POST /demo/challenge` → `{"challenge": "<8 bytes, base64>"}`.
-    func challenge(_ body: [UInt8]) -> (status: Int, body: [UInt8]) {
+    package func challenge(_ body: [UInt8]) -> (status: Int, body: [UInt8]) {
         let challenge = Data(secureRandomBytes(8)).base64EncodedString()
         issued.withLock { list in
             list.append(challenge)
@@ -29,7 +29,7 @@ final class DemoBackend: Sendable {
 
     /// `POST /demo/verify-evidence` with the evidence (or nfc.read's data carrying it) →
     /// `{"verification": {passive, chip, active, …}, "challengeIssuedHere": Bool, "evidenceBytes": N}`.
-    func verify(_ body: [UInt8]) -> (status: Int, body: [UInt8]) {
+    package func verify(_ body: [UInt8]) -> (status: Int, body: [UInt8]) {
         let evidence: ChipEvidence
         do {
             evidence = try ChipEvidence(json: Data(body))
@@ -61,7 +61,7 @@ final class DemoBackend: Sendable {
         }
     }
 
-    static func json(_ object: Any) -> [UInt8] {
+    package static func json(_ object: Any) -> [UInt8] {
         Array((try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8))
     }
 }

@@ -5,17 +5,17 @@ import MRTDCrypto
 import SmartCard
 
 /// One finding of `gbgbridge doctor`: what was looked at, how it stands, what to do about it.
-struct DoctorCheck: Sendable {
-    enum Status: String, Sendable { case ok, warning, error }
+package struct DoctorCheck: Sendable {
+    package enum Status: String, Sendable { case ok, warning, error }
 
-    var name: String
-    var status: Status
-    var finding: String
-    var fix: String
+    package var name: String
+    package var status: Status
+    package var finding: String
+    package var fix: String
     /// Facts behind the finding (reader names, counts, dates) for `--json`.
-    var details: [String: any Sendable] = [:]
+    package var details: [String: any Sendable] = [:]
 
-    var json: [String: Any] {
+    package var json: [String: Any] {
         var object: [String: Any] = ["name": name, "status": status.rawValue, "finding": finding, "fix": fix]
         if !details.isEmpty { object["details"] = details }
         return object
@@ -23,12 +23,12 @@ struct DoctorCheck: Sendable {
 }
 
 /// The checks `gbgbridge doctor` runs, each on its own: a failing one never stops the others.
-enum DoctorChecks {
-    static let polkitFix = "Allow the service user in polkit: /etc/polkit-1/rules.d/50-gbgbridge-pcscd.rules granting "
+package enum DoctorChecks {
+    package static let polkitFix = "Allow the service user in polkit: /etc/polkit-1/rules.d/50-gbgbridge-pcscd.rules granting "
         + "org.debian.pcsc-lite.access_pcsc and org.debian.pcsc-lite.access_card to user gbgbridge (or run as a user in an allowed group)"
 
     /// pcscd reachable and willing to talk to this user; then its readers and cards.
-    static func pcsc() async -> [DoctorCheck] {
+    package static func pcsc() async -> [DoctorCheck] {
         let backend = PCSCBackend()
         let readers: [ReaderInfo]
         let unknown = [DoctorCheck(name: "readers", status: .warning, finding: "not known: pcscd cannot be asked", fix: "Fix pcscd first"),
@@ -92,7 +92,7 @@ enum DoctorChecks {
     }
 
     /// What an ATR says of the card (PC/SC 3.0 part 3: contactless cards get a pseudo-ATR).
-    static func cardKind(_ atr: [UInt8]) -> String {
+    package static func cardKind(_ atr: [UInt8]) -> String {
         guard atr.count >= 4, atr[0] == 0x3B else { return "a contact card or an unknown kind" }
         if atr.count >= 5, atr[1] & 0xF0 == 0x80, atr[2] == 0x80, atr[3] == 0x01 {
             return "an ISO 14443-4 contactless chip (as an eMRTD is)"
@@ -104,7 +104,7 @@ enum DoctorChecks {
     }
 
     /// The kernel's NFC drivers claim PN53x readers before pcscd (libccid) or libnfc can.
-    static func kernelModules(modules: String? = try? String(contentsOfFile: "/proc/modules", encoding: .utf8)) -> DoctorCheck {
+    package static func kernelModules(modules: String? = try? String(contentsOfFile: "/proc/modules", encoding: .utf8)) -> DoctorCheck {
         guard let modules else {
             return DoctorCheck(name: "kernel-modules", status: .ok, finding: "/proc/modules is not readable here", fix: "")
         }
@@ -121,7 +121,7 @@ enum DoctorChecks {
     }
 
     /// libnfc devices, only when one is configured (libnfc is not started otherwise).
-    static func libnfc(devices: [String]) async -> DoctorCheck {
+    package static func libnfc(devices: [String]) async -> DoctorCheck {
         guard !devices.isEmpty else {
             return DoctorCheck(name: "libnfc", status: .ok, finding: "no libnfc device configured (libnfc is not used)", fix: "")
         }
@@ -140,7 +140,7 @@ enum DoctorChecks {
     }
 
     /// serve's configuration file: present, and every key known and well typed.
-    static func configuration(path: String?) -> (DoctorCheck, ServeSettings?) {
+    package static func configuration(path: String?) -> (DoctorCheck, ServeSettings?) {
         do {
             guard let (settings, file) = try ServeSettings.load(path: path) else {
                 return (DoctorCheck(name: "config", status: .ok, finding: "no \(ServeSettings.defaultPath): serve runs on its options alone", fix: ""), nil)
@@ -165,13 +165,13 @@ enum DoctorChecks {
     }
 
     /// The trust store: anchors by country, the earliest expiry, CRLs past their next update.
-    static func trustStore(paths: [String], now: Double = Date().timeIntervalSince1970) -> DoctorCheck {
+    package static func trustStore(paths: [String], now: Double = Date().timeIntervalSince1970) -> DoctorCheck {
         let (store, problems) = loadTrust(paths)
         return trustHealth(store, paths: paths, problems: problems, now: now)
     }
 
     /// Every path that loads, and why the others did not.
-    static func loadTrust(_ paths: [String]) -> (store: TrustStore, problems: [String]) {
+    package static func loadTrust(_ paths: [String]) -> (store: TrustStore, problems: [String]) {
         var store = TrustStore()
         var problems: [String] = []
         for path in paths {
@@ -185,7 +185,7 @@ enum DoctorChecks {
     }
 
     /// How a loaded trust store stands: what `doctor`, `trust status` and `/diagnostics.json` say of it.
-    static func trustHealth(_ store: TrustStore, paths: [String], problems: [String] = [],
+    package static func trustHealth(_ store: TrustStore, paths: [String], problems: [String] = [],
                             now: Double = Date().timeIntervalSince1970) -> DoctorCheck {
         guard !paths.isEmpty || !store.certificates.isEmpty else {
             return DoctorCheck(name: "trust-store", status: .warning, finding: "no trust store given: every read will be 'untrusted'",
@@ -246,12 +246,12 @@ enum DoctorChecks {
         return DoctorCheck(name: "trust-store", status: status, finding: finding, fix: fixes.joined(separator: "; "), details: details)
     }
 
-    static func iso8601(_ seconds: Double) -> String {
+    package static func iso8601(_ seconds: Double) -> String {
         ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: seconds))
     }
 
     /// Chromium, which `serve --kiosk` launches.
-    static func chromium(path: String = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin") -> DoctorCheck {
+    package static func chromium(path: String = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin") -> DoctorCheck {
         let names = ["chromium", "chromium-browser", "google-chrome"]
         for directory in path.split(separator: ":") {
             for name in names where FileManager.default.isExecutableFile(atPath: "\(directory)/\(name)") {
@@ -263,7 +263,7 @@ enum DoctorChecks {
     }
 
     /// Cameras (V4L2) for document and selfie capture.
-    static func cameras() -> DoctorCheck {
+    package static func cameras() -> DoctorCheck {
         let result = CameraDetector.check()
         guard !result.devices.isEmpty else {
             return DoctorCheck(name: "cameras", status: .ok, finding: "no V4L2 camera: document and selfie capture answer as on a device without one", fix: "")
@@ -279,7 +279,7 @@ enum DoctorChecks {
     }
 
     /// Whether `serve` could listen on host:port now.
-    static func port(host: String, port: Int) -> DoctorCheck {
+    package static func port(host: String, port: Int) -> DoctorCheck {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else {
             return DoctorCheck(name: "port", status: .warning, finding: "cannot open a socket to test \(host):\(port)", fix: "")

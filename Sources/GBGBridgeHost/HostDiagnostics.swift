@@ -9,8 +9,8 @@ import SmartCard
 /// and their state, the last reads phase by phase, every page's troubleshooting surfaces and the
 /// trust store's health. Nothing of a document: reads carry outcomes, timings and counts only.
 @MainActor
-final class HostDiagnostics {
-    let pages = PageDiagnostics()
+package final class HostDiagnostics {
+    package let pages = PageDiagnostics()
     private let nfc: NFCReadService
     private let trustPaths: [String]
     private let started = Date()
@@ -18,23 +18,23 @@ final class HostDiagnostics {
     /// The trust store's health changes by the day, not the second: worked out once a minute.
     private var trust: (check: [String: Any], at: ContinuousClock.Instant)?
 
-    init(nfc: NFCReadService, trustPaths: [String]) {
+    package init(nfc: NFCReadService, trustPaths: [String]) {
         self.nfc = nfc
         self.trustPaths = trustPaths
     }
 
     /// The document, as `BridgeServerConfiguration.diagnostics` wants it.
-    nonisolated func source() -> @Sendable () async -> [UInt8] {
+    package nonisolated func source() -> @Sendable () async -> [UInt8] {
         { [self] in await self.json() }
     }
 
-    func json() -> [UInt8] {
+    package func json() -> [UInt8] {
         let object = snapshot()
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
         return Array(data)
     }
 
-    func snapshot() -> [String: Any] {
+    package func snapshot() -> [String: Any] {
         let active = nfc.readLog.current
         let readers: [[String: Any]] = nfc.readers.map { reader in
             var entry: [String: Any] = [

@@ -6,13 +6,13 @@ import Prometheus
 
 /// The host's metrics: swift-metrics as the API everywhere, swift-prometheus as the backend here.
 /// Bootstrapped once per process by `serve` and `demo`.
-enum HostMetrics {
-    static let registry = PrometheusCollectorRegistry()
+package enum HostMetrics {
+    package static let registry = PrometheusCollectorRegistry()
 
     /// The Prometheus text exposition (format 0.0.4) of everything recorded so far.
-    @Sendable static func exposition() -> [UInt8] { registry.emitToBuffer() }
+    @Sendable package static func exposition() -> [UInt8] { registry.emitToBuffer() }
 
-    static func bootstrap(trust: TrustStore, now: Double = Date().timeIntervalSince1970) {
+    package static func bootstrap(trust: TrustStore, now: Double = Date().timeIntervalSince1970) {
         var factory = PrometheusMetricsFactory(registry: registry)
         // A contactless read takes from a fraction of a second to tens of seconds.
         factory.durationHistogramBuckets["gbgbridge_read_duration_seconds"] = [
@@ -34,14 +34,14 @@ enum HostMetrics {
     /// The actions `gbgbridge_requests_total` names; every other action a page sends is counted as
     /// `other`, so a page cannot make a series per made-up action (label values come from a
     /// closed set: Docs/kiosk-deployment.md, "Metrics").
-    static let knownActions: Set<String> = ["capability.query", "camera.document.capture", "camera.selfie.capture", "nfc.read"]
+    package static let knownActions: Set<String> = ["capability.query", "camera.document.capture", "camera.selfie.capture", "nfc.read"]
 
     /// `action` as `gbgbridge_requests_total` labels it.
-    static func actionLabel(_ action: String) -> String { knownActions.contains(action) ? action : "other" }
+    package static func actionLabel(_ action: String) -> String { knownActions.contains(action) ? action : "other" }
 
     /// Counts the responses a page's host sends, by action and status, until the host goes away.
     @MainActor
-    static func countRequests(of host: BridgeHost) -> Task<Void, Never> {
+    package static func countRequests(of host: BridgeHost) -> Task<Void, Never> {
         let traffic = host.messages
         return Task {
             for await item in traffic where item.direction == .sent && item.message.type == .response {

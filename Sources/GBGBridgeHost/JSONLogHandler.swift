@@ -1,9 +1,8 @@
-import ArgumentParser
 import Foundation
 import Logging
 
 /// How `serve` and `demo` write their log on standard error.
-enum LogFormat: String, ExpressibleByArgument, CaseIterable {
+package enum LogFormat: String, CaseIterable, Sendable {
     /// `2026-11-23T10:00:00+0000 info gbgbridge: [module] message key=value` (swift-log's own).
     case text
     /// One JSON object a line — `{"time", "level", "label", "event", "fields"}` — for journald and
@@ -16,23 +15,23 @@ enum LogFormat: String, ExpressibleByArgument, CaseIterable {
 /// `source` (the module). The messages are those of the text log — secrets never reach either
 /// (callers redact, `LogText` escapes) — and JSON encoding escapes what is left, so a line can
 /// never be broken or forged by what it carries.
-struct JSONLogHandler: LogHandler {
-    let label: String
-    var logLevel: Logger.Level = .info
-    var metadata: Logger.Metadata = [:]
-    var metadataProvider: Logger.MetadataProvider?
+package struct JSONLogHandler: LogHandler {
+    package let label: String
+    package var logLevel: Logger.Level = .info
+    package var metadata: Logger.Metadata = [:]
+    package var metadataProvider: Logger.MetadataProvider?
 
-    init(label: String, metadataProvider: Logger.MetadataProvider? = nil) {
+    package init(label: String, metadataProvider: Logger.MetadataProvider? = nil) {
         self.label = label
         self.metadataProvider = metadataProvider
     }
 
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    package subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
 
-    func log(event: LogEvent) {
+    package func log(event: LogEvent) {
         var fields = metadata
         if let provided = metadataProvider?.get() { fields.merge(provided) { $1 } }
         if let extra = event.metadata { fields.merge(extra) { $1 } }
@@ -58,7 +57,7 @@ struct JSONLogHandler: LogHandler {
         }
     }
 
-    static func json(_ value: Logger.Metadata.Value) -> Any {
+    package static func json(_ value: Logger.Metadata.Value) -> Any {
         switch value {
         case .string(let text): return text
         case .stringConvertible(let convertible): return convertible.description
@@ -67,7 +66,7 @@ struct JSONLogHandler: LogHandler {
         }
     }
 
-    static func timestamp(_ date: Date) -> String {
+    package static func timestamp(_ date: Date) -> String {
         var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
         var parts = tm()
         gmtime_r(&seconds, &parts)

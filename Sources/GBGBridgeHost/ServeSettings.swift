@@ -16,46 +16,46 @@ import Yams
 ///
 /// Strict: an unknown key, a key given twice or a value of the wrong type is an error naming the
 /// key and its line, so a typo never silently falls back to a default.
-struct ServeSettings: Sendable, Equatable {
-    static let defaultPath = "/etc/gbgbridge/gbgbridge.conf"
-    static let defaultPort = 8450
+package struct ServeSettings: Sendable, Equatable {
+    package static let defaultPath = "/etc/gbgbridge/gbgbridge.conf"
+    package static let defaultPort = 8450
     /// `read-timeout` / `--read-timeout` in seconds: nfc.read's `readTimeoutSeconds` range.
-    static let readTimeoutRange = 5...600
+    package static let readTimeoutRange = 5...600
     /// `diagnostics-streams` / `--diagnostics-streams`: live operator streams open at once.
-    static let diagnosticsStreamsRange = 1...64
+    package static let diagnosticsStreamsRange = 1...64
 
-    var port: Int?
-    var allowOrigin: [String]?
-    var trust: [String]?
-    var staticDirectory: String?
-    var kiosk: String?
-    var headless: Bool?
-    var kioskProfile: String?
-    var libnfcDevice: [String]?
-    var libnfcDiscover: Bool?
-    var verbose: Bool?
-    var metricsListen: String?
-    var logFormat: String?
-    var diagnostics: Bool?
-    var terminalCertificates: [String]?
-    var terminalKey: String?
-    var readTimeout: Int?
-    var diagnosticsStreams: Int?
+    package var port: Int?
+    package var allowOrigin: [String]?
+    package var trust: [String]?
+    package var staticDirectory: String?
+    package var kiosk: String?
+    package var headless: Bool?
+    package var kioskProfile: String?
+    package var libnfcDevice: [String]?
+    package var libnfcDiscover: Bool?
+    package var verbose: Bool?
+    package var metricsListen: String?
+    package var logFormat: String?
+    package var diagnostics: Bool?
+    package var terminalCertificates: [String]?
+    package var terminalKey: String?
+    package var readTimeout: Int?
+    package var diagnosticsStreams: Int?
 
     /// The keys a file may hold, as `serve`'s long options name them.
-    static let keys = ["port", "allow-origin", "trust", "static", "kiosk", "headless", "kiosk-profile", "libnfc-device",
+    package static let keys = ["port", "allow-origin", "trust", "static", "kiosk", "headless", "kiosk-profile", "libnfc-device",
                        "libnfc-discover", "verbose", "metrics-listen", "log-format", "diagnostics", "terminal-certificates", "terminal-key",
                        "read-timeout", "diagnostics-streams"]
 
     /// What is wrong with a configuration file; `description` names the file, the key and the line.
-    struct Problem: Error, CustomStringConvertible {
-        let description: String
+    package struct Problem: Error, CustomStringConvertible {
+        package let description: String
     }
 
-    init() {}
+    package init() {}
 
     /// The settings in `path`, or `nil` when `path` is the default one and does not exist.
-    static func load(path: String?) throws(Problem) -> (settings: ServeSettings, path: String)? {
+    package static func load(path: String?) throws(Problem) -> (settings: ServeSettings, path: String)? {
         let chosen = path ?? defaultPath
         guard FileManager.default.fileExists(atPath: chosen) else {
             if path == nil { return nil }
@@ -72,7 +72,7 @@ struct ServeSettings: Sendable, Equatable {
     }
 
     /// The settings in `text` (a YAML mapping; empty or only comments is no setting at all).
-    static func parse(_ text: String, file: String) throws(Problem) -> ServeSettings {
+    package static func parse(_ text: String, file: String) throws(Problem) -> ServeSettings {
         let root: Node?
         do {
             root = try Yams.compose(yaml: text)
@@ -119,32 +119,32 @@ struct ServeSettings: Sendable, Equatable {
 
     /// One `key: value` of the file, read as the type its option takes.
     private struct Field {
-        let file: String
-        let key: String
-        let line: String
-        let node: Node
+        package let file: String
+        package let key: String
+        package let line: String
+        package let node: Node
 
         /// The key as it may be shown: printable ASCII, clipped.
-        var printableKey: String {
+        package var printableKey: String {
             String(String(key.unicodeScalars.map { $0.isASCII && $0.value >= 0x20 && $0.value < 0x7F ? Character($0) : "?" }).prefix(60))
         }
 
-        func wrong(_ expected: String) -> Problem {
+        package func wrong(_ expected: String) -> Problem {
             Problem(description: "\(file)\(line): '\(key)' must be \(expected)")
         }
 
-        func string() throws(Problem) -> String {
+        package func string() throws(Problem) -> String {
             guard let scalar = node.scalar, !scalar.string.isEmpty else { throw wrong("a non-empty text") }
             return scalar.string
         }
 
-        func string(oneOf choices: [String]) throws(Problem) -> String {
+        package func string(oneOf choices: [String]) throws(Problem) -> String {
             let value = try string()
             guard choices.contains(value) else { throw wrong(choices.map { "'\($0)'" }.joined(separator: " or ")) }
             return value
         }
 
-        func strings() throws(Problem) -> [String] {
+        package func strings() throws(Problem) -> [String] {
             if node.scalar != nil { return [try string()] }
             guard let sequence = node.sequence else { throw wrong("a text or a list of texts") }
             var values: [String] = []
@@ -155,14 +155,14 @@ struct ServeSettings: Sendable, Equatable {
             return values
         }
 
-        func int(in range: ClosedRange<Int>) throws(Problem) -> Int {
+        package func int(in range: ClosedRange<Int>) throws(Problem) -> Int {
             guard node.scalar != nil, let value = node.int, range.contains(value) else {
                 throw wrong("a whole number from \(range.lowerBound) to \(range.upperBound)")
             }
             return value
         }
 
-        func bool() throws(Problem) -> Bool {
+        package func bool() throws(Problem) -> Bool {
             guard node.scalar != nil, let value = node.bool else { throw wrong("true or false") }
             return value
         }

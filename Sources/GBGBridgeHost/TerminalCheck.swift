@@ -2,12 +2,12 @@ import CVCertificates
 import Foundation
 
 /// The checks of `terminal check` (and of `doctor` when the configuration names credentials).
-struct TerminalCheck {
-    var lines: [String] = []
-    var problems: [String] = []
-    var json: [String: Any] = [:]
+package struct TerminalCheck {
+    package var lines: [String] = []
+    package var problems: [String] = []
+    package var json: [String: Any] = [:]
 
-    static func run(_ credentials: TerminalCredentials, trustPoints: [CVCertificate], on day: CVDate) async -> TerminalCheck {
+    package static func run(_ credentials: TerminalCredentials, trustPoints: [CVCertificate], on day: CVDate) async -> TerminalCheck {
         var check = TerminalCheck()
         let terminal = credentials.terminal
         let rights = terminal.authorization.biometricDataGroups
@@ -99,7 +99,7 @@ struct TerminalCheck {
 extension DoctorChecks {
     /// The configuration's Terminal Authentication credentials, as `terminal check` sees them
     /// (today, chains followed by CAR/CHR, the key signing for the certificate).
-    static func terminalAuthentication(certificates: [String], key: String?) async -> DoctorCheck {
+    package static func terminalAuthentication(certificates: [String], key: String?) async -> DoctorCheck {
         let name = "terminal-authentication"
         guard let key, !certificates.isEmpty else {
             return DoctorCheck(name: name, status: .ok, finding: "not configured: DG3/DG4 of EAC passports stay closed (no Terminal Authentication)",
@@ -110,7 +110,7 @@ extension DoctorChecks {
         let credentials: TerminalCredentials
         do {
             credentials = try TerminalCredentials(certificates: try TerminalCredentials.certificates(at: certificates),
-                                                  signer: try TerminalOptions.signer(key))
+                                                  signer: try TerminalKey.signer(key))
         } catch {
             return DoctorCheck(name: name, status: .error, finding: "\(error.field): \(error.reason)", fix: fix)
         }

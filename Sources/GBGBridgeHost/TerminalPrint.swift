@@ -1,8 +1,8 @@
 import CVCertificates
 
 /// How `terminal print` and `terminal check` put CV certificates and requests into words and JSON.
-enum TerminalPrint {
-    static func kind(_ authorization: CertificateHolderAuthorization) -> String {
+package enum TerminalPrint {
+    package static func kind(_ authorization: CertificateHolderAuthorization) -> String {
         let type: String
         switch authorization.terminalType {
         case CertificateHolderAuthorization.inspectionSystem: type = "Inspection System"
@@ -18,14 +18,14 @@ enum TerminalPrint {
         }
     }
 
-    static func keyDescription(_ key: CVPublicKey) -> String {
+    package static func keyDescription(_ key: CVPublicKey) -> String {
         if key.algorithm.isRSA { return "\(key.algorithm.schemeName), RSA \((key.modulus?.count ?? 0) * 8) bits" }
         let curve = key.domainParameters == nil ? (key.standardCurve.map { "\($0.name), parameters from the CVCA" } ?? "parameters from the CVCA")
                                                 : (key.standardCurve.map { "\($0.name), explicit parameters" } ?? "explicit parameters")
         return "\(key.algorithm.schemeName), \(curve)"
     }
 
-    static func json(_ certificate: CVCertificate) -> [String: Any] {
+    package static func json(_ certificate: CVCertificate) -> [String: Any] {
         let authorization = certificate.authorization
         return ["type": "certificate", "car": certificate.authorityReference, "chr": certificate.holderReference,
                 "role": authorization.role.rawValue, "terminalType": authorization.terminalType,
@@ -35,7 +35,7 @@ enum TerminalPrint {
                 "extensions": certificate.extensions.count]
     }
 
-    static func json(_ request: CVCertificateRequest) -> [String: Any] {
+    package static func json(_ request: CVCertificateRequest) -> [String: Any] {
         var object: [String: Any] = ["type": "request", "chr": request.holderReference, "algorithm": request.publicKey.algorithm.schemeName,
                                      "key": keyDescription(request.publicKey)]
         if let car = request.authorityReference { object["car"] = car }
@@ -44,7 +44,7 @@ enum TerminalPrint {
         return object
     }
 
-    static func text(_ certificate: CVCertificate, file: String) -> String {
+    package static func text(_ certificate: CVCertificate, file: String) -> String {
         let authorization = certificate.authorization
         let rights = authorization.biometricDataGroups
         return """
@@ -56,7 +56,7 @@ enum TerminalPrint {
             """
     }
 
-    static func text(_ request: CVCertificateRequest, file: String) -> String {
+    package static func text(_ request: CVCertificateRequest, file: String) -> String {
         let inner = (try? request.verifyInnerSignature()) != nil ? "valid" : "INVALID"
         return """
             \(file): CV certificate request

@@ -5,28 +5,28 @@ import MRTDCrypto
 
 /// One `gbgbridge trust import`: files are read and verified as they are added; `commit` sorts
 /// out duplicates and replacements against the store and writes what is new.
-struct TrustImport {
-    struct Problem: Error, CustomStringConvertible {
-        let description: String
+package struct TrustImport {
+    package struct Problem: Error, CustomStringConvertible {
+        package let description: String
     }
 
-    struct Report {
-        var added: [(country: String, subject: String, file: String)] = []
-        var replaced: [(country: String, subject: String, old: String, new: String)] = []
-        var alreadyPresent: [(subject: String, reason: String)] = []
-        var countriesAdded: [String] = []
-        var crlsAdded: [(issuer: String, file: String)] = []
-        var crlsReplaced: [(issuer: String, old: String, new: String)] = []
-        var refused: [(file: String, reason: String)] = []
+    package struct Report {
+        package var added: [(country: String, subject: String, file: String)] = []
+        package var replaced: [(country: String, subject: String, old: String, new: String)] = []
+        package var alreadyPresent: [(subject: String, reason: String)] = []
+        package var countriesAdded: [String] = []
+        package var crlsAdded: [(issuer: String, file: String)] = []
+        package var crlsReplaced: [(issuer: String, old: String, new: String)] = []
+        package var refused: [(file: String, reason: String)] = []
         /// Certificates of an accepted master list refused one by one (a link whose issuer the
         /// list lacks, a signature that does not verify): reported, not a failed import.
-        var refusedFromLists: [(file: String, subject: String, reason: String)] = []
+        package var refusedFromLists: [(file: String, subject: String, reason: String)] = []
         /// The master lists accepted, with their signers.
-        var masterLists: [(file: String, signer: String)] = []
+        package var masterLists: [(file: String, signer: String)] = []
         /// Old files that still hold a replaced certificate next to others (not deleted).
-        var leftInPlace: [String] = []
+        package var leftInPlace: [String] = []
 
-        var json: [String: Any] {
+        package var json: [String: Any] {
             [
                 "added": added.map { ["country": $0.country, "subject": $0.subject, "file": $0.file] },
                 "replaced": replaced.map { ["country": $0.country, "subject": $0.subject, "old": $0.old, "new": $0.new] },
@@ -41,7 +41,7 @@ struct TrustImport {
             ]
         }
 
-        func text(dryRun: Bool) -> String {
+        package func text(dryRun: Bool) -> String {
             var lines: [String] = []
             let verb = dryRun ? "would add" : "added"
             lines.append("\(verb) \(added.count) CSCA certificate\(added.count == 1 ? "" : "s"), replaced \(replaced.count), "
@@ -66,16 +66,16 @@ struct TrustImport {
     }
 
     private struct Stored {
-        let certificate: Certificate
-        let path: String
+        package let certificate: Certificate
+        package let path: String
         /// How many certificates the file holds (only a file of one is removed on replacement).
-        let certificatesInFile: Int
+        package let certificatesInFile: Int
     }
 
-    let storePath: String
+    package let storePath: String
     /// SHA-256 fingerprints (upper-case hex) of CSCAs the operator names as trusted
     /// (`--list-anchor-sha256`): a master list's certificate with one of them may vouch for the list.
-    var listAnchors: Set<String> = []
+    package var listAnchors: Set<String> = []
     private var stored: [Stored] = []
     private var storedCRLs: [(crl: RevocationList, path: String, single: Bool)] = []
     private var incoming: [(certificate: Certificate, source: String, fromList: Bool)] = []
@@ -83,7 +83,7 @@ struct TrustImport {
     private var refused: [(file: String, reason: String)] = []
     private var refusedFromLists: [(file: String, subject: String, reason: String)] = []
 
-    init(store: String) throws(Problem) {
+    package init(store: String) throws(Problem) {
         storePath = store
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: store, isDirectory: &isDirectory) {
@@ -121,10 +121,10 @@ struct TrustImport {
     /// import took from certificate files (not from lists).
     private var trustedBeforeLists: [Certificate] { stored.map(\.certificate) + incoming.filter { !$0.fromList }.map(\.certificate) }
     /// The `--list-anchor-sha256` fingerprints some list's certificate matched.
-    private(set) var usedListAnchors: Set<String> = []
+    package private(set) var usedListAnchors: Set<String> = []
 
     /// Reads and verifies one file; what fails is recorded as refused.
-    mutating func add(file: String) {
+    package mutating func add(file: String) {
         let bytes: [UInt8]
         do {
             bytes = try BoundedFile.read(file, ceiling: BoundedFile.Ceiling.trustFile, what: "trust file (certificate, master list or CRL)")
@@ -195,10 +195,10 @@ struct TrustImport {
     }
 
     /// The signers of the lists imported (for the report).
-    private(set) var masterListSigners: [(file: String, subject: String)] = []
+    package private(set) var masterListSigners: [(file: String, subject: String)] = []
 
     /// Works out what changes and (unless `dryRun`) writes it.
-    func commit(dryRun: Bool) throws(Problem) -> Report {
+    package func commit(dryRun: Bool) throws(Problem) -> Report {
         var report = Report()
         report.refused = refused
         report.refusedFromLists = refusedFromLists
@@ -275,7 +275,7 @@ struct TrustImport {
         return report
     }
 
-    static func pem(_ der: [UInt8]) -> [UInt8] {
+    package static func pem(_ der: [UInt8]) -> [UInt8] {
         let base64 = Data(der).base64EncodedString()
         var lines = ["-----BEGIN CERTIFICATE-----"]
         var index = base64.startIndex
@@ -288,10 +288,10 @@ struct TrustImport {
         return Array((lines.joined(separator: "\n") + "\n").utf8)
     }
 
-    static func hex(_ bytes: some Sequence<UInt8>) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+    package static func hex(_ bytes: some Sequence<UInt8>) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 
     /// A country code as a file-name part: letters and digits only.
-    static func safe(_ country: String) -> String {
+    package static func safe(_ country: String) -> String {
         let kept = country.unicodeScalars.filter { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)) }
         return kept.isEmpty ? "XX" : String(String.UnicodeScalarView(kept.prefix(3))).uppercased()
     }

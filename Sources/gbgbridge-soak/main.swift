@@ -11,9 +11,9 @@
 import CGBGBridgeCLI
 import Foundation
 import GBGBridge
+import GBGBridgeHost
 import GBGBridgeNFC
 import GBGBridgeServer
-import GBGBridgeStubs
 import Logging
 import MRTD
 import MRTDEmulator
@@ -179,11 +179,10 @@ configuration.maxConnections = max(16, options.pages)
 configuration.maxOpenConnections = max(128, options.pages * 2)
 configuration.allowedOrigins = ["ws://127.0.0.1"]
 configuration.bridge = BridgeConfiguration(hostVersion: "soak", capabilities: [:])
-let server = try BridgeServer(configuration: configuration, logger: Logger(label: "soak.server"), setUpHost: { host in
-    StubDocumentCamera().install(on: host)
-    StubSelfieCamera().install(on: host)
-    nfc.attach(to: host)
-}, tearDownHost: { host in nfc.detach(from: host) })
+// The pages get what `gbgbridge serve` gives them (the metrics system is not bootstrapped here).
+let services = await MainActor.run { HostServices(nfc: nfc, countsRequests: false) }
+let server = try BridgeServer(configuration: configuration, logger: Logger(label: "soak.server"),
+                              setUpHost: { services.setUp($0) }, tearDownHost: { services.tearDown($0) })
 let serving = Task { try await server.run() }
 var boundPort = server.port
 while boundPort == nil {

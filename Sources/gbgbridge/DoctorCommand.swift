@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import GBGBridgeHost
 
 /// `gbgbridge doctor`: what stands between this machine and a reading kiosk.
 struct DoctorCommand: AsyncParsableCommand {

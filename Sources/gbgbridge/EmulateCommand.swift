@@ -3,6 +3,7 @@ import BoundedFiles
 import CVCertificates
 import CGBGBridgeCLI
 import Foundation
+import GBGBridgeHost
 import MRTD
 import MRTDEmulator
 import Synchronization
@@ -348,25 +349,4 @@ func serveUntilTerminated(start: () -> Void, stop: () -> Void, remove: @escaping
 }
 
 /// Suspends until SIGINT or SIGTERM.
-func waitForTermination() async {
-    signal(SIGINT, SIG_IGN)
-    signal(SIGTERM, SIG_IGN)
-    let queue = DispatchQueue(label: "signals")
-    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-        let sources = [SIGINT, SIGTERM].map { DispatchSource.makeSignalSource(signal: $0, queue: queue) }
-        let resumed = Mutex(false)
-        for source in sources {
-            source.setEventHandler {
-                let first = resumed.withLock { value -> Bool in
-                    defer { value = true }
-                    return !value
-                }
-                if first {
-                    sources.forEach { $0.cancel() }
-                    continuation.resume()
-                }
-            }
-            source.resume()
-        }
-    }
-}
+func waitForTermination() async { await HostServer.termination() }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import GBGBridgeHost
 
 @main
 struct GBGBridgeCommand: AsyncParsableCommand {
@@ -42,6 +43,3 @@ struct GBGBridgeCommand: AsyncParsableCommand {
     )
 }
 
-enum GBGBridgeVersion {
-    static let current = "0.1.0"
-}

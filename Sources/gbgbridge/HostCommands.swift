@@ -3,6 +3,7 @@ import CVCertificates
 import CGBGBridgeCLI
 import Foundation
 import GBGBridge
+import GBGBridgeHost
 import GBGBridgeNFC
 import GBGBridgeServer
 import GBGBridgeStubs
@@ -11,101 +12,15 @@ import MRTD
 import MRTDEmulator
 import SmartCard
 
-/// What every page's host gets: stub cameras and nfc.read on the shared reader service.
-@MainActor
-final class HostServices {
-    let nfc: NFCReadService
-    let document = StubDocumentCamera()
-    let selfie = StubSelfieCamera()
-    private var requestCounters: [ObjectIdentifier: Task<Void, Never>] = [:]
-
-    init(nfc: NFCReadService) { self.nfc = nfc }
-
-    func setUp(_ host: BridgeHost) {
-        document.install(on: host)
-        selfie.install(on: host)
-        nfc.attach(to: host)
-        requestCounters[ObjectIdentifier(host)] = HostMetrics.countRequests(of: host)
-    }
-
-    func tearDown(_ host: BridgeHost) {
-        nfc.detach(from: host)
-        requestCounters.removeValue(forKey: ObjectIdentifier(host))?.cancel()
-    }
-}
-
-func makeLogger(_ label: String, verbose: Bool, format: LogFormat = .text) -> Logger {
-    LoggingSystem.bootstrap { label in
-        switch format {
-        case .text:
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = verbose ? .debug : .info
-            return handler
-        case .json:
-            var handler = JSONLogHandler(label: label)
-            handler.logLevel = verbose ? .debug : .info
-            return handler
-        }
-    }
-    return Logger(label: label)
-}
-
-/// Runs a bridge server with `services` (and a kiosk browser, when given) until SIGINT/SIGTERM.
+/// Runs the host until SIGINT/SIGTERM; a failure is printed and becomes the exit code.
 @MainActor
 func runServer(_ configuration: BridgeServerConfiguration, services: HostServices, logger: Logger,
                kiosk: KioskConfiguration? = nil, onRunning: @escaping @Sendable (Int) -> Void) async throws {
-    let server: BridgeServer
     do {
-        server = try BridgeServer(configuration: configuration, logger: logger,
-                                  setUpHost: { services.setUp($0) }, tearDownHost: { services.tearDown($0) })
+        try await HostServer.run(configuration, services: services, logger: logger, kiosk: kiosk, onRunning: onRunning)
     } catch {
         printError("gbgbridge: \(error)")
-        throw ExitCode(2)
-    }
-    let serving = Task { try await server.run(onRunning: onRunning) }
-    let browser = kiosk.map { KioskBrowser(configuration: $0, logger: logger,
-                                           setUpHost: { services.setUp($0) }, tearDownHost: { services.tearDown($0) }) }
-    do {
-        try await browser?.start()
-    } catch {
-        printError("gbgbridge: the kiosk browser did not start: \(error)")
-        await server.shutdown()
-        serving.cancel()
-        throw ExitCode(1)
-    }
-    // SIGINT/SIGTERM: a graceful stop (pages closed, reads cancelled, Chromium closed) that is
-    // forced if it takes more than 4 s, so the whole stop stays within 5 s.
-    let stopper = Task { @MainActor in
-        await waitForTermination()
-        logger.info("stopping")
-        let forced = Task {
-            try await Task.sleep(for: .seconds(4))
-            serving.cancel()
-        }
-        let browserStopped = Task { @MainActor in await browser?.stop() }
-        await server.shutdown()
-        await browserStopped.value
-        _ = try? await serving.value
-        forced.cancel()
-    }
-    var failure: (any Error)?
-    do {
-        try await serving.value
-    } catch is CancellationError {
-    } catch {
-        failure = error
-    }
-    stopper.cancel()
-    await browser?.stop()
-    services.nfc.stopMonitoring()
-    // A read cancelled by the stop finishes (and says so in the log) before the process ends.
-    for _ in 0..<30 where services.nfc.isBusy {
-        try? await Task.sleep(for: .milliseconds(50))
-    }
-    logger.info("stopped")
-    if let failure {
-        printError("gbgbridge: the server stopped: \(failure)")
-        throw ExitCode(1)
+        throw ExitCode(error.exitCode)
     }
 }
 
@@ -469,17 +384,4 @@ struct DemoCommand: AsyncParsableCommand {
 }
 
 /// `HOST:PORT` (IPv4 address or name; `[v6]:PORT` for IPv6).
-struct ListenAddress: ExpressibleByArgument {
-    var host: String
-    var port: Int
-
-    init?(argument: String) {
-        guard let colon = argument.lastIndex(of: ":"), let port = Int(argument[argument.index(after: colon)...]),
-              (1...65_535).contains(port) else { return nil }
-        var host = String(argument[..<colon])
-        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        guard !host.isEmpty, host.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { return nil }
-        self.host = host
-        self.port = port
-    }
-}
+extension ListenAddress: ExpressibleByArgument {}

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CGBGBridgeCLI
 import Foundation
+import GBGBridgeHost
 import GBGBridgeNFC
 import MRTD
 import SmartCard
@@ -226,39 +227,28 @@ struct ReadCommand: AsyncParsableCommand {
             backend = PCSCBackend()
         }
 
-        bar.update(ReadProgress(phase: .waitingForCard, percent: 0))
-        let card: ReaderInfo
-        let connection: any CardConnection
-        do {
-            card = try await backend.waitForCard(readerMatching: reader, timeout: .milliseconds(Int(timeout * 1000)))
-            connection = try await backend.connect(reader: card.name)
-        } catch let error as SmartCardError {
-            bar.finish()
+        // A card that leaves the field mid-read is waited for (up to --timeout) and the read goes on.
+        let job = ReadJob(reader: reader, accessKey: key, options: options, cardTimeout: .milliseconds(Int(timeout * 1000)))
+        let outcome = await job.run(on: backend, progress: { bar.update($0) }, connected: { card, connection in
+            apduTrace?.note("start", ["tool": "gbgbridge \(GBGBridgeVersion.current)", "reader": card.name, "backend": card.backend,
+                                      "atr": connection.atr.map { String(format: "%02X", $0) }.joined()])
+        })
+        bar.finish()
+        let result: PassportReadResult
+        let readerName: String
+        switch outcome {
+        case .noCard(let error):
             apduTrace?.note("end", ["outcome": "\(error.code)", "reason": error.reason])
             try fail(error.reason, code: error.code, exit: Self.exitStatus(for: error))
-        }
-        bar.update(ReadProgress(phase: .cardDetected, file: card.name, percent: 1))
-        apduTrace?.note("start", ["tool": "gbgbridge \(GBGBridgeVersion.current)", "reader": card.name, "backend": card.backend,
-                                  "atr": connection.atr.map { String(format: "%02X", $0) }.joined()])
-
-        let result: PassportReadResult
-        // A card that leaves the field mid-read is waited for (up to --timeout) and the read goes on.
-        let wait = Duration.milliseconds(Int(timeout * 1000))
-        let passportReader = PassportReader(connection: connection, accessKey: key, options: options,
-                                            progress: { bar.update($0) },
-                                            reconnect: { try await backend.reconnect(reader: card.name, until: .now + wait) })
-        do {
-            result = try await passportReader.read()
-            apduTrace?.note("end", ["outcome": "read", "apdus": String(result.statistics.apdus),
-                                    "reconnections": String(result.statistics.reconnections)])
-        } catch {
+        case .failed(let error, _, _, _):
             apduTrace?.note("end", ["outcome": error.code.rawValue, "reason": error.reason])
-            bar.finish()
-            await passportReader.connection.disconnect()
             try fail(error.reason, code: error.code.rawValue, exit: Self.exitStatus(for: error))
+        case .read(let read, let reader, _):
+            apduTrace?.note("end", ["outcome": "read", "apdus": String(read.statistics.apdus),
+                                    "reconnections": String(read.statistics.reconnections)])
+            result = read
+            readerName = reader
         }
-        await passportReader.connection.disconnect()
-        bar.finish()
 
         let report = ReadReport(result)
         if let dump { try write(dump: dump, result.files) }
@@ -284,7 +274,7 @@ struct ReadCommand: AsyncParsableCommand {
         if json {
             print(String(decoding: try report.jsonData(pretty: true), as: UTF8.self))
         } else {
-            printSummary(report, result, reader: card.name)
+            printSummary(report, result, reader: readerName)
         }
         let failed = [report.verification.passive.status, report.verification.chip.status, report.verification.active.status].contains(.invalid)
         if failed { throw ExitCode(ReadExit.verificationFailed) }

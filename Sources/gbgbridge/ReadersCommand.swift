@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import GBGBridgeHost
 import SmartCard
 
 /// `gbgbridge readers`: what the reader back ends see.

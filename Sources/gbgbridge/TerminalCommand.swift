@@ -2,6 +2,7 @@ import ArgumentParser
 import BoundedFiles
 import CVCertificates
 import Foundation
+import GBGBridgeHost
 import MRTD
 import MRTDCrypto
 

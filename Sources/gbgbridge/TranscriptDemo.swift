@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import GBGBridgeHost
 import GBGBridge
 
 /// A walk through the bridge with no browser and no hardware: a scripted "journey" posts requests

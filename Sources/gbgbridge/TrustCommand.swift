@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import GBGBridgeHost
 import MRTD
 import MRTDCrypto
 import GBGBridge

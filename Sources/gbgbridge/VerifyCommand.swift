@@ -1,6 +1,7 @@
 import ArgumentParser
 import BoundedFiles
 import Foundation
+import GBGBridgeHost
 import GBGBridge
 import GBGBridgeNFC
 import MRTD

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import GBGBridge
+import GBGBridgeHost
 import GBGBridgeNFC
 import GBGBridgeServer
 import GBGBridgeStubs
@@ -54,14 +55,14 @@ final class ServerRig: Sendable {
         }
         await MainActor.run { nfc.logger = logger }
         let hosts = HostList()
+        // The pages get what `gbgbridge serve` gives them (HostServices), plus the rig's own.
+        let services = await MainActor.run { HostServices(nfc: nfc, countsRequests: false) }
         let server = try BridgeServer(configuration: configuration, logger: logger, setUpHost: { host in
-            StubDocumentCamera().install(on: host)
-            StubSelfieCamera().install(on: host)
-            nfc.attach(to: host)
+            services.setUp(host)
             extraSetUp(host)
             hosts.add(host)
         }, tearDownHost: { host in
-            nfc.detach(from: host)
+            services.tearDown(host)
             hosts.remove(host)
         })
         let task = Task { try await server.run() }

@@ -1,0 +1,4 @@
+import ArgumentParser
+import GBGBridgeHost
+
+extension LogFormat: ExpressibleByArgument {}
