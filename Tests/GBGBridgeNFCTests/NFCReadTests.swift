@@ -58,6 +58,7 @@ final class NFCRig {
         var trust = TrustStore()
         try trust.add(path: TestFixtures.url("pki/csca.cert.pem"))
         service = NFCReadService(backend: backend, trustStore: trust)
+        service.defaultReadTimeout = ReadOptions.testDeadline
         self.chip = try chip ?? VirtualPassportChip(passport: try TestFixtures.passport(passport))
         if insert { emulated.insert(self.chip) }
         host.attach(transport: transport)

@@ -37,7 +37,11 @@ final class ServerRig: Sendable {
         var trust = TrustStore()
         try trust.add(path: TestFixtures.url("pki/csca.cert.pem"))
         let reader = backend ?? EmulatedReaderBackend(chip: chip)
-        let nfc = await MainActor.run { NFCReadService(backend: reader, trustStore: trust) }
+        let nfc = await MainActor.run { () -> NFCReadService in
+            let service = NFCReadService(backend: reader, trustStore: trust)
+            service.defaultReadTimeout = ReadOptions.testDeadline
+            return service
+        }
         await nfc.refreshReaders()
         var configuration = BridgeServerConfiguration()
         configuration.port = 0

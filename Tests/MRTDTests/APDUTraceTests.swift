@@ -29,7 +29,7 @@ struct APDUTraceTests {
         let trace = APDUTrace { line in lines.withLock { $0.append(line) } }
         let connection = RecordingConnection(EmulatedCardConnection(chip: chip))
         let result = try await PassportReader(connection: connection, accessKey: try key ?? TestFixtures.accessKey(name),
-                                              options: ReadOptions(trustStore: Self.trust, trace: trace)).read()
+                                              options: ReadOptions.forTest(trustStore: Self.trust, trace: trace)).read()
         let text = lines.withLock { $0 }
         let records = try text.map { line in
             try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(line)")
@@ -116,7 +116,7 @@ struct APDUTraceTests {
         let name = backend.readerName
         let result = try await PassportReader(connection: try await backend.connect(reader: name),
                                               accessKey: try TestFixtures.accessKey("utopia-td3-jpeg"),
-                                              options: ReadOptions(trustStore: Self.trust, trace: APDUTrace { line in lines.withLock { $0.append(line) } }),
+                                              options: ReadOptions.forTest(trustStore: Self.trust, trace: APDUTrace { line in lines.withLock { $0.append(line) } }),
                                               reconnect: { try await backend.reconnect(reader: name, until: .now + .seconds(5)) }).read()
         #expect(result.statistics.reconnections == 1)
         let text = lines.withLock { $0 }

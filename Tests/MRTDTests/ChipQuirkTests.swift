@@ -39,7 +39,7 @@ struct ChipQuirkTests {
         let chip = try quirk.chip(passport)
         let result = try await PassportReader(connection: EmulatedCardConnection(chip: chip),
                                               accessKey: try quirk.accessKey(passport),
-                                              options: ReadOptions(dataGroups: quirk.dataGroups, trustStore: Self.trust)).read()
+                                              options: ReadOptions.forTest(dataGroups: quirk.dataGroups, trustStore: Self.trust)).read()
         expectFaithfulRead(result, of: chip, quirk: quirk, passport: passport)
         #expect(result.statistics.reauthentications <= 3, "\(quirk.name): \(result.statistics.reauthentications) new sessions")
     }
@@ -49,7 +49,7 @@ struct ChipQuirkTests {
         let chip = try quirk.chip("utopia-id-pace-only")
         let result = try await PassportReader(connection: EmulatedCardConnection(chip: chip),
                                               accessKey: try TestFixtures.accessKey("utopia-id-pace-only"),
-                                              options: ReadOptions(dataGroups: quirk.dataGroups, trustStore: Self.trust)).read()
+                                              options: ReadOptions.forTest(dataGroups: quirk.dataGroups, trustStore: Self.trust)).read()
         expectFaithfulRead(result, of: chip, quirk: quirk, passport: "utopia-id-pace-only")
     }
 
@@ -58,7 +58,7 @@ struct ChipQuirkTests {
         let chip = try quirk.chip("utopia-td3-pace")
         let mrz = try TestFixtures.description("utopia-td3-pace").mrz.lines.joined(separator: "\n")
         let result = try await PassportReader(connection: EmulatedCardConnection(chip: chip), accessKey: try AccessKey.mrz(mrz),
-                                              options: ReadOptions(dataGroups: quirk.dataGroups, trustStore: Self.trust)).read()
+                                              options: ReadOptions.forTest(dataGroups: quirk.dataGroups, trustStore: Self.trust)).read()
         var quirks = ChipQuirks()
         quirk.apply(&quirks)
         if quirks.noShortFileIdentifier == "6A82" && quirks.selectMasterFile != nil {
@@ -79,7 +79,7 @@ struct ChipQuirkTests {
         let chip = try Quirk(name: "none") { _ in }.chip("utopia-td3-jpeg")
         let result = try await PassportReader(connection: EmulatedCardConnection(chip: chip),
                                               accessKey: try TestFixtures.accessKey("utopia-td3-jpeg"),
-                                              options: ReadOptions(trustStore: Self.trust)).read()
+                                              options: ReadOptions.forTest(trustStore: Self.trust)).read()
         // EF.CardAccess, SELECT, GET CHALLENGE, EXTERNAL AUTHENTICATE, one READ BINARY per file.
         #expect(result.statistics.apdus == 1 + 3 + chip.passport.applicationFiles.count)
     }
@@ -93,7 +93,7 @@ struct ChipQuirkTests {
         let chip = try quirk.chip("utopia-td3-jpeg")
         let result = try await PassportReader(connection: EmulatedCardConnection(chip: chip),
                                               accessKey: try TestFixtures.accessKey("utopia-td3-jpeg"),
-                                              options: ReadOptions(dataGroups: quirk.dataGroups, trustStore: Self.trust)).read()
+                                              options: ReadOptions.forTest(dataGroups: quirk.dataGroups, trustStore: Self.trust)).read()
         #expect(result.passiveOutcome.status == .valid)
         #expect(result.statistics.reauthentications == 1, "one new session to learn the convention, none for DG6")
         #expect(result.skipped.keys.sorted() == [.dataGroup(5), .dataGroup(6)])
@@ -114,7 +114,7 @@ struct ChipQuirkPCSCTests {
             let connection = try await backend.connect(reader: info.name)
             defer { Task { await connection.disconnect() } }
             return try await PassportReader(connection: connection, accessKey: key,
-                                            options: ReadOptions(dataGroups: quirk.dataGroups, trustStore: Self.trust)).read()
+                                            options: ReadOptions.forTest(dataGroups: quirk.dataGroups, trustStore: Self.trust)).read()
         }
         expectFaithfulRead(result, of: chip, quirk: quirk, passport: passport)
     }
@@ -139,7 +139,7 @@ struct HiddenFileTests {
             chip = VirtualPassportChip(passport: passport)
         }
         return try await PassportReader(connection: EmulatedCardConnection(chip: chip), accessKey: try TestFixtures.accessKey(name),
-                                        options: ReadOptions(trustStore: Self.trust)).read()
+                                        options: ReadOptions.forTest(trustStore: Self.trust)).read()
     }
 
     @Test("a chip that hides DG15 fails Active Authentication instead of passing as a chip without it")
@@ -180,7 +180,7 @@ struct HiddenFileTests {
         let passport = try TestFixtures.passport("utopia-td3-pace")
         let result = try await PassportReader(connection: EmulatedCardConnection(chip: VirtualPassportChip(passport: passport)),
                                               accessKey: try TestFixtures.accessKey("utopia-td3-pace"),
-                                              options: ReadOptions(dataGroups: [1], trustStore: Self.trust)).read()
+                                              options: ReadOptions.forTest(dataGroups: [1], trustStore: Self.trust)).read()
         #expect(result.active.status == .valid, "\(result.active.detail)")
         #expect(result.chip.status == .valid, "\(result.chip.detail)")
         #expect(result.passive?.dataGroups["DG2"] == .notRead)
@@ -202,7 +202,7 @@ struct CardAccessConsistencyTests {
 
     func read(_ passport: EmulatedPassport, key: AccessKey) async throws -> PassportReadResult {
         try await PassportReader(connection: EmulatedCardConnection(chip: VirtualPassportChip(passport: passport)), accessKey: key,
-                                 options: ReadOptions(trustStore: Self.trust)).read()
+                                 options: ReadOptions.forTest(trustStore: Self.trust)).read()
     }
 
     static func mrz(_ name: String) throws -> AccessKey {
@@ -266,7 +266,7 @@ struct ChipQuirkLibNFCTests {
         let backend = LibNFCBackend(connectionStrings: [terminal.connectionString], discover: false, pollInterval: .milliseconds(20))
         let info = try await backend.waitForCard(readerMatching: nil, timeout: .seconds(10))
         let reader = PassportReader(connection: try await backend.connect(reader: info.name), accessKey: key,
-                                    options: ReadOptions(dataGroups: dataGroups, trustStore: Self.trust), progress: log.handler,
+                                    options: ReadOptions.forTest(dataGroups: dataGroups, trustStore: Self.trust), progress: log.handler,
                                     reconnect: { try await backend.reconnect(reader: info.name, until: .now + .seconds(10)) })
         let result = try await reader.read()
         await reader.connection.disconnect()

@@ -17,7 +17,7 @@ struct DirectoryStepTests {
         if let directory { passport.masterFiles[EmulatedPassport.efDIR] = directory }
         let chip = VirtualPassportChip(passport: passport)
         let result = try await PassportReader(connection: EmulatedCardConnection(chip: chip), accessKey: try PassportReaderTests.key(name),
-                                              options: ReadOptions(trustStore: PassportReaderTests.trust)).read()
+                                              options: ReadOptions.forTest(trustStore: PassportReaderTests.trust)).read()
         return (result, chip)
     }
 

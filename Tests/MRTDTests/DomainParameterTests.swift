@@ -64,7 +64,7 @@ struct DomainParameterTests {
         var trust = TrustStore()
         try trust.add(path: TestFixtures.url("pki/csca.cert.pem"))
         let result = try await PassportReader(connection: EmulatedCardConnection(chip: chip), accessKey: try TestFixtures.accessKey("utopia-td3-pace"),
-                                              options: ReadOptions(trustStore: trust)).read()
+                                              options: ReadOptions.forTest(trustStore: trust)).read()
         #expect(result.accessControl == "PACE", "\(result.accessControlNote ?? "")")
         #expect(result.paceMapping == mapping)
         #expect(result.passiveOutcome.status == .valid)
@@ -95,7 +95,7 @@ struct CardSecurityChipAuthenticationTests {
         var trust = TrustStore()
         try trust.add(path: TestFixtures.url("pki/csca.cert.pem"))
         let result = try await PassportReader(connection: EmulatedCardConnection(chip: chip), accessKey: .can("123456"),
-                                              options: ReadOptions(trustStore: trust)).read()
+                                              options: ReadOptions.forTest(trustStore: trust)).read()
         return (result, chip)
     }
 

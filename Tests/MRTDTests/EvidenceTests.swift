@@ -19,7 +19,7 @@ struct EvidenceTests {
         let description = try TestFixtures.description(name)
         let chip = VirtualPassportChip(passport: try TestFixtures.passport(name))
         let backend = EmulatedReaderBackend(chip: chip)
-        var options = ReadOptions(trustStore: trust)
+        var options = ReadOptions.forTest(trustStore: trust)
         options.activeAuthenticationChallenge = challenge
         return try await PassportReader(connection: try await backend.connect(reader: backend.readerName),
                                         accessKey: try AccessKey.mrz(description.mrz.lines.joined(separator: "\n")), options: options).read()

@@ -173,7 +173,7 @@ func reconnector(_ backend: any CardReaderBackend, _ reader: String, enabled: Bo
 func read(_ row: FaultRow, _ key: AccessKey, _ connection: any CardConnection,
           _ reconnect: PassportReader.Reconnect?) async -> Result<PassportReadResult, MRTDError> {
     let reader = PassportReader(connection: connection, accessKey: key,
-                                options: ReadOptions(dataGroups: row.dataGroups, trustStore: TestFixtures.testTrustStore),
+                                options: ReadOptions.forTest(dataGroups: row.dataGroups, trustStore: TestFixtures.testTrustStore),
                                 reconnect: reconnect)
     let result: Result<PassportReadResult, MRTDError>
     do { result = .success(try await reader.read()) } catch { result = .failure(error) }

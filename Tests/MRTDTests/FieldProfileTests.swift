@@ -63,7 +63,7 @@ struct FieldProfileTests {
         let profile = try FieldProfileExpectation(name)
         let backend = EmulatedReaderBackend(chip: try profile.chip)
         let result = try await PassportReader(connection: try await backend.connect(reader: backend.readerName), accessKey: try profile.mrz,
-                                              options: ReadOptions(trustStore: Self.trust)).read()
+                                              options: ReadOptions.forTest(trustStore: Self.trust)).read()
         profile.check(result)
     }
 
@@ -73,7 +73,7 @@ struct FieldProfileTests {
         let backend = EmulatedReaderBackend(chip: try profile.chip)
         let result = try await PassportReader(connection: try await backend.connect(reader: backend.readerName),
                                               accessKey: .can(try #require(profile.description.can)),
-                                              options: ReadOptions(trustStore: Self.trust)).read()
+                                              options: ReadOptions.forTest(trustStore: Self.trust)).read()
         profile.check(result)
     }
 }
@@ -90,7 +90,7 @@ struct FieldProfilePCSCTests {
             let connection = try await backend.connect(reader: info.name)
             defer { Task { await connection.disconnect() } }
             return try await PassportReader(connection: connection, accessKey: key,
-                                            options: ReadOptions(trustStore: TestFixtures.testTrustStore)).read()
+                                            options: ReadOptions.forTest(trustStore: TestFixtures.testTrustStore)).read()
         }
         profile.check(result)
     }

@@ -65,7 +65,7 @@ struct FileLiesPropertyTests {
             let served = Self.served(original, lie.kind)
             passport.applicationFiles[lie.fid] = served
             let chip = VirtualPassportChip(passport: passport)
-            var options = ReadOptions(trustStore: TestFixtures.testTrustStore)
+            var options = ReadOptions.forTest(trustStore: TestFixtures.testTrustStore)
             options.readTimeout = nil  // an in-process chip: what is checked is the files, not the time
             let reader: PassportReader
             do {

@@ -133,7 +133,7 @@ struct HostileCardTests {
             let backend = PCSCBackend()
             let info = try await backend.waitForCard(readerMatching: PCSCDHarness.vpcdReaderName, timeout: .seconds(10))
             let connection = try await backend.connect(reader: info.name)
-            var options = ReadOptions(trustStore: TestFixtures.testTrustStore)
+            var options = ReadOptions.forTest(trustStore: TestFixtures.testTrustStore)
             options.readTimeout = row.readTimeout
             let reader = PassportReader(connection: connection, accessKey: key, options: options)
             let started = ContinuousClock.now
@@ -171,7 +171,7 @@ struct HostileCardTests {
         let failure = try await PCSCDHarness.withEmulatedCard(stalled) { client -> MRTDError? in
             let backend = PCSCBackend()
             let info = try await backend.waitForCard(readerMatching: PCSCDHarness.vpcdReaderName, timeout: .seconds(10))
-            var options = ReadOptions(trustStore: TestFixtures.testTrustStore)
+            var options = ReadOptions.forTest(trustStore: TestFixtures.testTrustStore)
             options.readTimeout = .seconds(5)
             let reader = PassportReader(connection: try await backend.connect(reader: info.name), accessKey: try TestFixtures.accessKey("utopia-td3-pace"),
                                         options: options)
@@ -189,7 +189,7 @@ struct HostileCardTests {
             let backend = PCSCBackend()
             let info = try await backend.waitForCard(readerMatching: PCSCDHarness.vpcdReaderName, timeout: .seconds(10))
             let reader = PassportReader(connection: try await backend.connect(reader: info.name), accessKey: try TestFixtures.accessKey("utopia-td3-pace"),
-                                        options: ReadOptions(trustStore: TestFixtures.testTrustStore))
+                                        options: ReadOptions.forTest(trustStore: TestFixtures.testTrustStore))
             let result = try await reader.read()
             await reader.connection.disconnect()
             return result
@@ -206,7 +206,7 @@ struct HostileCardTests {
             let connection = try await backend.connect(reader: info.name)
             let key = try TestFixtures.accessKey("utopia-td3-pace")
             let task = Task { () -> MRTDError? in
-                let reader = PassportReader(connection: connection, accessKey: key, options: ReadOptions(trustStore: TestFixtures.testTrustStore))
+                let reader = PassportReader(connection: connection, accessKey: key, options: ReadOptions.forTest(trustStore: TestFixtures.testTrustStore))
                 do throws(MRTDError) { _ = try await reader.read() } catch { return error }
                 return nil
             }

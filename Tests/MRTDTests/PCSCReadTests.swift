@@ -32,7 +32,7 @@ struct PCSCReadTests {
         let result = try await PCSCDHarness.withEmulatedCard(chip) { _ in
             let connection = try await connect()
             defer { Task { await connection.disconnect() } }
-            return try await PassportReader(connection: connection, accessKey: key, options: ReadOptions(trustStore: Self.trust)).read()
+            return try await PassportReader(connection: connection, accessKey: key, options: ReadOptions.forTest(trustStore: Self.trust)).read()
         }
         #expect(result.passiveOutcome.status == .valid, "\(result.passiveOutcome.detail)")
         #expect(result.files[.dataGroup(2)] == passport.applicationFiles[0x0102])
@@ -52,7 +52,7 @@ struct PCSCReadTests {
             #expect(ContinuousClock.now - started < .seconds(3))
             // The right key works on the same connection afterwards: no lock-up.
             let result = try await PassportReader(connection: connection, accessKey: try Self.key("utopia-td3-jpeg"),
-                                                  options: ReadOptions(trustStore: Self.trust)).read()
+                                                  options: ReadOptions.forTest(trustStore: Self.trust)).read()
             #expect(result.passiveOutcome.status == .valid)
             await connection.disconnect()
         }
@@ -100,7 +100,7 @@ struct PCSCReadTests {
         let result = try await PCSCDHarness.withEmulatedCard(chip) { _ in
             let connection = try await connect()
             return try await PassportReader(connection: connection, accessKey: try Self.key("utopia-td3-jpeg"),
-                                            options: ReadOptions(trustStore: Self.trust)).read()
+                                            options: ReadOptions.forTest(trustStore: Self.trust)).read()
         }
         #expect(result.passiveOutcome.status == .valid)
         #expect(result.files[.dataGroup(2)] == content.applicationFiles[0x0102])
@@ -136,7 +136,7 @@ struct PCSCPACETests {
         let result = try await PCSCDHarness.withEmulatedCard(chip) { _ in
             let connection = try await connect()
             defer { Task { await connection.disconnect() } }
-            return try await PassportReader(connection: connection, accessKey: key, options: ReadOptions(trustStore: PCSCReadTests.trust)).read()
+            return try await PassportReader(connection: connection, accessKey: key, options: ReadOptions.forTest(trustStore: PCSCReadTests.trust)).read()
         }
         #expect(result.accessControl == "PACE")
         #expect(result.paceMapping == mapping.rawValue)
@@ -153,7 +153,7 @@ struct PCSCPACETests {
                 _ = try await PassportReader(connection: connection, accessKey: .can("999999")).read()
             } throws: { ($0 as? MRTDError)?.code == .accessDenied }
             let result = try await PassportReader(connection: connection, accessKey: .can("123456"),
-                                                  options: ReadOptions(trustStore: PCSCReadTests.trust)).read()
+                                                  options: ReadOptions.forTest(trustStore: PCSCReadTests.trust)).read()
             #expect(result.accessControl == "PACE")
             #expect(result.chip.status == .valid && result.active.status == .valid)
             await connection.disconnect()
@@ -172,7 +172,7 @@ struct PCSCPACETests {
             let connection = try await connect()
             defer { Task { await connection.disconnect() } }
             return try await PassportReader(connection: connection, accessKey: try PCSCReadTests.key("utopia-td3-pace"),
-                                            options: ReadOptions(trustStore: PCSCReadTests.trust)).read()
+                                            options: ReadOptions.forTest(trustStore: PCSCReadTests.trust)).read()
         }
         // A copy: neither the AA key (DG15) nor the CA key (DG14) is the chip's own.
         #expect(result.active.status == .invalid)
@@ -190,7 +190,7 @@ struct PCSCPACETests {
             let connection = try await connect()
             defer { Task { await connection.disconnect() } }
             return try await PassportReader(connection: connection, accessKey: try PCSCReadTests.key("utopia-td3-pace"),
-                                            options: ReadOptions(trustStore: PCSCReadTests.trust, accessControl: .bacOnly)).read()
+                                            options: ReadOptions.forTest(trustStore: PCSCReadTests.trust, accessControl: .bacOnly)).read()
         }
         #expect(result.chip.status == .invalid, "\(result.chip.detail)")
         #expect(result.passiveOutcome.status == .valid)

@@ -18,7 +18,7 @@ struct PassportReaderTests {
         try AccessKey.mrz(try TestFixtures.description(name).mrz.lines.joined(separator: "\n"))
     }
 
-    func read(_ chip: VirtualPassportChip, key: AccessKey, options: ReadOptions = ReadOptions(trustStore: trust),
+    func read(_ chip: VirtualPassportChip, key: AccessKey, options: ReadOptions = ReadOptions.forTest(trustStore: trust),
               progress: PassportReader.ProgressHandler? = nil) async throws -> PassportReadResult {
         try await PassportReader(connection: EmulatedCardConnection(chip: chip), accessKey: key, options: options,
                                  progress: progress).read()
@@ -97,7 +97,7 @@ struct PassportReaderTests {
         chip.setFaults(ChipFaults(statusOverrides: [], readLengthCap: nil))
         // Corrupt a MAC a few APDUs into the secure session.
         let reader = PassportReader(connection: CorruptingConnection(chip: chip, corruptAt: 8), accessKey: try Self.key("utopia-td3-jpeg"),
-                                    options: ReadOptions(trustStore: Self.trust))
+                                    options: ReadOptions.forTest(trustStore: Self.trust))
         await #expect {
             _ = try await reader.read()
         } throws: { ($0 as? MRTDError)?.code == .secureMessagingFailure }
@@ -137,7 +137,7 @@ struct PassportReaderTests {
 
     @Test func requestedDataGroupsOnlyAndProtectedOnesAreSkipped() async throws {
         let chip = VirtualPassportChip(passport: try TestFixtures.passport("utopia-td3-jpeg"))
-        var options = ReadOptions(dataGroups: [1, 3, 11], trustStore: Self.trust)
+        var options = ReadOptions.forTest(dataGroups: [1, 3, 11], trustStore: Self.trust)
         options.verifyPassive = true
         let result = try await read(chip, key: try Self.key("utopia-td3-jpeg"), options: options)
         #expect(result.dataGroupsRead == ["DG1", "DG11"])
@@ -150,7 +150,7 @@ struct PassportReaderTests {
         let chip = VirtualPassportChip(passport: try EmulatedPassport(dumpDirectory: TestFixtures.sharedURL("lds/bsi2008")))
         let dg1 = try DataGroup1(bytes: Array(try Data(contentsOf: TestFixtures.sharedURL("lds/bsi2008/Datagroup1.bin"))))
         let result = try await read(chip, key: try AccessKey.mrz(dg1.mrz.text),
-                                    options: ReadOptions(dataGroups: [1, 2, 3, 4, 14, 15], trustStore: Self.trust))
+                                    options: ReadOptions.forTest(dataGroups: [1, 2, 3, 4, 14, 15], trustStore: Self.trust))
         // DG4 and DG15 are not in its EF.SOD: invalid, and never shown (the chain alone is untrusted).
         #expect(result.passiveOutcome.status == .invalid)
         #expect(result.passive?.chain == .untrusted)
@@ -195,7 +195,7 @@ struct PACEReaderTests {
         configure(&passport)
         let chip = VirtualPassportChip(passport: passport)
         let result = try await PassportReader(connection: EmulatedCardConnection(chip: chip), accessKey: key,
-                                              options: ReadOptions(trustStore: Self.trust, accessControl: access)).read()
+                                              options: ReadOptions.forTest(trustStore: Self.trust, accessControl: access)).read()
         return (result, chip)
     }
 
@@ -227,7 +227,7 @@ struct PACEReaderTests {
         #expect(chip.statistics.paceFailures == 1)
         // No lock-up: the right CAN works on the same connection right after.
         let result = try await PassportReader(connection: connection, accessKey: .can("123456"),
-                                              options: ReadOptions(trustStore: Self.trust)).read()
+                                              options: ReadOptions.forTest(trustStore: Self.trust)).read()
         #expect(result.accessControl == "PACE")
     }
 
@@ -238,7 +238,7 @@ struct PACEReaderTests {
         let connection = EmulatedCardConnection(chip: chip)
         for _ in 0..<2 {
             let result = try await PassportReader(connection: connection, accessKey: .can("123456"),
-                                                  options: ReadOptions(trustStore: Self.trust)).read()
+                                                  options: ReadOptions.forTest(trustStore: Self.trust)).read()
             #expect(result.accessControl == "PACE")
         }
         #expect(chip.statistics.paceSuccesses == 2)
@@ -305,7 +305,7 @@ struct ActiveAuthenticationTests {
                                             signer: try TestFixtures.documentSigner())
         let chip = VirtualPassportChip(passport: passport)
         return try await PassportReader(connection: EmulatedCardConnection(chip: chip), accessKey: try PassportReaderTests.key(name),
-                                        options: ReadOptions(trustStore: PassportReaderTests.trust)).read()
+                                        options: ReadOptions.forTest(trustStore: PassportReaderTests.trust)).read()
     }
 
     @Test("a genuine chip signs the challenge", arguments: [
@@ -330,7 +330,7 @@ struct ActiveAuthenticationTests {
                                             signer: try TestFixtures.documentSigner())
         let result = try await PassportReader(connection: EmulatedCardConnection(chip: VirtualPassportChip(passport: passport)),
                                               accessKey: try PassportReaderTests.key("utopia-td3-pace"),
-                                              options: ReadOptions(trustStore: PassportReaderTests.trust)).read()
+                                              options: ReadOptions.forTest(trustStore: PassportReaderTests.trust)).read()
         #expect(result.active.status == .valid, "\(kind): \(result.active.detail)")
         let hash = String(kind.split(separator: "-").last ?? "")
         #expect(result.active.detail.replacingOccurrences(of: "-", with: "").contains(hash), "\(result.active.detail)")
@@ -369,7 +369,7 @@ struct ActiveAuthenticationTests {
         let chip = VirtualPassportChip(passport: try EmulatedPassport(dumpDirectory: TestFixtures.sharedURL("lds/bsi2008")))
         let dg1 = try DataGroup1(bytes: Array(try Data(contentsOf: TestFixtures.sharedURL("lds/bsi2008/Datagroup1.bin"))))
         let result = try await PassportReader(connection: EmulatedCardConnection(chip: chip), accessKey: try AccessKey.mrz(dg1.mrz.text),
-                                              options: ReadOptions(dataGroups: [1, 15])).read()
+                                              options: ReadOptions.forTest(dataGroups: [1, 15])).read()
         #expect(result.active.status == .invalid)
     }
 
@@ -398,7 +398,7 @@ struct ChipAuthenticationTests {
         let chip = VirtualPassportChip(passport: passport)
         configure(chip)
         let result = try await PassportReader(connection: EmulatedCardConnection(chip: chip), accessKey: try PassportReaderTests.key(name),
-                                              options: ReadOptions(trustStore: PassportReaderTests.trust, accessControl: access)).read()
+                                              options: ReadOptions.forTest(trustStore: PassportReaderTests.trust, accessControl: access)).read()
         return (result, chip)
     }
 
@@ -442,7 +442,7 @@ struct ChipAuthenticationTests {
         passport.chipAuthenticationKey = impostor.chipAuthenticationKey
         let chip = VirtualPassportChip(passport: passport)
         let result = try await PassportReader(connection: EmulatedCardConnection(chip: chip), accessKey: try PassportReaderTests.key("utopia-td3-jpeg"),
-                                              options: ReadOptions(trustStore: PassportReaderTests.trust)).read()
+                                              options: ReadOptions.forTest(trustStore: PassportReaderTests.trust)).read()
         #expect(result.chip.status == .invalid, "\(result.chip.detail)")
         #expect(result.chip.detail.contains("copy"))
         #expect(result.passiveOutcome.status == .valid, "the read still completes: \(result.passiveOutcome.detail)")
@@ -511,7 +511,7 @@ struct PACECAMTests {
     func chipAuthenticationMapping(parameterId: Int, cipher: String) async throws {
         let chip = VirtualPassportChip(passport: try passport(parameterId: parameterId, cipher: cipher))
         let result = try await PassportReader(connection: EmulatedCardConnection(chip: chip), accessKey: .can("123456"),
-                                              options: ReadOptions(trustStore: PassportReaderTests.trust)).read()
+                                              options: ReadOptions.forTest(trustStore: PassportReaderTests.trust)).read()
         #expect(result.accessControl == "PACE" && result.paceMapping == "CAM")
         #expect(result.chip.status == .valid, "\(result.chip.detail)")
         #expect(result.chip.detail.contains("PACE-CAM"))
@@ -524,7 +524,7 @@ struct PACECAMTests {
         content.chipAuthenticationMappingKey = try PrivateKey.generateEC(curveName: "brainpoolP256r1")  // not the published one
         let chip = VirtualPassportChip(passport: content)
         let result = try await PassportReader(connection: EmulatedCardConnection(chip: chip), accessKey: .can("123456"),
-                                              options: ReadOptions(trustStore: PassportReaderTests.trust)).read()
+                                              options: ReadOptions.forTest(trustStore: PassportReaderTests.trust)).read()
         #expect(result.chip.status == .invalid)
         #expect(result.chip.detail.contains("copy"))
     }
@@ -557,7 +557,7 @@ struct PACEIMTests {
     func integratedMapping(parameterId: Int, cipher: String) async throws {
         let chip = VirtualPassportChip(passport: try passport(parameterId: parameterId, cipher: cipher))
         let result = try await PassportReader(connection: EmulatedCardConnection(chip: chip), accessKey: .can("123456"),
-                                              options: ReadOptions(trustStore: PassportReaderTests.trust)).read()
+                                              options: ReadOptions.forTest(trustStore: PassportReaderTests.trust)).read()
         #expect(result.accessControl == "PACE" && result.paceMapping == "IM")
         #expect(result.paceProtocol == "PACE-\(parameterId <= 2 ? "DH" : "ECDH")-IM-\(cipher)")
         #expect(result.passiveOutcome.status == .valid)

@@ -32,7 +32,7 @@ struct TagLossTests {
         let backend = EmulatedReaderBackend(chip: chip)
         let connection = try await backend.connect(reader: backend.readerName)
         let name = backend.readerName
-        return try await PassportReader(connection: connection, accessKey: key, options: ReadOptions(dataGroups: dataGroups, trustStore: Self.trust),
+        return try await PassportReader(connection: connection, accessKey: key, options: ReadOptions.forTest(dataGroups: dataGroups, trustStore: Self.trust),
                                         progress: log.handler,
                                         reconnect: {
                                             if let other { backend.insert(other) }
@@ -111,7 +111,7 @@ struct TagLossTests {
         func read(_ chip: VirtualPassportChip) async throws -> PassportReadResult {
             let backend = EmulatedReaderBackend(chip: chip)
             let connection = try await backend.connect(reader: backend.readerName)
-            var options = ReadOptions(trustStore: Self.trust)
+            var options = ReadOptions.forTest(trustStore: Self.trust)
             options.terminal = credentials
             return try await PassportReader(connection: connection, accessKey: try TestFixtures.accessKey(name), options: options,
                                             reconnect: { try await backend.reconnect(reader: backend.readerName, until: .now + .seconds(5)) }).read()
@@ -250,7 +250,7 @@ struct TagLossPCSCTests {
             let backend = PCSCBackend()
             let info = try await backend.waitForCard(readerMatching: PCSCDHarness.vpcdReaderName, timeout: .seconds(10))
             let reader = PassportReader(connection: try await backend.connect(reader: info.name), accessKey: key,
-                                        options: ReadOptions(trustStore: TestFixtures.testTrustStore), progress: log.handler,
+                                        options: ReadOptions.forTest(trustStore: TestFixtures.testTrustStore), progress: log.handler,
                                         reconnect: { try await backend.reconnect(reader: info.name, until: .now + .seconds(10)) })
             let result = try await reader.read()
             await reader.connection.disconnect()

@@ -51,7 +51,7 @@ struct TerminalAuthenticationTests {
 
     static func read(_ chip: VirtualPassportChip, passport: String = "utopia-demo", credentials: TerminalCredentials?,
                      dataGroups: [Int]? = nil) async throws -> PassportReadResult {
-        var options = ReadOptions(dataGroups: dataGroups, trustStore: TestFixtures.testTrustStore)
+        var options = ReadOptions.forTest(dataGroups: dataGroups, trustStore: TestFixtures.testTrustStore)
         options.terminal = credentials
         return try await PassportReader(connection: EmulatedCardConnection(chip: chip), accessKey: try TestFixtures.accessKey(passport),
                                         options: options).read()
@@ -121,7 +121,7 @@ struct TerminalAuthenticationTests {
     }
 
     @Test func withoutChipAuthenticationThereIsNoTerminalAuthentication() async throws {
-        var options = ReadOptions(trustStore: TestFixtures.testTrustStore)
+        var options = ReadOptions.forTest(trustStore: TestFixtures.testTrustStore)
         options.verifyChip = false
         options.terminal = try Self.credentials()
         let result = try await PassportReader(connection: EmulatedCardConnection(chip: try Self.chip()),
@@ -154,7 +154,7 @@ struct TerminalAuthenticationTests {
         let profile = "field/de-passport-2023"
         let chip = try Self.chip(passport: profile)
         let lines = Mutex<[String]>([])
-        var options = ReadOptions(trustStore: TestFixtures.testTrustStore)
+        var options = ReadOptions.forTest(trustStore: TestFixtures.testTrustStore)
         options.terminal = try Self.credentials()
         options.trace = APDUTrace { line in lines.withLock { $0.append(line) } }
         let result = try await PassportReader(connection: EmulatedCardConnection(chip: chip), accessKey: try TestFixtures.accessKey(profile),
@@ -203,7 +203,7 @@ struct TerminalAuthenticationTests {
         var passport = try EmulatedPassport(description: description, baseDirectory: TestFixtures.url("passports"), signer: try TestFixtures.documentSigner())
         passport.eac = EACConfiguration(trustPoints: [cvca], date: try #require(CVDate("261124")))
         let lines = Mutex<[String]>([])
-        var options = ReadOptions(trustStore: TestFixtures.testTrustStore)
+        var options = ReadOptions.forTest(trustStore: TestFixtures.testTrustStore)
         options.terminal = try TerminalCredentials(certificates: [dv, terminal], signer: PrivateKeySigner(key: isKey))
         options.trace = APDUTrace { line in lines.withLock { $0.append(line) } }
         let result = try await PassportReader(connection: EmulatedCardConnection(chip: VirtualPassportChip(passport: passport)),
@@ -284,7 +284,7 @@ struct TerminalAuthenticationTests {
         let chip = try Self.chip()
         let credentials = try Self.credentials()
         let result = try await PCSCDHarness.withEmulatedCard(chip) { _ in
-            var options = ReadOptions(trustStore: TestFixtures.testTrustStore)
+            var options = ReadOptions.forTest(trustStore: TestFixtures.testTrustStore)
             options.terminal = credentials
             let backend = PCSCBackend()
             let connection = try await backend.connect(reader: PCSCDHarness.vpcdReaderName)

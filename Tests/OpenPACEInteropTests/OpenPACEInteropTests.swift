@@ -176,7 +176,7 @@ struct OpenPACEInteropTests {
           arguments: InteropConfiguration.all)
     func ourReaderReadsAnOpenPACEChip(configuration: InteropConfiguration) async throws {
         let (passport, description) = try configuration.passport()
-        let options = ReadOptions(verifyActive: false, trustStore: TestFixtures.testTrustStore, accessControl: .paceOnly)
+        let options = ReadOptions.forTest(verifyActive: false, trustStore: TestFixtures.testTrustStore, accessControl: .paceOnly)
         var read: (PassportReadResult, OpenPACEChip)?
         for attempt in 1...configuration.attempts where read == nil {
             let chip = OpenPACEChip(passport: passport, password: try configuration.openPACEPassword(description),
@@ -221,7 +221,7 @@ struct OpenPACEInteropTests {
         passport.eac = EACConfiguration(trustPoints: [try certificate("UTCVCA00001")], date: CVDate(Date()))
         for (signingKey, expectValid) in [("UTIS0000001", true), ("UTDVIS00001", false)] {
             let chip = OpenPACEChip(passport: passport, password: try configuration.openPACEPassword(description), integratedMapping: false)
-            var options = ReadOptions(verifyActive: false, trustStore: TestFixtures.testTrustStore, accessControl: .paceOnly)
+            var options = ReadOptions.forTest(verifyActive: false, trustStore: TestFixtures.testTrustStore, accessControl: .paceOnly)
             options.terminal = try TerminalCredentials(certificates: [try certificate("UTDVIS00001"), try certificate("UTIS0000001")],
                                                        signer: PrivateKeySigner(key: try key(signingKey)))
             let result = try await PassportReader(connection: chip, accessKey: try configuration.accessKey(description), options: options).read()

@@ -133,7 +133,7 @@ struct LibNFCHardwareInTheLoopTests {
             let connection = try await backend.connect(reader: info.name)
             #expect(!connection.supportsExtendedLength)
             let result = try await PassportReader(connection: connection, accessKey: try Self.key(name),
-                                                  options: ReadOptions(trustStore: Self.trust)).read()
+                                                  options: ReadOptions.forTest(trustStore: Self.trust)).read()
             await connection.disconnect()
             for (fid, content) in passport.applicationFiles {
                 let file: LDSFile = fid == 0x011E ? .com : fid == 0x011D ? .sod : .dataGroup(Int(fid - 0x0100))
@@ -159,7 +159,7 @@ struct LibNFCHardwareInTheLoopTests {
             #expect(info.atr == [0x3B, 0x88, 0x80, 0x01, 0x00, 0x00, 0x00, 0x00, 0x80, 0x81, 0x81, 0x00, 0x89])
             let connection = try await backend.connect(reader: info.name)
             let result = try await PassportReader(connection: connection, accessKey: try Self.key("utopia-id-pace-only"),
-                                                  options: ReadOptions(trustStore: Self.trust)).read()
+                                                  options: ReadOptions.forTest(trustStore: Self.trust)).read()
             #expect(result.files[.dataGroup(1)] == passport.applicationFiles[0x0101])
             #expect(result.passiveOutcome.status == .valid && result.chip.status == .valid)
             #expect(await connection.isCardPresent())
@@ -220,7 +220,7 @@ struct LibNFCHardwareInTheLoopTests {
             terminal.setChip(chip)
             let again = try await backend.connect(reader: "libnfc:" + terminal.connectionString)
             let result = try await PassportReader(connection: again, accessKey: try Self.key("utopia-td3-jpeg"),
-                                                  options: ReadOptions(trustStore: Self.trust)).read()
+                                                  options: ReadOptions.forTest(trustStore: Self.trust)).read()
             #expect(result.passiveOutcome.status == .valid)
         }
     }
