@@ -12,15 +12,14 @@ import MRTD
 import MRTDEmulator
 import SmartCard
 
-/// Runs the host until SIGINT/SIGTERM; a failure is printed and becomes the exit code.
+/// Builds the host and runs it until SIGINT/SIGTERM; a failure is printed and becomes the exit code.
 @MainActor
-func runServer(_ configuration: BridgeServerConfiguration, services: HostServices, logger: Logger,
-               kiosk: KioskConfiguration? = nil, onRunning: @escaping @Sendable (Int) -> Void) async throws {
+func runHost(command: String, _ make: () throws -> HostApplication, onRunning: @escaping @Sendable (Int) -> Void) async throws {
     do {
-        try await HostServer.run(configuration, services: services, logger: logger, kiosk: kiosk, onRunning: onRunning)
-    } catch {
-        printError("gbgbridge: \(error)")
-        throw ExitCode(error.exitCode)
+        try await make().run(onRunning: onRunning)
+    } catch let failure as HostServer.Failure {
+        printError("gbgbridge \(command): \(failure)")
+        throw ExitCode(failure.exitCode)
     }
 }
 
@@ -99,28 +98,7 @@ struct ServeCommand: AsyncParsableCommand {
     var readTimeout: Int?
 
     /// The command line over the configuration file over the defaults.
-    struct Effective {
-        var port = ServeSettings.defaultPort
-        var allowOrigin: [String] = []
-        var trust: [String] = []
-        var staticDirectory: String?
-        var kiosk: String?
-        var headless = false
-        var kioskProfile: String?
-        var libnfcDevice: [String] = []
-        var libnfcDiscover = false
-        var verbose = false
-        var metricsListen: ListenAddress?
-        var logFormat = LogFormat.text
-        var diagnostics = false
-        var terminalCertificates: [String] = []
-        var terminalKey: String?
-        var readTimeout = 60
-        var diagnosticsStreams = 8
-        var configFile: String?
-    }
-
-    func effective() throws -> Effective {
+    func effective() throws -> HostSettings {
         let loaded: (settings: ServeSettings, path: String)?
         do {
             loaded = try ServeSettings.load(path: config)
@@ -128,7 +106,7 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("configuration: \(error)")
         }
         let file = loaded?.settings ?? ServeSettings()
-        var result = Effective()
+        var result = HostSettings()
         result.configFile = loaded?.path
         result.port = port ?? file.port ?? ServeSettings.defaultPort
         result.allowOrigin = allowOrigin.isEmpty ? file.allowOrigin ?? [] : allowOrigin
@@ -153,28 +131,11 @@ struct ServeCommand: AsyncParsableCommand {
         result.terminalCertificates = terminalOptions.terminalCertificates.isEmpty ? file.terminalCertificates ?? [] : terminalOptions.terminalCertificates
         result.terminalKey = terminalOptions.terminalKey ?? file.terminalKey
         result.diagnosticsStreams = diagnosticsStreams ?? file.diagnosticsStreams ?? result.diagnosticsStreams
-        guard ServeSettings.diagnosticsStreamsRange.contains(result.diagnosticsStreams) else {
-            throw ValidationError("--diagnostics-streams must be from \(ServeSettings.diagnosticsStreamsRange.lowerBound) to \(ServeSettings.diagnosticsStreamsRange.upperBound)")
-        }
         result.readTimeout = readTimeout ?? file.readTimeout ?? result.readTimeout
-        guard ServeSettings.readTimeoutRange.contains(result.readTimeout) else {
-            throw ValidationError("--read-timeout must be from \(ServeSettings.readTimeoutRange.lowerBound) to \(ServeSettings.readTimeoutRange.upperBound) seconds")
-        }
-        if result.terminalCertificates.isEmpty != (result.terminalKey == nil) {
-            throw ValidationError("terminal-certificates and terminal-key go together (options or configuration)")
-        }
-        guard (0...65_535).contains(result.port) else { throw ValidationError("--port must be between 0 and 65535") }
-        if let kiosk = result.kiosk {
-            guard let url = URL(string: kiosk), ["http", "https", "file"].contains(url.scheme ?? "") else {
-                throw ValidationError("--kiosk needs an http(s) URL, got '\(LogText.clip(kiosk))'")
-            }
-        }
-        if result.headless && result.kiosk == nil { throw ValidationError("--headless goes with --kiosk URL") }
-        if let directory = result.staticDirectory {
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
-                throw ValidationError("--static \(directory) is not a directory")
-            }
+        do {
+            try result.validate()
+        } catch {
+            throw ValidationError(error.description)
         }
         return result
     }
@@ -192,60 +153,12 @@ struct ServeCommand: AsyncParsableCommand {
         let trust = try TrustOptions(paths: settings.trust).load()
         if trust.isEmpty { logger.warning("no --trust anchors: passive authentication will report documents as untrusted") }
         HostMetrics.bootstrap(trust: trust)
-        let backend: any CardReaderBackend = settings.libnfcDevice.isEmpty && !settings.libnfcDiscover
-            ? PCSCBackend() : CombinedReaderBackend.standard(libnfcDevices: settings.libnfcDevice, libnfcDiscovery: settings.libnfcDiscover)
-        let nfc = NFCReadService(backend: backend, trustStore: trust, logger: logger)
-        nfc.defaultReadTimeout = .seconds(settings.readTimeout)
-        if let key = settings.terminalKey {
-            do {
-                let credentials = try TerminalCredentials(certificates: try TerminalCredentials.certificates(at: settings.terminalCertificates),
-                                                          signer: try TerminalOptions.signer(key))
-                nfc.terminalCredentials = credentials
-                logger.info("Terminal Authentication as \(credentials.terminals.map(\.holderReference).joined(separator: ", ")) (\(credentials.certificates.count) certificates): DG3/DG4 of EAC documents can be read")
-            } catch {
-                printError("gbgbridge serve: terminal credentials: \(error)")
-                throw ExitCode(2)
-            }
-        }
-        nfc.startMonitoring()
         let cameras = CameraDetector.check()
         logger.info("cameras: \(cameras.hardwareAvailable ? cameras.devices.map(\.name).joined(separator: ", ") : "none") (stub cameras answer captures)")
-        var configuration = BridgeServerConfiguration()
-        configuration.port = settings.port
-        configuration.allowedOrigins = settings.allowOrigin
-        configuration.staticDirectory = settings.staticDirectory
-        configuration.bridge = BridgeConfiguration(hostVersion: GBGBridgeVersion.current, capabilities: [:])
-        configuration.metricsExposition = HostMetrics.exposition
-        let diagnostics = settings.diagnostics ? HostDiagnostics(nfc: nfc, trustPaths: settings.trust) : nil
-        configuration.diagnostics = diagnostics?.source()
-        configuration.maxDiagnosticsStreams = settings.diagnosticsStreams
-        configuration.pages = diagnostics?.pages
-        var metricsServer: Task<Void, Never>?
-        if let metricsListen = settings.metricsListen {
-            let (host, port) = (metricsListen.host, metricsListen.port)
-            metricsServer = Task { [logger] in
-                do {
-                    try await BridgeServer.serveMetrics(host: host, port: port, logger: logger, exposition: HostMetrics.exposition) { bound in
-                        logger.info("metrics on http://\(host):\(bound)/metrics")
-                    }
-                } catch {
-                    logger.error("--metrics-listen \(host):\(port): \(error)")
-                }
-            }
-        }
-        defer { metricsServer?.cancel() }
-        var kioskConfiguration: KioskConfiguration?
-        if let kiosk = settings.kiosk, let url = URL(string: kiosk) {
-            var kioskSettings = KioskConfiguration(journeyURL: url)
-            kioskSettings.allowedOrigins = settings.allowOrigin
-            kioskSettings.headless = settings.headless
-            kioskSettings.userDataDirectory = settings.kioskProfile.map { URL(fileURLWithPath: $0) }
-            kioskSettings.bridge = configuration.bridge
-            kioskSettings.pages = diagnostics?.pages
-            kioskConfiguration = kioskSettings
-        }
         let withDiagnostics = settings.diagnostics
-        try await runServer(configuration, services: HostServices(nfc: nfc), logger: logger, kiosk: kioskConfiguration) { port in
+        try await runHost(command: "serve") {
+            try HostApplication(settings: settings, trust: trust, logger: logger)
+        } onRunning: { port in
             print("GBGBridge host on http://127.0.0.1:\(port)/  (script: http://127.0.0.1:\(port)/gbg-bridge.js)")
             if withDiagnostics { print("Diagnostics for operators: http://127.0.0.1:\(port)/diagnostics") }
         }
@@ -352,26 +265,25 @@ struct DemoCommand: AsyncParsableCommand {
         }
         let reader = EmulatedReaderBackend(chip: chip, readerName: "GBGBridge Demo Reader (virtual passport)")
         HostMetrics.bootstrap(trust: trust)
-        let nfc = NFCReadService(backend: reader, trustStore: trust, logger: logger)
-        nfc.terminalCredentials = terminal
+        var settings = HostSettings()
+        settings.port = port
+        settings.staticDirectory = journeyDirectory.path
+        settings.diagnostics = diagnostics
+        settings.trust = [pki.appendingPathComponent("csca.cert.pem").path]
         let eacOn = terminal != nil
-        await nfc.refreshReaders()
-        var configuration = BridgeServerConfiguration()
-        configuration.port = port
-        configuration.staticDirectory = journeyDirectory.path
-        configuration.bridge = BridgeConfiguration(hostVersion: GBGBridgeVersion.current, capabilities: [:])
-        configuration.metricsExposition = HostMetrics.exposition
-        let hostDiagnostics = diagnostics ? HostDiagnostics(nfc: nfc, trustPaths: [pki.appendingPathComponent("csca.cert.pem").path]) : nil
-        configuration.diagnostics = hostDiagnostics?.source()
-        configuration.pages = hostDiagnostics?.pages
-        // A stand-in backend, so the sample journey can show server-side verification of chip evidence.
-        let backend = DemoBackend(trustStore: trust)
-        configuration.jsonEndpoints["/demo/challenge"] = { backend.challenge($0) }
-        configuration.jsonEndpoints["/demo/verify-evidence"] = { backend.verify($0) }
+        let withDiagnostics = diagnostics
         let mrz = (try? MRZ(description.mrz.lines.joined(separator: "\n")))
-        try await runServer(configuration, services: HostServices(nfc: nfc), logger: logger) { port in
+        try await runHost(command: "demo") {
+            let application = try HostApplication(settings: settings, trust: trust, backend: reader, terminal: terminal,
+                                                  monitorsReaders: false, logger: logger)
+            // A stand-in backend, so the sample journey can show server-side verification of chip evidence.
+            let backend = DemoBackend(trustStore: trust)
+            application.configuration.jsonEndpoints["/demo/challenge"] = { backend.challenge($0) }
+            application.configuration.jsonEndpoints["/demo/verify-evidence"] = { backend.verify($0) }
+            return application
+        } onRunning: { port in
             print("GBGBridge demo running. Open in a browser:  http://127.0.0.1:\(port)/")
-            if hostDiagnostics != nil { print("Diagnostics for operators: http://127.0.0.1:\(port)/diagnostics") }
+            if withDiagnostics { print("Diagnostics for operators: http://127.0.0.1:\(port)/diagnostics") }
             if let mrz {
                 print("The virtual passport opens with document number \(mrz.documentNumber), date of birth \(mrz.dateOfBirth), expiry \(mrz.dateOfExpiry) (test data).")
             }

@@ -7,6 +7,7 @@ import GBGBridgeHost
 import GBGBridgeNFC
 import GBGBridgeServer
 import Logging
+import MRTD
 import MRTDEmulator
 import Synchronization
 import TestSupport
@@ -26,18 +27,23 @@ struct HostServerTests {
 
     @Test func servesPagesWithTheServicesAndStopsCleanly() async throws {
         let chip = VirtualPassportChip(passport: try TestFixtures.passport("utopia-td3-jpeg"))
-        let nfc = await MainActor.run { NFCReadService(backend: EmulatedReaderBackend(chip: chip), trustStore: TestFixtures.testTrustStore) }
-        await nfc.refreshReaders()
-        let services = await MainActor.run { HostServices(nfc: nfc, countsRequests: false) }
-        var configuration = BridgeServerConfiguration()
-        configuration.port = 0
-        configuration.allowedOrigins = ["ws://127.0.0.1"]
+        // The application as serve wires it, from settings: diagnostics on, a journey directory.
+        var settings = HostSettings()
+        settings.port = 0
+        settings.allowOrigin = ["ws://127.0.0.1"]
+        settings.diagnostics = true
+        settings.staticDirectory = TestFixtures.packageRoot.appendingPathComponent("Fixtures/journey").path
+        settings.readTimeout = 600
+        try settings.validate()
+        let application = try await MainActor.run {
+            try HostApplication(settings: settings, trust: TestFixtures.testTrustStore, backend: EmulatedReaderBackend(chip: chip),
+                                countsRequests: false, monitorsReaders: false, logger: Logger(label: "test.host"))
+        }
         let stop = StopSwitch()
         let port = Mutex<Int?>(nil)
         let running = Task { @MainActor () -> String? in
             do {
-                try await HostServer.run(configuration, services: services, logger: Logger(label: "test.host"), until: { await stop.wait() },
-                                         onRunning: { bound in port.withLock { $0 = bound } })
+                try await application.run(until: { await stop.wait() }, onRunning: { bound in port.withLock { $0 = bound } })
                 return nil
             } catch {
                 return "\(error)"
@@ -54,12 +60,51 @@ struct HostServerTests {
         await page.sendText(requestJSON("nfc.read", id: "r", data: #"{"accessKey":{"type":"mrz","documentNumber":"L898902C3","dateOfBirth":"740812","dateOfExpiry":"120415"},"timeoutSeconds":5}"#))
         let read = await page.response(to: "r")
         #expect((read?["payload"] as? [String: Any])?["status"] as? String == "success", "\(String(describing: read))")
+        // The wiring: the journey is served, and the diagnostics saw the read and the page.
+        #expect(try await CLIMetricsTests.get(port: bound, path: "/").status == 200)
+        let diagnostics = try await CLIMetricsTests.get(port: bound, path: "/diagnostics.json")
+        #expect(diagnostics.status == 200)
+        #expect(diagnostics.body.contains(#""outcome":"success""#) || diagnostics.body.contains(#""outcome" : "success""#), "\(diagnostics.body.prefix(600))")
+        #expect(await MainActor.run { application.diagnostics?.pages.snapshot().count } == 1)
         // The stop closes the page (1001 going away) and run returns.
         stop.pull()
         #expect(await page.receiveCloseCode() == 1001)
         let failure = await running.value
         #expect(failure == nil)
-        #expect(await MainActor.run { services.nfc.isBusy } == false)
+        #expect(await MainActor.run { application.nfc.isBusy } == false)
+    }
+
+    @Test func settingsThatCannotBeServedAreNamed() {
+        var settings = HostSettings()
+        settings.headless = true
+        #expect(throws: HostSettings.Problem.self) { try settings.validate() }
+        settings = HostSettings()
+        settings.terminalKey = "key.pkcs8"
+        #expect { try settings.validate() } throws: { "\($0)".contains("go together") }
+        settings = HostSettings()
+        settings.readTimeout = 4
+        #expect { try settings.validate() } throws: { "\($0)".contains("--read-timeout") }
+        settings = HostSettings()
+        settings.staticDirectory = "/nonexistent/journey"
+        #expect { try settings.validate() } throws: { "\($0)".contains("not a directory") }
+    }
+
+    @Test func missingTerminalCredentialsFailWithExitCode2() async throws {
+        var settings = HostSettings()
+        settings.terminalCertificates = ["/nonexistent/is.cvcert"]
+        settings.terminalKey = "/nonexistent/is.pkcs8"
+        let outcome = await MainActor.run { () -> Int32? in
+            do {
+                _ = try HostApplication(settings: settings, trust: TrustStore(), backend: EmulatedReaderBackend(chip: nil), countsRequests: false,
+                                        logger: Logger(label: "test.host"))
+                return nil
+            } catch let failure as HostServer.Failure {
+                return failure.exitCode
+            } catch {
+                return -1
+            }
+        }
+        #expect(outcome == 2)
     }
 
     /// A TCP socket listening on 127.0.0.1 at a port the kernel picks.

@@ -1,0 +1,60 @@
+import Foundation
+import GBGBridge
+
+/// What the host runs with, once the command line has been laid over the configuration file
+/// (`ServeSettings`) and the defaults. `validate()` checks what no single value can: ranges, the
+/// options that go together, the kiosk URL, the static directory.
+package struct HostSettings: Sendable {
+    package var port = ServeSettings.defaultPort
+    package var allowOrigin: [String] = []
+    package var trust: [String] = []
+    package var staticDirectory: String?
+    package var kiosk: String?
+    package var headless = false
+    package var kioskProfile: String?
+    package var libnfcDevice: [String] = []
+    package var libnfcDiscover = false
+    package var verbose = false
+    package var metricsListen: ListenAddress?
+    package var logFormat = LogFormat.text
+    package var diagnostics = false
+    package var terminalCertificates: [String] = []
+    package var terminalKey: String?
+    package var readTimeout = 60
+    package var diagnosticsStreams = 8
+    /// The configuration file the settings came from, if any.
+    package var configFile: String?
+
+    package init() {}
+
+    /// A combination that cannot be served, in words for the operator.
+    package struct Problem: Error, CustomStringConvertible {
+        package let description: String
+        package init(_ description: String) { self.description = description }
+    }
+
+    package func validate() throws(Problem) {
+        guard ServeSettings.diagnosticsStreamsRange.contains(diagnosticsStreams) else {
+            throw Problem("--diagnostics-streams must be from \(ServeSettings.diagnosticsStreamsRange.lowerBound) to \(ServeSettings.diagnosticsStreamsRange.upperBound)")
+        }
+        guard ServeSettings.readTimeoutRange.contains(readTimeout) else {
+            throw Problem("--read-timeout must be from \(ServeSettings.readTimeoutRange.lowerBound) to \(ServeSettings.readTimeoutRange.upperBound) seconds")
+        }
+        if terminalCertificates.isEmpty != (terminalKey == nil) {
+            throw Problem("terminal-certificates and terminal-key go together (options or configuration)")
+        }
+        guard (0...65_535).contains(port) else { throw Problem("--port must be between 0 and 65535") }
+        if let kiosk {
+            guard let url = URL(string: kiosk), ["http", "https", "file"].contains(url.scheme ?? "") else {
+                throw Problem("--kiosk needs an http(s) URL, got '\(LogText.clip(kiosk))'")
+            }
+        }
+        if headless && kiosk == nil { throw Problem("--headless goes with --kiosk URL") }
+        if let staticDirectory {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: staticDirectory, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw Problem("--static \(staticDirectory) is not a directory")
+            }
+        }
+    }
+}
