@@ -61,7 +61,8 @@ public struct CVCertificateChain: Sendable, Hashable {
             let last = index == certificates.count - 1
             switch role {
             case .cvca where !last: break
-            case .dvDomestic, .dvForeign where index == certificates.count - 2: break
+            // Both DV roles only just above the terminal (a `where` after a list binds to its last pattern).
+            case .dvDomestic where index == certificates.count - 2, .dvForeign where index == certificates.count - 2: break
             case .terminal where last: break
             default:
                 throw CVCertificateError(.unauthorized, field: "CHAT", "\(certificate.holderReference) has the role \(role.rawValue) at place \(index + 1) of \(certificates.count)")

@@ -1,4 +1,4 @@
-import CVCertificates
+@testable import CVCertificates
 import Foundation
 import MRTDCrypto
 import TestSupport
@@ -123,6 +123,43 @@ struct OpenPACECVCTests {
                     "cvc-print does not verify our \(certificate.holderReference): \(printed.standardOutput) \(printed.standardError)")
         }
         #expect(try CVCertificate(bytes: terminal.encoded) == terminal)
+    }
+
+    /// TR-03110-3 §2.3: CVCA (link certificates) → one DV → the terminal. A second DV certificate
+    /// (domestic or foreign) between the DV and the terminal is refused, though every signature holds.
+    @Test("a DV certificate anywhere but just above the terminal is refused", arguments: [CertificateHolderAuthorization.Role.dvDomestic, .dvForeign])
+    func dvOnlyAboveTheTerminal(_ role: CertificateHolderAuthorization.Role) async throws {
+        let scheme = Self.schemes[0]
+        let chain = try await Self.makeChain(scheme)
+        defer { try? FileManager.default.removeItem(at: chain.directory) }
+        let cvca = try chain.certificate("UTCVCA00001.cvcert")
+        let dvKey = try chain.key("dv.pkcs8")
+        let today = CVDate(Date())
+        func dv(_ holder: String, issuer: String, signer: PrivateKey, algorithm: CVSignatureAlgorithm) throws -> CVCertificate {
+            var certificate = CVCertificate(
+                authorityReference: issuer, publicKey: try CVPublicKey(key: dvKey, algorithm: scheme.algorithm, withDomainParameters: false),
+                holderReference: holder, authorization: .inspectionSystem(role: role, readDG3: true, readDG4: true),
+                effectiveDate: today, expirationDate: try #require(CVDate("391231")))
+            try certificate.sign(with: signer, algorithm: algorithm)
+            return certificate
+        }
+        let first = try dv("UTDVONE00001", issuer: "UTCVCA00001", signer: try chain.key("cvca.pkcs8"), algorithm: cvca.publicKey.algorithm)
+        let second = try dv("UTDVTWO00001", issuer: first.holderReference, signer: dvKey, algorithm: scheme.algorithm)
+        var terminal = CVCertificate(
+            authorityReference: second.holderReference,
+            publicKey: try CVPublicKey(key: try chain.key("is.pkcs8"), algorithm: scheme.algorithm, withDomainParameters: false),
+            holderReference: "UTISTWO00001", authorization: .inspectionSystem(role: .terminal, readDG3: true, readDG4: false),
+            effectiveDate: today, expirationDate: try #require(CVDate("361231")))
+        try terminal.sign(with: dvKey, algorithm: scheme.algorithm)
+        // One DV: accepted. Two: refused by role, at the first DV's place.
+        try CVCertificateChain(certificates: [second, terminal], trustPoint: first.holderReference)
+            .verify(trustPointKey: first.publicKey.inheriting(from: cvca.publicKey), on: today)
+        #expect {
+            try CVCertificateChain(certificates: [first, second, terminal], trustPoint: "UTCVCA00001").verify(trustPointKey: cvca.publicKey, on: today)
+        } throws: { error in
+            guard let error = error as? CVCertificateError else { return false }
+            return error.code == .unauthorized && error.reason.contains("UTDVONE00001")
+        }
     }
 
     @Test("refusals: another CVCA, an expired terminal certificate, a wrong signature, no DG3 rights")

@@ -268,7 +268,8 @@ extension CardSession {
                     return .absent(.protected)
                 case .notFound where limits.shortFileIdentifiers == true || request.notFoundIsFinal:
                     return .absent(.notPresent)
-                case .notFound, _ where status.meansNoShortFileIdentifiers:
+                case .notFound,
+                     _ where status.meansNoShortFileIdentifiers:
                     // No support for short EF identifiers (6A82 can mean either: SELECT tells which).
                     let outcome = try await selectAndReadFirstChunk(request, length: length, recovery: recovery)
                     if case .content = outcome { limits.shortFileIdentifiers = false }
