@@ -75,6 +75,41 @@ print("check-deb: installed gbgbridge doctor --json: " + ", ".join(f"{n} {c['sta
 EOF
 grep -q 'Unable to find USB busses\|libnfc' "$root/doctor.err" && fail "doctor started libnfc without a libnfc device: $(cat "$root/doctor.err")"
 
+# The journey developer's kit, from any directory: demo serves the sample journey and the script,
+# emulate finds a field profile and the test signer (the kit in usr/share/gbgbridge, found beside
+# the installed binary).
+for path in usr/share/gbgbridge/journey/index.html usr/share/gbgbridge/passports/utopia-demo.json \
+            usr/share/gbgbridge/passports/field/de-passport-2023.json usr/share/gbgbridge/pki/ds.cert.pem \
+            usr/share/gbgbridge/cvc/UTIS0000001.pkcs8 usr/share/gbgbridge/README; do
+  [ -e "$root/$path" ] || fail "$path is not installed"
+done
+demo_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+(cd / && exec env -i PATH=/usr/bin:/bin HOME=/nonexistent "$root/usr/bin/gbgbridge" demo --port "$demo_port" > "$root/demo.out" 2> "$root/demo.err") &
+demo=$!
+/usr/bin/python3 - "$demo_port" <<'EOF' || { kill "$demo" 2>/dev/null; fail "gbgbridge demo from /: $(cat "$root/demo.out" "$root/demo.err")"; }
+import sys, time, urllib.request
+port = sys.argv[1]
+for _ in range(100):
+    try:
+        page = urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2).read().decode()
+        script = urllib.request.urlopen(f"http://127.0.0.1:{port}/gbg-bridge.js", timeout=2).read().decode()
+        break
+    except OSError:
+        time.sleep(0.1)
+else:
+    raise SystemExit("no answer")
+assert "<html" in page.lower() and "GBGBridge" in script, (page[:200], script[:200])
+EOF
+kill "$demo"; wait "$demo" 2>/dev/null || true
+grep -q 'Open in a browser' "$root/demo.out" || fail "gbgbridge demo from / printed: $(cat "$root/demo.out" "$root/demo.err")"
+first=$(cd / && timeout 10 env -i PATH=/usr/bin:/bin HOME=/nonexistent "$root/usr/bin/gbgbridge" emulate --profile de-passport-2023 \
+  --pn532-pty 2> "$root/emulate.err" | head -1 || true)
+case "$first" in
+  pn532_uart:/dev/pts/*) ;;
+  *) fail "gbgbridge emulate --profile from / printed '$first': $(cat "$root/emulate.err")" ;;
+esac
+echo "check-deb: from /, demo served the sample journey and emulate --profile de-passport-2023 started ($first)"
+
 # A changed configuration survives a reinstall (it is a conffile); the package's is not forced on it.
 echo "port: 8461" >> "$root/etc/gbgbridge/gbgbridge.conf"
 dpkg_root -i "$deb" >/dev/null

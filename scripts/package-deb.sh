@@ -15,8 +15,8 @@ cd "$(dirname "$0")/.."
 build=1
 [ "${1:-}" = "--no-build" ] && build=0
 
-version=$(sed -n 's/.*static let current = "\(.*\)".*/\1/p' Sources/gbgbridge/GBGBridgeCommand.swift)
-[ -n "$version" ] || { echo "package-deb: cannot find the version in Sources/gbgbridge/GBGBridgeCommand.swift" >&2; exit 1; }
+version=$(sed -n 's/.*static let current = "\(.*\)".*/\1/p' Sources/GBGBridgeHost/GBGBridgeVersion.swift)
+[ -n "$version" ] || { echo "package-deb: cannot find the version in Sources/GBGBridgeHost/GBGBridgeVersion.swift" >&2; exit 1; }
 arch=$(dpkg --print-architecture)
 maintainer=${GBG_DEB_MAINTAINER:-"GBGBridge for Linux <gbgbridge-linux@example.org>"}
 # Reproducible dates: the last commit's, else now.
@@ -44,6 +44,29 @@ install -D -m 0644 "$src/50-gbgbridge-pcscd.rules" "$root/usr/share/polkit-1/rul
 install -D -m 0644 "$src/gbgbridge-blacklist-nfc.conf" "$root/etc/modprobe.d/gbgbridge-blacklist-nfc.conf"
 install -D -m 0644 "$src/gbgbridge.conf" "$root/etc/gbgbridge/gbgbridge.conf"
 install -d -m 0755 "$root/etc/gbgbridge/trust"
+
+# What `gbgbridge demo` and `emulate` need from any directory (KitData looks in
+# /usr/share/gbgbridge): the sample journey, the virtual passports and field profiles with their
+# faces, and the test PKI and CV certificates. All test-only: serve trusts nothing from here.
+kit="$root/usr/share/gbgbridge"
+install -d -m 0755 "$kit"
+for dir in journey passports faces; do
+  (cd Fixtures && find "$dir" -type f ! -name '*.md' -print0) | while IFS= read -r -d '' file; do
+    install -D -m 0644 "Fixtures/$file" "$kit/$file"
+  done
+done
+for file in pki/ds.cert.pem pki/ds.key.pem pki/csca.cert.pem \
+            cvc/UTCVCA00001.cvcert cvc/UTDVIS00001.cvcert cvc/UTIS0000001.cvcert cvc/UTIS0000001.pkcs8; do
+  install -D -m 0644 "Fixtures/$file" "$kit/$file"
+done
+cat > "$kit/README" <<'EOF_KIT'
+Test data for `gbgbridge demo` and `gbgbridge emulate`: a sample journey, virtual passports
+(passports/, field profiles in passports/field/), their face images, and a TEST PKI (pki/: a
+test CSCA and document signer, private key included) and TEST CV certificates (cvc/: a test
+CVCA, DV and Inspection System with its key). Nothing here is trusted by `gbgbridge serve`
+unless an operator passes it with --trust; never do that on a kiosk that reads real documents.
+EOF_KIT
+chmod 0644 "$kit/README"
 
 doc="$root/usr/share/doc/gbgbridge"
 install -D -m 0644 "$src/copyright" "$doc/copyright"

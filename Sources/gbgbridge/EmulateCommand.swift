@@ -3,6 +3,7 @@ import BoundedFiles
 import CVCertificates
 import CGBGBridgeCLI
 import Foundation
+import GBGBridge
 import GBGBridgeHost
 import MRTD
 import MRTDEmulator
@@ -22,7 +23,11 @@ struct EmulateCommand: AsyncParsableCommand {
             chipAuthentication, chipAuthenticationKeyIn, activeAuthentication, clone; see \
             Docs/pace-ca-aa.md). Runs until interrupted; reconnects when pcscd restarts. SIGUSR1 takes the card out of the reader, \
             SIGUSR2 puts it back. The chip's EF.SOD is signed with the test document \
-            signer in Fixtures/pki (test only) unless --signer-cert/--signer-key are given.
+            signer in pki/ (test only) unless --signer-cert/--signer-key are given.
+
+            Passports, profiles and the test PKI are looked for in $GBGBRIDGE_DATA, \
+            ./Fixtures (a checkout), the checkout above the executable, then \
+            /usr/share/gbgbridge (the Debian package), so emulate works from any directory.
 
             With --pn532-pty the chip sits in the field of an emulated PN532 on a \
             pseudo-terminal instead, for libnfc: the first line of output is the connection \
@@ -51,11 +56,11 @@ struct EmulateCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(name: .long, help: "A passport description (JSON), e.g. Fixtures/passports/utopia-td3-jpeg.json.")
+    @Option(name: .long, help: "A passport description: a JSON file, or a name in passports/ (utopia-td3-jpeg, utopia-demo, utopia-td3-pace …).")
     var passport: String?
 
     @Option(name: .long, help: ArgumentHelp(
-        "A field profile: the chip configuration of a real document (Fixtures/passports/field/NAME.json). One of: \(FieldProfiles.names.joined(separator: ", ")).",
+        "A field profile: the chip configuration of a real document (passports/field/NAME.json). One of: \(FieldProfiles.names.joined(separator: ", ")).",
         valueName: "name"))
     var profile: String?
 
@@ -217,12 +222,14 @@ struct EmulateCommand: AsyncParsableCommand {
         }
         if let maxReadLength { chipContent.maxReadLength = maxReadLength }
         chipContent.eac = try eacConfiguration()
+        // Printed after --pn532-pty's connection string, which must be the first line.
+        var notes: [String] = []
         if let eac = chipContent.eac {
-            print("EAC: trust points \(eac.trustPoints.map(\.holderReference).joined(separator: ", ")), chip date \(eac.date)"
+            notes.append("EAC: trust points \(eac.trustPoints.map(\.holderReference).joined(separator: ", ")), chip date \(eac.date)"
                   + (chipContent.chipAuthenticationKey == nil && chipContent.chipAuthenticationMappingKey == nil
                      ? " (warning: the passport has neither Chip Authentication nor PACE-CAM, so no terminal can authenticate)" : ""))
         } else if chipContent.biometricsBehindEAC {
-            print("DG3/DG4 are behind Extended Access Control and no trust point was given (--eac-cvca FILE): no terminal can open them")
+            notes.append("DG3/DG4 are behind Extended Access Control and no trust point was given (--eac-cvca FILE): no terminal can open them")
         }
         let chip = VirtualPassportChip(passport: chipContent)
         if latency != nil || bitRate != nil {
@@ -230,13 +237,14 @@ struct EmulateCommand: AsyncParsableCommand {
             faults.latencyPerAPDU = bitRate == nil ? .milliseconds(latency ?? 0) : .zero
             faults.timing = timing
             chip.setFaults(faults)
-            print("Timing: \(timing.map(String.init(describing:)) ?? "\(latency ?? 0) ms per APDU")")
+            notes.append("Timing: \(timing.map(String.init(describing:)) ?? "\(latency ?? 0) ms per APDU")")
         }
         let verbose = self.verbose
         if pn532PTY {
-            try await runPN532(chip: chip, content: chipContent)
+            try await runPN532(chip: chip, content: chipContent, notes: notes)
             return
         }
+        notes.forEach { print($0) }
         let port = vpcdPort
         let client = VPCDClient(chip: chip, host: vpcdHost, port: vpcdPort) { event in
             switch event {
@@ -268,18 +276,26 @@ struct EmulateCommand: AsyncParsableCommand {
         bitRate.map { ContactlessTiming(bitRate: $0, chipTime: .microseconds(Int64((latency ?? 0) * 1_000)), frameSize: frameSize) }
     }
 
-    /// The description file: --passport as given, or --profile's file among the fixtures.
+    /// The description file: --passport as a file or a name in passports/, or --profile's file.
     private func descriptionURL() throws -> URL? {
-        if let passport { return URL(fileURLWithPath: passport) }
+        if let passport {
+            if FileManager.default.fileExists(atPath: passport) || passport.contains("/") { return URL(fileURLWithPath: passport) }
+            let name = passport.hasSuffix(".json") ? String(passport.dropLast(5)) : passport
+            guard let url = KitData.url("passports/\(name).json") else {
+                printError("gbgbridge emulate: no passport file or name '\(LogText.clip(passport))' (names are looked for in passports/ of \(KitData.searchedText))")
+                return nil
+            }
+            return url
+        }
         guard let profile else { return nil }
-        guard let url = DemoCommand.fixture("\(FieldProfiles.directory)/\(profile).json") else {
-            printError("gbgbridge emulate: cannot find Fixtures/\(FieldProfiles.directory)/\(profile).json; run from the project root or use --passport FILE")
+        guard let url = KitData.url("\(FieldProfiles.directory)/\(profile).json") else {
+            printError("gbgbridge emulate: cannot find \(FieldProfiles.directory)/\(profile).json in \(KitData.searchedText); set GBGBRIDGE_DATA or use --passport FILE")
             return nil
         }
         return url
     }
 
-    private func runPN532(chip: VirtualPassportChip, content: EmulatedPassport) async throws {
+    private func runPN532(chip: VirtualPassportChip, content: EmulatedPassport, notes: [String]) async throws {
         let verbose = self.verbose
         let terminal: PN532PseudoTerminal
         do {
@@ -299,6 +315,7 @@ struct EmulateCommand: AsyncParsableCommand {
         }
         // First line: the connection string, for scripts.
         print(terminal.connectionString)
+        notes.forEach { print($0) }
         let files = content.applicationFiles.keys.sorted().map { String(format: "%04X", $0) }.joined(separator: " ")
         print("Emulating a PN532 with an ISO 14443 type \(typeB ? "B" : "A") card in its field (files \(files)) (Ctrl-C to stop)")
         if !content.quirks.summary.isEmpty { print("Field behaviours: \(content.quirks.summary.joined(separator: ", "))") }
@@ -312,13 +329,16 @@ struct EmulateCommand: AsyncParsableCommand {
     }
 
     private func loadSigner() throws -> DocumentSigner {
-        let root = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
-        let cert = signerCert.map { URL(fileURLWithPath: $0) } ?? root.appendingPathComponent("Fixtures/pki/ds.cert.pem")
-        let key = signerKey.map { URL(fileURLWithPath: $0) } ?? root.appendingPathComponent("Fixtures/pki/ds.key.pem")
+        let cert = signerCert.map { URL(fileURLWithPath: $0) } ?? KitData.url("pki/ds.cert.pem")
+        let key = signerKey.map { URL(fileURLWithPath: $0) } ?? KitData.url("pki/ds.key.pem")
+        guard let cert, let key else {
+            printError("gbgbridge emulate: cannot find the test document signer (pki/ds.cert.pem, pki/ds.key.pem) in \(KitData.searchedText); set GBGBRIDGE_DATA or pass --signer-cert/--signer-key")
+            throw ExitCode(2)
+        }
         do {
             return try DocumentSigner.load(certificate: cert, key: key)
         } catch {
-            printError("gbgbridge emulate: \(error.reason) (run from the project root, or pass --signer-cert/--signer-key)")
+            printError("gbgbridge emulate: \(error.reason)")
             throw ExitCode(2)
         }
     }

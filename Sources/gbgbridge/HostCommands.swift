@@ -198,18 +198,8 @@ struct DemoCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Extended Access Control: the virtual passport keeps fingerprints (DG3) and irises (DG4) behind Terminal Authentication, and the host authenticates as the test Inspection System of Fixtures/cvc; the journey shows them.")
     var eac = false
 
-    /// Finds `Fixtures/…` from the working directory or from the executable (.build/<config>/gbgbridge).
-    static func fixture(_ relative: String) -> URL? {
-        let candidates = [
-            URL(fileURLWithPath: FileManager.default.currentDirectoryPath),
-            URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
-                .appendingPathComponent("../../..").standardizedFileURL,
-            URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
-                .appendingPathComponent("../..").standardizedFileURL,
-        ]
-        return candidates.map { $0.appendingPathComponent("Fixtures/\(relative)") }
-            .first { FileManager.default.fileExists(atPath: $0.path) }
-    }
+    /// `Fixtures/…` (a checkout) or `/usr/share/gbgbridge/…` (the package): `KitData`.
+    static func fixture(_ relative: String) -> URL? { KitData.url(relative) }
 
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
@@ -218,7 +208,7 @@ struct DemoCommand: AsyncParsableCommand {
     /// The chip's EAC trust point and the host's Inspection System credentials, from the test chain
     /// in Fixtures/cvc (made with OpenPACE's cvc-create; test only).
     static func testInspectionSystem() throws -> (EACConfiguration, TerminalCredentials) {
-        guard let directory = fixture("cvc") else { throw ValidationError("cannot find Fixtures/cvc") }
+        guard let directory = fixture("cvc") else { throw ValidationError("cannot find the test CV certificates (cvc/) in \(KitData.searchedText)") }
         func certificate(_ name: String) throws -> CVCertificate {
             try CVCertificate(bytes: [UInt8](try Data(contentsOf: directory.appendingPathComponent("\(name).cvcert"))))
         }
@@ -234,13 +224,13 @@ struct DemoCommand: AsyncParsableCommand {
         let logger = makeLogger("gbgbridge", verbose: verbose, format: logFormat)
         guard let journeyDirectory = journey.map({ URL(fileURLWithPath: $0) }) ?? Self.fixture("journey"),
               let pki = Self.fixture("pki") else {
-            printError("gbgbridge demo: cannot find Fixtures/journey and Fixtures/pki; run from the project root or pass --journey")
+            printError("gbgbridge demo: cannot find the sample journey and test PKI (journey/, pki/) in \(KitData.searchedText); set GBGBRIDGE_DATA or pass --journey")
             throw ExitCode(2)
         }
         let descriptionURL = passport.hasSuffix(".json") ? URL(fileURLWithPath: passport)
             : Self.fixture("passports/\(passport).json")
         guard let descriptionURL, FileManager.default.fileExists(atPath: descriptionURL.path) else {
-            printError("gbgbridge demo: no passport named \(passport)")
+            printError("gbgbridge demo: no passport named \(passport) in passports/ of \(KitData.searchedText)")
             throw ExitCode(2)
         }
         let description: PassportDescription

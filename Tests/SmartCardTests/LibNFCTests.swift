@@ -375,3 +375,37 @@ struct LibNFCDescriptorLimitTests {
         #expect(outcome.standardError.contains("descriptors open"), "\(outcome.standardError.prefix(400))")
     }
 }
+
+/// `emulate` finds passports, profiles and the test signer from any directory (KitData), and the
+/// first line of `--pn532-pty` is the connection string whatever else it has to say.
+@Suite("gbgbridge emulate from any directory", .enabled(if: FileManager.default.isExecutableFile(atPath: gbgbridgeBinary.path)))
+struct EmulateKitDataTests {
+    /// The first line `emulate` prints, run from `/tmp` (the emulator is stopped after it).
+    static func firstLine(_ arguments: [String]) async throws -> CommandOutcome {
+        try await runCommand("/usr/bin/timeout", ["3", gbgbridgeBinary.path, "emulate", "--pn532-pty"] + arguments,
+                             timeout: .seconds(30), directory: URL(fileURLWithPath: "/tmp"))
+    }
+
+    @Test("a profile, a passport by name, a profile with notes: the connection string comes first",
+          arguments: [["--profile", "de-passport-2023"], ["--passport", "utopia-demo"], ["--profile", "fi-passport-2024", "--latency", "5"]])
+    func findsTheKitFromTmp(_ arguments: [String]) async throws {
+        let outcome = try await Self.firstLine(arguments)
+        let first = outcome.standardOutput.split(separator: "\n").first.map(String.init) ?? ""
+        #expect(first.hasPrefix("pn532_uart:/dev/pts/"), "\(outcome.standardOutput.prefix(300)) \(outcome.standardError.prefix(300))")
+    }
+
+    @Test("what cannot be found is one line that says where it was looked for", arguments: [
+        (["--passport", "no-such-passport"], "no passport file or name"),
+        (["--passport", "utopia-demo", "--signer-cert", "/nonexistent/ds.pem", "--signer-key", "/nonexistent/ds.key"], "no such file"),
+        (["--passport", "utopia-demo", "--signer-cert", "/tmp", "--signer-key", "/tmp"], "is a directory"),
+    ])
+    func errorsAreOneLine(arguments: [String], says: String) async throws {
+        let outcome = try await Self.firstLine(arguments)
+        #expect(outcome.status == 2)
+        let lines = outcome.standardError.split(separator: "\n")
+        #expect(lines.count == 1 && outcome.standardError.contains(says), "\(outcome.standardError)")
+        for dump in ["NSCocoaErrorDomain", "Error Domain=", "UserInfo=", "The operation could not be completed"] {
+            #expect(!outcome.standardError.contains(dump))
+        }
+    }
+}
