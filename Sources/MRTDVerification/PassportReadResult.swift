@@ -14,8 +14,6 @@ public struct PassportReadResult: Sendable {
     public var accessControlNote: String?
     /// EF.DIR: the applications the chip names (LDS2 chips); `nil` when it has none.
     public var directory: ApplicationDirectory?
-    /// Why an EF.DIR that is on the chip gave nothing, when that happened.
-    package var directoryNote: String?
     /// Whether INTERNAL AUTHENTICATE was sent (the outcome is in `active`).
     public var activeAuthenticationPerformed = false
     /// The challenge and the chip's signature, when INTERNAL AUTHENTICATE was answered.

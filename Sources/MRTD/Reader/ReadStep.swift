@@ -87,6 +87,34 @@ struct StepScope {
                              reportAbsence: reportAbsence)
     }
 
+    /// What came of reading a public file of the MF in plain before access control.
+    enum PublicFile {
+        /// 6A82: the chip has no such file (the normal answer for most chips).
+        case missing
+        /// The file is there but the chip would not give it, or gave it broken; why, in words.
+        case unreadable(String)
+        case content([UInt8])
+    }
+
+    /// Reads a public file of the MF (EF.CardAccess, EF.DIR) in plain before access control, through
+    /// the shelf: a file most chips lack and nobody asked for, so its absence is not reported and a
+    /// chip that refuses it is a finding of the step, not a failed read.
+    func readPublicFile(_ request: CardSession.FileRequest) async throws(MRTDError) -> PublicFile {
+        session.traceContext.step = nil
+        let name = request.file.name
+        let outcome: FileOutcome
+        do {
+            outcome = try await files.read(request, on: session, recovery: nil, meter: meter, reportAbsence: false)
+        } catch where error.code == .unexpectedStatus || error.code == .malformedData {
+            return .unreadable("\(name) could not be read (\(error.statusWord?.meaning ?? error.reason))")
+        }
+        switch outcome {
+        case .absent(.notPresent): return .missing
+        case .absent(let why): return .unreadable("\(name) is on the chip but could not be read (\(why))")
+        case .content(let bytes): return .content(bytes)
+        }
+    }
+
     /// A new secure-messaging session on the same connection (the access control that opened the
     /// chip, again), after a protocol left the session unusable (a failed Chip Authentication).
     func reestablishSecureMessaging() async throws(MRTDError) {

@@ -28,19 +28,12 @@ struct CardAccessStep: ReadStep {
     /// Reads EF.CardAccess (plain, on the MF; by short EF identifier unless `bySelect`) and
     /// returns its PACE offers. A file read before is not read again.
     static func read(bySelect: Bool, _ scope: StepScope) async throws(MRTDError) -> Output {
-        scope.session.traceContext.step = nil
         let request = CardSession.FileRequest(.cardAccess, .plain, bySelect: bySelect, notFoundIsFinal: true, isFirstContact: !bySelect)
-        let outcome: FileOutcome
-        do {
-            outcome = try await scope.files.read(request, on: scope.session, recovery: nil, meter: scope.meter, reportAbsence: false)
-        } catch where error.code == .unexpectedStatus || error.code == .malformedData {
-            return Output(note: "EF.CardAccess could not be read (\(error.statusWord?.meaning ?? error.reason))")
-        }
-        switch outcome {
-        case .absent(.notPresent):
+        switch try await scope.readPublicFile(request) {
+        case .missing:
             return Output(notFound: true)
-        case .absent(let why):
-            return Output(note: "EF.CardAccess is on the chip but could not be read (\(why))")
+        case .unreadable(let why):
+            return Output(note: why)
         case .content(let bytes):
             guard !bytes.isEmpty else { return Output() }
             guard let infos = try? SecurityInfos(bytes: bytes) else { return Output(note: "EF.CardAccess could not be parsed") }

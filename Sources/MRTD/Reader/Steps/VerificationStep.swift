@@ -19,7 +19,6 @@ struct VerificationStep: ReadStep {
             result.paceProtocol = info.protocolID.description
         }
         result.accessControlNote = access?.note
-        result.directoryNote = scope.results[DirectoryStep.self]?.note
         ReadVerification.parse(into: &result)
         if let chip = scope.results[ChipAuthenticationStep.self], var outcome = chip.outcome {
             if outcome.status == .valid, scope.session.chipAuthentication.refuted {
