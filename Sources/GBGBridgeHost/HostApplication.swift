@@ -40,8 +40,7 @@ package final class HostApplication {
             nfc.terminalCredentials = terminal
         } else if let key = settings.terminalKey {
             do {
-                let credentials = try TerminalCredentials(certificates: try TerminalCredentials.certificates(at: settings.terminalCertificates),
-                                                          signer: try TerminalKey.signer(key))
+                let credentials = try TerminalKey.credentials(certificatePaths: settings.terminalCertificates, key: key)
                 nfc.terminalCredentials = credentials
                 logger.info("Terminal Authentication as \(credentials.terminals.map(\.holderReference).joined(separator: ", ")) (\(credentials.certificates.count) certificates): DG3/DG4 of EAC documents can be read")
             } catch {

@@ -33,7 +33,4 @@ package final class HostServices {
         nfc.detach(from: host)
         requestCounters.removeValue(forKey: ObjectIdentifier(host))?.cancel()
     }
-
-    /// Number of pages whose requests are being counted (for tests of the teardown).
-    package var pagesCounted: Int { requestCounters.count }
 }

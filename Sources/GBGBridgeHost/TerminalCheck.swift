@@ -109,8 +109,7 @@ extension DoctorChecks {
             + "certificate's own key; an expiring certificate is renewed through your DV (gbgbridge terminal request makes the request)"
         let credentials: TerminalCredentials
         do {
-            credentials = try TerminalCredentials(certificates: try TerminalCredentials.certificates(at: certificates),
-                                                  signer: try TerminalKey.signer(key))
+            credentials = try TerminalKey.credentials(certificatePaths: certificates, key: key)
         } catch {
             return DoctorCheck(name: name, status: .error, finding: "\(error.field): \(error.reason)", fix: fix)
         }

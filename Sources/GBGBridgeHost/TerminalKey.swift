@@ -4,6 +4,12 @@ import Foundation
 /// The Inspection System's private key as the configuration names it (`--terminal-key`,
 /// `terminal-key:`): a PKCS#8 file, a `pkcs11:` URI (RFC 7512) or `exec:COMMAND`.
 package enum TerminalKey {
+    /// An Inspection System's credentials: the CV certificates at `certificatePaths` (files or
+    /// directories; the chain found by CAR/CHR) and the private key `key` names.
+    package static func credentials(certificatePaths: [String], key: String) throws(CVCertificateError) -> TerminalCredentials {
+        try TerminalCredentials(certificates: try TerminalCredentials.certificates(at: certificatePaths), signer: try signer(key))
+    }
+
     package static func signer(_ key: String) throws(CVCertificateError) -> any TerminalSigner {
         if key.hasPrefix("exec:") {
             let command = String(key.dropFirst(5))

@@ -362,11 +362,9 @@ func serveUntilTerminated(start: () -> Void, stop: () -> Void, remove: @escaping
                           insert: @escaping @Sendable () -> Void) async {
     let cardSignals = installCardSignals(remove: remove, insert: insert)
     start()
-    await waitForTermination()
+    await HostServer.termination()
     cardSignals.forEach { $0.cancel() }
     stop()
     print("stopped")
 }
 
-/// Suspends until SIGINT or SIGTERM.
-func waitForTermination() async { await HostServer.termination() }

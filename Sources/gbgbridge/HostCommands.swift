@@ -198,9 +198,6 @@ struct DemoCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Extended Access Control: the virtual passport keeps fingerprints (DG3) and irises (DG4) behind Terminal Authentication, and the host authenticates as the test Inspection System of Fixtures/cvc; the journey shows them.")
     var eac = false
 
-    /// `Fixtures/…` (a checkout) or `/usr/share/gbgbridge/…` (the package): `KitData`.
-    static func fixture(_ relative: String) -> URL? { KitData.url(relative) }
-
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
     }
@@ -208,7 +205,7 @@ struct DemoCommand: AsyncParsableCommand {
     /// The chip's EAC trust point and the host's Inspection System credentials, from the test chain
     /// in Fixtures/cvc (made with OpenPACE's cvc-create; test only).
     static func testInspectionSystem() throws -> (EACConfiguration, TerminalCredentials) {
-        guard let directory = fixture("cvc") else { throw ValidationError("cannot find the test CV certificates (cvc/) in \(KitData.searchedText)") }
+        guard let directory = KitData.url("cvc") else { throw ValidationError("cannot find the test CV certificates (cvc/) in \(KitData.searchedText)") }
         func certificate(_ name: String) throws -> CVCertificate {
             try CVCertificate(bytes: [UInt8](try Data(contentsOf: directory.appendingPathComponent("\(name).cvcert"))))
         }
@@ -222,13 +219,13 @@ struct DemoCommand: AsyncParsableCommand {
     func run() async throws {
         CGBGBridgeCLI_line_buffer_stdout()
         let logger = makeLogger("gbgbridge", verbose: verbose, format: logFormat)
-        guard let journeyDirectory = journey.map({ URL(fileURLWithPath: $0) }) ?? Self.fixture("journey"),
-              let pki = Self.fixture("pki") else {
+        guard let journeyDirectory = journey.map({ URL(fileURLWithPath: $0) }) ?? KitData.url("journey"),
+              let pki = KitData.url("pki") else {
             printError("gbgbridge demo: cannot find the sample journey and test PKI (journey/, pki/) in \(KitData.searchedText); set GBGBRIDGE_DATA or pass --journey")
             throw ExitCode(2)
         }
         let descriptionURL = passport.hasSuffix(".json") ? URL(fileURLWithPath: passport)
-            : Self.fixture("passports/\(passport).json")
+            : KitData.url("passports/\(passport).json")
         guard let descriptionURL, FileManager.default.fileExists(atPath: descriptionURL.path) else {
             printError("gbgbridge demo: no passport named \(passport) in passports/ of \(KitData.searchedText)")
             throw ExitCode(2)

@@ -23,8 +23,7 @@ struct TerminalOptions: ParsableArguments {
     /// The credentials, or `nil` when none were given; a bad file or key is an error naming it.
     func load() throws(CVCertificateError) -> TerminalCredentials? {
         guard let terminalKey, !terminalCertificates.isEmpty else { return nil }
-        let certificates = try TerminalCredentials.certificates(at: terminalCertificates)
-        return try TerminalCredentials(certificates: certificates, signer: try Self.signer(terminalKey))
+        return try TerminalKey.credentials(certificatePaths: terminalCertificates, key: terminalKey)
     }
 
     static func signer(_ key: String) throws(CVCertificateError) -> any TerminalSigner { try TerminalKey.signer(key) }

@@ -74,6 +74,17 @@ struct HostServerTests {
         #expect(await MainActor.run { application.nfc.isBusy } == false)
     }
 
+    @Test func kitDataIsLookedForInOrder() {
+        let places = KitData.directories(environment: ["GBGBRIDGE_DATA": "/srv/kit"], workingDirectory: "/home/dev/project",
+                                         executable: "/usr/bin/gbgbridge").map(\.path)
+        #expect(places == ["/srv/kit", "/home/dev/project/Fixtures", "/Fixtures", "/usr/share/gbgbridge"], "\(places)")
+        // A checkout's binary: .build/<triple>/<configuration>/gbgbridge, Fixtures three levels up.
+        let checkout = KitData.directories(environment: [:], workingDirectory: "/tmp",
+                                           executable: "/src/gbgbridge/.build/x86_64-unknown-linux-gnu/debug/gbgbridge").map(\.path)
+        #expect(checkout.prefix(2) == ["/tmp/Fixtures", "/src/gbgbridge/Fixtures"], "\(checkout)")
+        #expect(checkout.last == "/usr/share/gbgbridge")
+    }
+
     @Test func settingsThatCannotBeServedAreNamed() {
         var settings = HostSettings()
         settings.headless = true
