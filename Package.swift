@@ -135,7 +135,7 @@ let package = Package(
         .target(
             name: "GBGBridgeHost",
             dependencies: [
-                "GBGBridge", "GBGBridgeNFC", "GBGBridgeServer", "GBGBridgeStubs", "MRTD", "MRTDCrypto", "SmartCard", "CVCertificates", "BoundedFiles",
+                "GBGBridge", "GBGBridgeNFC", "GBGBridgeServer", "GBGBridgeStubs", "MRTD", "MRTDCrypto", "SmartCard", "MRTDEmulator", "CVCertificates", "BoundedFiles",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -190,7 +190,7 @@ let package = Package(
         .testTarget(
             name: "GBGBridgeServerTests",
             dependencies: [
-                "GBGBridgeServer", "GBGBridgeHost", "GBGBridgeNFC", "GBGBridgeStubs", "GBGBridge", "MRTD", "MRTDEmulator", "TestSupport",
+                "GBGBridgeServer", "GBGBridgeHost", "GBGBridgeNFC", "GBGBridgeStubs", "GBGBridge", "MRTD", "MRTDEmulator", "CVCertificates", "SmartCard", "TestSupport",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
                 .product(name: "Logging", package: "swift-log"),

@@ -53,6 +53,46 @@ public enum BoundedFile {
         }
         return Array(bytes.prefix(count))
     }
+
+    /// The names in a directory (without `.` and `..`), sorted, at most `limit` of them; a problem
+    /// is a `BoundedFileError` in words (no such directory, not a directory, permission denied,
+    /// more entries than anyone hands over on purpose).
+    public static func list(_ path: String, what: String, limit: Int = 100_000) throws(BoundedFileError) -> [String] {
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw BoundedFileError(path: path, what: what, problem: .cannotOpen(errno)) }
+        guard info.st_mode & S_IFMT == S_IFDIR else { throw BoundedFileError(path: path, what: what, problem: .notDirectory) }
+        guard let directory = opendir(path) else { throw BoundedFileError(path: path, what: what, problem: .cannotOpen(errno)) }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while true {
+            errno = 0
+            guard let entry = readdir(directory) else {
+                if errno != 0 { throw BoundedFileError(path: path, what: what, problem: .cannotRead(errno)) }
+                break
+            }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name == "." || name == ".." { continue }
+            guard names.count < limit else { throw BoundedFileError(path: path, what: what, problem: .tooManyEntries(limit: limit)) }
+            names.append(name)
+        }
+        return names.sorted()
+    }
+
+    /// Creates `path` and its missing parents with `mode`; an existing directory is fine.
+    public static func makeDirectory(_ path: String, mode: mode_t = 0o755, what: String) throws(BoundedFileError) {
+        var info = stat()
+        if stat(path, &info) == 0 {
+            guard info.st_mode & S_IFMT == S_IFDIR else { throw BoundedFileError(path: path, what: what, problem: .notDirectory) }
+            return
+        }
+        let parent = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        if !parent.isEmpty, parent != path { try makeDirectory(parent, mode: mode, what: what) }
+        guard mkdir(path, mode) == 0 || errno == EEXIST else {
+            throw BoundedFileError(path: path, what: what, problem: .cannotCreate(errno))
+        }
+    }
 }
 
 /// Why a bounded file could not be read, in words: which file, and what to do.
@@ -60,8 +100,11 @@ public struct BoundedFileError: Error, Sendable, Hashable, CustomStringConvertib
     public enum Problem: Sendable, Hashable {
         case cannotOpen(Int32)
         case cannotRead(Int32)
+        case cannotCreate(Int32)
         case isDirectory
+        case notDirectory
         case notRegular
+        case tooManyEntries(limit: Int)
         case tooLarge(size: Int, ceiling: Int)
     }
 
@@ -80,7 +123,10 @@ public struct BoundedFileError: Error, Sendable, Hashable, CustomStringConvertib
         case .cannotOpen(let code):
             return code == ENOENT ? "\(path): no such file" : "\(path): cannot be opened (\(Self.text(code)))"
         case .cannotRead(let code): return "\(path): cannot be read (\(Self.text(code)))"
+        case .cannotCreate(let code): return "\(path): cannot create the \(what) (\(Self.text(code)))"
         case .isDirectory: return "\(path) is a directory, not a \(what) file"
+        case .notDirectory: return "\(path) is not a directory (the \(what) must be one)"
+        case .tooManyEntries(let limit): return "\(path) holds more than \(limit) entries: not a \(what)"
         case .notRegular: return "\(path) is a pipe or a socket, not a \(what) file"
         case .tooLarge(let size, let ceiling):
             return "\(path) is \(Self.size(size)), more than the \(Self.size(ceiling)) a \(what) may be: not read"

@@ -68,6 +68,24 @@ package enum HostServer {
         if let failure { throw Failure(exitCode: 1, description: "the server stopped: \(failure)") }
     }
 
+    /// Runs an emulator until SIGINT or SIGTERM, with SIGUSR1 taking its card out of the field and
+    /// SIGUSR2 putting it back (for test rigs).
+    package static func runEmulator(start: () -> Void, stop: () -> Void, remove: @escaping @Sendable () -> Void,
+                                    insert: @escaping @Sendable () -> Void) async {
+        let queue = DispatchQueue(label: "card-signals")
+        let cardSignals = [(SIGUSR1, remove), (SIGUSR2, insert)].map { signalNumber, action in
+            signal(signalNumber, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: queue)
+            source.setEventHandler(handler: action)
+            source.resume()
+            return source
+        }
+        start()
+        await termination()
+        cardSignals.forEach { $0.cancel() }
+        stop()
+    }
+
     /// Suspends until SIGINT or SIGTERM (which no longer end the process by themselves).
     package static func termination() async {
         signal(SIGINT, SIG_IGN)

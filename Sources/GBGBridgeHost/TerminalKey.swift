@@ -34,7 +34,7 @@ package struct CommandSigner: TerminalSigner {
         do {
             outcome = try await Self.run(command, input: Data(message), algorithm: algorithm)
         } catch {
-            throw CVCertificateError(.unsupportedAlgorithm, field: "terminal key", "exec: cannot run the signer: \(error.localizedDescription)")
+            throw CVCertificateError(.unsupportedAlgorithm, field: "terminal key", "exec: cannot start /bin/sh to run the signer")
         }
         guard outcome.status == 0 else {
             let said = String(decoding: outcome.error.prefix(300), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)

@@ -95,9 +95,9 @@ package struct TrustImport {
     private mutating func load(directory: URL) throws(Problem) {
         let entries: [String]
         do {
-            entries = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+            entries = try BoundedFile.list(directory.path, what: "trust store")
         } catch {
-            throw Problem(description: "cannot list \(directory.path): \(error.localizedDescription)")
+            throw Problem(description: error.description)
         }
         for entry in entries where !entry.hasPrefix(".") {
             let url = directory.appendingPathComponent(entry)
@@ -259,10 +259,9 @@ package struct TrustImport {
         }
         guard !dryRun, !writes.isEmpty else { return report }
         do {
-            try FileManager.default.createDirectory(atPath: storePath, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o755])
+            try BoundedFile.makeDirectory(storePath, mode: 0o755, what: "trust store")
         } catch {
-            throw Problem(description: "cannot create \(storePath): \(error.localizedDescription)")
+            throw Problem(description: error.description)
         }
         for (name, bytes) in writes {
             do {

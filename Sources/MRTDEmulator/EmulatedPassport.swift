@@ -252,9 +252,9 @@ public struct EmulatedPassport: Sendable {
                 maxReadLength: Int? = nil) throws(EmulatorError) {
         let names: [String]
         do {
-            names = try FileManager.default.contentsOfDirectory(atPath: dumpDirectory.path)
+            names = try BoundedFile.list(dumpDirectory.path, what: "directory of EF dumps")
         } catch {
-            throw EmulatorError("cannot list \(dumpDirectory.path): \(error.localizedDescription)")
+            throw EmulatorError(error.description)
         }
         var application: [UInt16: [UInt8]] = [:]
         var master: [UInt16: [UInt8]] = [:]

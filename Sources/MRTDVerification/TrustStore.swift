@@ -33,9 +33,9 @@ public struct TrustStore: Sendable {
         if isDirectory.boolValue {
             let entries: [String]
             do {
-                entries = try FileManager.default.contentsOfDirectory(atPath: path.path).sorted()
+                entries = try BoundedFile.list(path.path, what: "trust directory")
             } catch {
-                throw MRTDError(.trustStore, "cannot list \(path.path): \(error.localizedDescription)")
+                throw MRTDError(.trustStore, error.description)
             }
             for entry in entries where !entry.hasPrefix(".") {
                 let child = path.appendingPathComponent(entry)

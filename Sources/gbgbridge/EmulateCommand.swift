@@ -117,49 +117,27 @@ struct EmulateCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Make the chip a hostile card, for testing a reader's bounds (repeatable): \(HostileMode.allCases.map(\.rawValue).joined(separator: ", ")), or stall-at-apdu=N. The chip completes access control and secure messaging correctly, then misbehaves (Docs/hostile-input.md lists what each mode does).", valueName: "MODE"))
     var hostile: [String] = []
 
-    /// The hostile card --hostile describes.
-    func hostileCard() throws -> HostileCard {
-        var card = HostileCard()
+    /// The virtual passport the options describe.
+    func recipe() throws -> EmulatorRecipe {
+        var recipe = EmulatorRecipe(source: dump.map { .dump(directory: $0, mrz: mrz) } ?? profile.map { .profile($0) } ?? .passport(passport ?? ""))
+        recipe.signerCertificate = signerCert
+        recipe.signerKey = signerKey
+        recipe.quirks = { [quirks] in quirks.applied(to: $0) }
         for mode in hostile {
             do {
-                try card.add(mode)
+                try recipe.hostile.add(mode)
             } catch {
                 throw ValidationError("--hostile: \(error.reason)")
             }
         }
-        return card
-    }
-
-    /// The EAC settings from --eac-cvca / --eac-date, or nil.
-    func eacConfiguration() throws -> EACConfiguration? {
-        guard !eacCVCA.isEmpty else { return nil }
-        var trustPoints: [CVCertificate] = []
-        for file in eacCVCA {
-            let data: [UInt8]
-            do {
-                data = try BoundedFile.read(file, ceiling: BoundedFile.Ceiling.cvCertificate, what: "CV certificate")
-            } catch {
-                throw ValidationError("--eac-cvca: \(error.description)")
-            }
-            let certificate: CVCertificate
-            do {
-                certificate = try CVCertificate(bytes: data)
-            } catch {
-                throw ValidationError("--eac-cvca \(file): not a CV certificate: \(error)")
-            }
-            guard certificate.authorization.role == .cvca else {
-                throw ValidationError("--eac-cvca \(file): \(certificate.holderReference) is a \(certificate.authorization.role.rawValue) certificate, not a CVCA's")
-            }
-            trustPoints.append(certificate)
+        do {
+            recipe.eac = try EmulatorRecipe.eacConfiguration(cvcaFiles: eacCVCA, date: eacDate)
+        } catch {
+            throw ValidationError(error.reason)
         }
-        let date: CVDate
-        if let eacDate {
-            guard let parsed = CVDate(eacDate) else { throw ValidationError("--eac-date must be a calendar date as YYMMDD") }
-            date = parsed
-        } else {
-            date = CVDate(Date())
-        }
-        return EACConfiguration(trustPoints: trustPoints, date: date)
+        recipe.shortAPDUsOnly = noExtendedLength
+        recipe.maxReadLength = maxReadLength
+        return recipe
     }
 
     func validate() throws {
@@ -190,46 +168,18 @@ struct EmulateCommand: AsyncParsableCommand {
             throw ValidationError("--dg14-without-card-access-infos changes DG14, which a --dump serves as it is")
         }
         if eacDate != nil && eacCVCA.isEmpty { throw ValidationError("--eac-date goes with --eac-cvca") }
-        _ = try eacConfiguration()
-        _ = try hostileCard()
+        _ = try recipe()
     }
 
     func run() async throws {
         CGBGBridgeCLI_line_buffer_stdout()
-        var chipContent: EmulatedPassport
+        let chipContent: EmulatedPassport
+        var notes: [String]  // printed after --pn532-pty's connection string, which must be the first line
         do {
-            if let dump {
-                chipContent = try EmulatedPassport(dumpDirectory: URL(fileURLWithPath: dump), mrz: mrz)
-                chipContent.quirks = quirks.applied(to: nil)
-            } else {
-                let signer = try loadSigner()
-                guard let url = try descriptionURL() else { throw ExitCode(2) }
-                var description = try PassportDescription.load(from: url)
-                description.quirks = quirks.applied(to: description.quirks)
-                if !eacCVCA.isEmpty { description.biometrics = true }
-                chipContent = try EmulatedPassport(description: description, baseDirectory: url.deletingLastPathComponent(), signer: signer)
-            }
-            let hostile = try hostileCard()
-            if !hostile.isEmpty { try chipContent.makeHostile(hostile, signer: try loadSigner()) }
+            (chipContent, notes) = try recipe().build()
         } catch let error as EmulatorError {
             printError("gbgbridge emulate: \(error.reason)")
             throw ExitCode(2)
-        }
-        if noExtendedLength {
-            chipContent.extendedLength = false
-            chipContent.masterFiles.removeValue(forKey: EmulatedPassport.efATRInfo)
-            chipContent.maxReadLength = min(chipContent.maxReadLength, 256)
-        }
-        if let maxReadLength { chipContent.maxReadLength = maxReadLength }
-        chipContent.eac = try eacConfiguration()
-        // Printed after --pn532-pty's connection string, which must be the first line.
-        var notes: [String] = []
-        if let eac = chipContent.eac {
-            notes.append("EAC: trust points \(eac.trustPoints.map(\.holderReference).joined(separator: ", ")), chip date \(eac.date)"
-                  + (chipContent.chipAuthenticationKey == nil && chipContent.chipAuthenticationMappingKey == nil
-                     ? " (warning: the passport has neither Chip Authentication nor PACE-CAM, so no terminal can authenticate)" : ""))
-        } else if chipContent.biometricsBehindEAC {
-            notes.append("DG3/DG4 are behind Extended Access Control and no trust point was given (--eac-cvca FILE): no terminal can open them")
         }
         let chip = VirtualPassportChip(passport: chipContent)
         if latency != nil || bitRate != nil {
@@ -263,36 +213,18 @@ struct EmulateCommand: AsyncParsableCommand {
         if !chipContent.quirks.summary.isEmpty { print("Field behaviours: \(chipContent.quirks.summary.joined(separator: ", "))") }
         if !chipContent.hostile.isEmpty { print("Hostile card: \(chipContent.hostile.summary.joined(separator: ", "))") }
         print("Waiting for vpcd on \(vpcdHost):\(vpcdPort) … (Ctrl-C to stop)")
-        await serveUntilTerminated(start: client.start, stop: client.stop, remove: {
+        await HostServer.runEmulator(start: client.start, stop: client.stop, remove: {
             client.removeCard()
         }, insert: {
             client.insertCard()
             print("card inserted")
         })
+        print("stopped")
     }
 
     /// The contactless timing model the flags ask for (`nil` without --bit-rate).
     var timing: ContactlessTiming? {
         bitRate.map { ContactlessTiming(bitRate: $0, chipTime: .microseconds(Int64((latency ?? 0) * 1_000)), frameSize: frameSize) }
-    }
-
-    /// The description file: --passport as a file or a name in passports/, or --profile's file.
-    private func descriptionURL() throws -> URL? {
-        if let passport {
-            if FileManager.default.fileExists(atPath: passport) || passport.contains("/") { return URL(fileURLWithPath: passport) }
-            let name = passport.hasSuffix(".json") ? String(passport.dropLast(5)) : passport
-            guard let url = KitData.url("passports/\(name).json") else {
-                printError("gbgbridge emulate: no passport file or name '\(LogText.clip(passport))' (names are looked for in passports/ of \(KitData.searchedText))")
-                return nil
-            }
-            return url
-        }
-        guard let profile else { return nil }
-        guard let url = KitData.url("\(FieldProfiles.directory)/\(profile).json") else {
-            printError("gbgbridge emulate: cannot find \(FieldProfiles.directory)/\(profile).json in \(KitData.searchedText); set GBGBRIDGE_DATA or use --passport FILE")
-            return nil
-        }
-        return url
     }
 
     private func runPN532(chip: VirtualPassportChip, content: EmulatedPassport, notes: [String]) async throws {
@@ -319,52 +251,13 @@ struct EmulateCommand: AsyncParsableCommand {
         let files = content.applicationFiles.keys.sorted().map { String(format: "%04X", $0) }.joined(separator: " ")
         print("Emulating a PN532 with an ISO 14443 type \(typeB ? "B" : "A") card in its field (files \(files)) (Ctrl-C to stop)")
         if !content.quirks.summary.isEmpty { print("Field behaviours: \(content.quirks.summary.joined(separator: ", "))") }
-        await serveUntilTerminated(start: terminal.start, stop: terminal.stop, remove: {
+        await HostServer.runEmulator(start: terminal.start, stop: terminal.stop, remove: {
             terminal.setChip(nil)
             print("card removed")
         }, insert: {
             terminal.setChip(chip)
             print("card inserted")
         })
-    }
-
-    private func loadSigner() throws -> DocumentSigner {
-        let cert = signerCert.map { URL(fileURLWithPath: $0) } ?? KitData.url("pki/ds.cert.pem")
-        let key = signerKey.map { URL(fileURLWithPath: $0) } ?? KitData.url("pki/ds.key.pem")
-        guard let cert, let key else {
-            printError("gbgbridge emulate: cannot find the test document signer (pki/ds.cert.pem, pki/ds.key.pem) in \(KitData.searchedText); set GBGBRIDGE_DATA or pass --signer-cert/--signer-key")
-            throw ExitCode(2)
-        }
-        do {
-            return try DocumentSigner.load(certificate: cert, key: key)
-        } catch {
-            printError("gbgbridge emulate: \(error.reason)")
-            throw ExitCode(2)
-        }
+        print("stopped")
     }
 }
-
-/// SIGUSR1 takes the card out of the field, SIGUSR2 puts it back (for test rigs). The returned
-/// sources must stay alive while the emulator runs.
-func installCardSignals(remove: @escaping @Sendable () -> Void, insert: @escaping @Sendable () -> Void) -> [any DispatchSourceSignal] {
-    let queue = DispatchQueue(label: "card-signals")
-    return [(SIGUSR1, remove), (SIGUSR2, insert)].map { signalNumber, action in
-        signal(signalNumber, SIG_IGN)
-        let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: queue)
-        source.setEventHandler(handler: action)
-        source.resume()
-        return source
-    }
-}
-
-/// Runs an emulator until SIGINT/SIGTERM, with SIGUSR1/SIGUSR2 taking its card out and back.
-func serveUntilTerminated(start: () -> Void, stop: () -> Void, remove: @escaping @Sendable () -> Void,
-                          insert: @escaping @Sendable () -> Void) async {
-    let cardSignals = installCardSignals(remove: remove, insert: insert)
-    start()
-    await HostServer.termination()
-    cardSignals.forEach { $0.cancel() }
-    stop()
-    print("stopped")
-}
-

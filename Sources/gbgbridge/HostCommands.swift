@@ -202,19 +202,6 @@ struct DemoCommand: AsyncParsableCommand {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
     }
 
-    /// The chip's EAC trust point and the host's Inspection System credentials, from the test chain
-    /// in Fixtures/cvc (made with OpenPACE's cvc-create; test only).
-    static func testInspectionSystem() throws -> (EACConfiguration, TerminalCredentials) {
-        guard let directory = KitData.url("cvc") else { throw ValidationError("cannot find the test CV certificates (cvc/) in \(KitData.searchedText)") }
-        func certificate(_ name: String) throws -> CVCertificate {
-            try CVCertificate(bytes: [UInt8](try Data(contentsOf: directory.appendingPathComponent("\(name).cvcert"))))
-        }
-        let eac = EACConfiguration(trustPoints: [try certificate("UTCVCA00001")], date: CVDate(Date()))
-        let credentials = try TerminalCredentials(certificates: [try certificate("UTDVIS00001"), try certificate("UTIS0000001")],
-                                                  signer: try PrivateKeySigner(contentsOf: directory.appendingPathComponent("UTIS0000001.pkcs8")))
-        return (eac, credentials)
-    }
-
     @MainActor
     func run() async throws {
         CGBGBridgeCLI_line_buffer_stdout()
@@ -224,26 +211,15 @@ struct DemoCommand: AsyncParsableCommand {
             printError("gbgbridge demo: cannot find the sample journey and test PKI (journey/, pki/) in \(KitData.searchedText); set GBGBRIDGE_DATA or pass --journey")
             throw ExitCode(2)
         }
-        let descriptionURL = passport.hasSuffix(".json") ? URL(fileURLWithPath: passport)
-            : KitData.url("passports/\(passport).json")
-        guard let descriptionURL, FileManager.default.fileExists(atPath: descriptionURL.path) else {
-            printError("gbgbridge demo: no passport named \(passport) in passports/ of \(KitData.searchedText)")
-            throw ExitCode(2)
-        }
-        let description: PassportDescription
         let chip: VirtualPassportChip
         var terminal: TerminalCredentials?
         var trust = TrustStore()
+        let mrz: MRZ?
         do {
-            var loaded = try PassportDescription.load(from: descriptionURL)
-            if eac { loaded.biometrics = true }
-            description = loaded
-            let signer = try DocumentSigner.load(certificate: pki.appendingPathComponent("ds.cert.pem"),
-                                                 key: pki.appendingPathComponent("ds.key.pem"))
-            var emulated = try EmulatedPassport(description: description, baseDirectory: descriptionURL.deletingLastPathComponent(), signer: signer)
-            if eac {
-                (emulated.eac, terminal) = try Self.testInspectionSystem()
-            }
+            var recipe = EmulatorRecipe(source: .passport(passport))
+            if eac { (recipe.eac, terminal) = try EmulatorRecipe.testInspectionSystem() }
+            let emulated = try recipe.build().passport
+            mrz = try? MRZ(PassportDescription.load(from: recipe.descriptionURL()).mrz.lines.joined(separator: "\n"))
             chip = VirtualPassportChip(passport: emulated)
             try trust.add(path: pki.appendingPathComponent("csca.cert.pem"))
         } catch {
@@ -259,7 +235,6 @@ struct DemoCommand: AsyncParsableCommand {
         settings.trust = [pki.appendingPathComponent("csca.cert.pem").path]
         let eacOn = terminal != nil
         let withDiagnostics = diagnostics
-        let mrz = (try? MRZ(description.mrz.lines.joined(separator: "\n")))
         try await runHost(command: "demo") {
             let application = try HostApplication(settings: settings, trust: trust, backend: reader, terminal: terminal,
                                                   monitorsReaders: false, logger: logger)

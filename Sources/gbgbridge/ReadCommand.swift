@@ -7,16 +7,6 @@ import MRTD
 import SmartCard
 import Synchronization
 
-/// Exit statuses of `gbgbridge read` and `verify` (scripts depend on them).
-enum ReadExit {
-    static let ok: Int32 = 0
-    static let badArguments: Int32 = 2
-    static let accessDenied: Int32 = 3
-    static let noCard: Int32 = 4
-    static let communication: Int32 = 5
-    static let verificationFailed: Int32 = 6
-}
-
 /// Options shared by commands that take trust anchors.
 struct TrustOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("CSCA certificate (PEM/DER), directory of them, ICAO master list (.ml) or CRL; repeatable.",
@@ -216,7 +206,7 @@ struct ReadCommand: AsyncParsableCommand {
             printError("gbgbridge read: \(error)")
             throw ExitCode(ReadExit.badArguments)
         }
-        let bar = ProgressBar(enabled: isatty(STDERR_FILENO) == 1)
+        let bar = ReadProgressBar(enabled: isatty(STDERR_FILENO) == 1)
         // A libnfc device is opened only when asked for: `libnfc:<connstring>` opens exactly that
         // one, a bare `libnfc:` the devices libnfc finds (libnfc.conf, LIBNFC_DEVICE, USB).
         let backend: any CardReaderBackend
@@ -239,10 +229,10 @@ struct ReadCommand: AsyncParsableCommand {
         switch outcome {
         case .noCard(let error):
             apduTrace?.note("end", ["outcome": "\(error.code)", "reason": error.reason])
-            try fail(error.reason, code: error.code, exit: Self.exitStatus(for: error))
+            try fail(error.reason, code: error.code, exit: ReadExit.status(for: error))
         case .failed(let error, _, _, _):
             apduTrace?.note("end", ["outcome": error.code.rawValue, "reason": error.reason])
-            try fail(error.reason, code: error.code.rawValue, exit: Self.exitStatus(for: error))
+            try fail(error.reason, code: error.code.rawValue, exit: ReadExit.status(for: error))
         case .read(let read, let reader, _):
             apduTrace?.note("end", ["outcome": "read", "apdus": String(read.statistics.apdus),
                                     "reconnections": String(read.statistics.reconnections)])
@@ -274,28 +264,10 @@ struct ReadCommand: AsyncParsableCommand {
         if json {
             print(String(decoding: try report.jsonData(pretty: true), as: UTF8.self))
         } else {
-            printSummary(report, result, reader: readerName)
+            ReadSummary.lines(report, result, reader: readerName).forEach { print($0) }
         }
         let failed = [report.verification.passive.status, report.verification.chip.status, report.verification.active.status].contains(.invalid)
         if failed { throw ExitCode(ReadExit.verificationFailed) }
-    }
-
-    static func exitStatus(for error: SmartCardError) -> Int32 {
-        switch error.code {
-        case .timeout, .stalled, .noCard, .noReaders, .readerNotFound, .readerUnavailable: return ReadExit.noCard
-        case .cancelled: return ReadExit.noCard
-        default: return ReadExit.communication
-        }
-    }
-
-    static func exitStatus(for error: MRTDError) -> Int32 {
-        switch error.code {
-        case .accessDenied: return ReadExit.accessDenied
-        case .invalidAccessKey: return ReadExit.badArguments
-        case .timeout: return ReadExit.noCard
-        case .notSupported where error.reason.contains("PACE"): return ReadExit.accessDenied
-        default: return ReadExit.communication
-        }
     }
 
     func fail(_ message: String, code: CustomStringConvertible, exit: Int32) throws -> Never {
@@ -331,78 +303,4 @@ struct ReadCommand: AsyncParsableCommand {
         }
     }
 
-    func printSummary(_ report: ReadReport, _ result: PassportReadResult, reader: String) {
-        print("Read with \(result.paceProtocol ?? report.accessControl) from \(reader)")
-        if let note = result.accessControlNote { print("  Note           \(note)") }
-        if let document = report.document {
-            print("  Name           \(document.surname), \(document.givenNames)")
-            print("  Document       \(document.documentCode) \(document.documentNumber) issued by \(document.issuingState)")
-            print("  Nationality    \(document.nationality)")
-            print("  Date of birth  \(document.dateOfBirth)    Sex \(document.sex)")
-            print("  Expires        \(document.dateOfExpiry)")
-        }
-        if let width = report.photoWidth, let height = report.photoHeight {
-            let source = result.dg2?.faces.first?.format == .jpeg2000 ? " (JPEG 2000 on the chip)" : ""
-            print("  Photo          \(width)×\(height) JPEG\(source)")
-        }
-        for (label, entries) in [("Fingerprints", report.fingerprints ?? []), ("Irises", report.irises ?? [])] where !entries.isEmpty {
-            let described = entries.map { "\($0.positionName) (\($0.format)\($0.width > 0 ? " \($0.width)×\($0.height)" : ""))" }
-            print("  \(label.padding(toLength: 14, withPad: " ", startingAt: 0)) \(described.joined(separator: ", "))")
-        }
-        print("  Data groups    \(report.dataGroupsRead.joined(separator: " "))")
-        for (file, reason) in result.skipped.sorted(by: { $0.key < $1.key }) { print("  Skipped        \(file): \(reason)") }
-        for (file, reason) in result.parseErrors.sorted(by: { $0.key < $1.key }) { print("  Unparsed       \(file): \(reason)") }
-        for (file, reason) in result.withheld.sorted(by: { $0.key < $1.key }) { print("  Withheld       \(file): \(reason)") }
-        let v = report.verification
-        print("Verification")
-        print("  Passive        \(v.passive.status.rawValue): \(v.passive.detail)")
-        if let signer = v.documentSigner { print("  Signer         \(signer)") }
-        if let csca = v.csca { print("  CSCA           \(csca)") }
-        print("  Chip           \(v.chip.status.rawValue): \(v.chip.detail)")
-        print("  Active         \(v.active.status.rawValue): \(v.active.detail)")
-        if let terminal = v.terminal, terminal.status != .notChecked {
-            print("  Terminal       \(terminal.status.rawValue): \(terminal.detail)")
-        }
-        let stats = result.statistics
-        print(String(format: "  %d APDUs, %d bytes of files, %.2f s", stats.apdus, stats.fileBytes,
-                     Double(stats.totalTime.components.seconds) + Double(stats.totalTime.components.attoseconds) / 1e18)
-              + (stats.reconnections > 0 ? ", the document left the reader \(stats.reconnections)× and the read went on" : ""))
-    }
-}
-
-/// A one-line progress bar on standard error, drawn only on a terminal.
-final class ProgressBar: Sendable {
-    let enabled: Bool
-    private let drawn = Mutex(false)
-
-    init(enabled: Bool) { self.enabled = enabled }
-
-    func update(_ progress: ReadProgress) {
-        guard enabled else {
-            // Without a terminal, only what asks something of the user is said (one line each).
-            if let message = progress.message { FileHandle.standardError.write(Data("gbgbridge read: \(message)\n".utf8)) }
-            return
-        }
-        let width = 30
-        let filled = width * progress.percent / 100
-        var line = "\r[" + String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled) + "] "
-        line += String(format: "%3d%% ", progress.percent)
-        switch progress.phase {
-        case .waitingForCard: line += progress.message ?? "waiting for a card…"
-        case .cardDetected: line += "card detected"
-        case .authenticating: line += "authenticating"
-        case .reading:
-            line += "reading \(progress.file ?? "")"
-            if let read = progress.bytesRead { line += " \(read)" + (progress.bytesTotal.map { "/\($0)" } ?? "") + " bytes" }
-        case .verifying: line += "verifying"
-        }
-        line += "\u{1B}[K"
-        drawn.withLock { $0 = true }
-        FileHandle.standardError.write(Data(line.utf8))
-    }
-
-    func finish() {
-        guard enabled, drawn.withLock({ $0 }) else { return }
-        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
-    }
 }

@@ -80,7 +80,7 @@ struct VerifyCommand: AsyncParsableCommand {
                 printError("gbgbridge verify: \(error.description)")
                 throw ExitCode(ReadExit.badArguments)
             } catch {
-                printError("gbgbridge verify: cannot read \(evidence): \(error.localizedDescription)")
+                printError("gbgbridge verify: \(evidence) is not chip evidence (\(error))")
                 throw ExitCode(ReadExit.badArguments)
             }
             try report(result)
@@ -92,7 +92,7 @@ struct VerifyCommand: AsyncParsableCommand {
             // Each file within the ceiling a chip's file of its kind has (LDSFile.sizeCeiling).
             if let dump {
                 let url = URL(fileURLWithPath: dump)
-                for name in try FileManager.default.contentsOfDirectory(atPath: url.path) {
+                for name in try BoundedFile.list(url.path, what: "directory of EF dumps") {
                     if let file = LDSFile(dumpFileName: name) {
                         files[file] = try BoundedFile.read(url.appendingPathComponent(name).path, ceiling: file.sizeCeiling, what: file.name)
                     }
@@ -108,7 +108,7 @@ struct VerifyCommand: AsyncParsableCommand {
             printError("gbgbridge verify: \(error.description)")
             throw ExitCode(ReadExit.badArguments)
         } catch {
-            printError("gbgbridge verify: \(dump ?? sod ?? ""): \((error as NSError).localizedFailureReason ?? error.localizedDescription)")
+            printError("gbgbridge verify: \(dump ?? sod ?? ""): \(error)")
             throw ExitCode(ReadExit.badArguments)
         }
         guard files[.sod] != nil else {
