@@ -148,10 +148,10 @@ extension JSONValue: ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral,
 }
 
 extension JSONValue {
-    /// Encodes any `Encodable` value into a `JSONValue` (through JSON text).
+    /// Encodes any `Encodable` value into a `JSONValue` directly (no JSON text in between), with
+    /// `JSONEncoder`'s default strategies.
     public init<T: Encodable>(encoding value: T) throws {
-        let data = try JSONEncoder().encode(value)
-        self = try JSONDecoder().decode(JSONValue.self, from: data)
+        self = try JSONValueEncoder().encode(value)
     }
 
     /// Encodes an `Encodable` value that encodes as a JSON object into message `data`.

@@ -63,4 +63,71 @@ struct JSONValueTests {
         #expect(JSONValue(any: Date()) == nil)
         #expect(JSONValue(any: ["a": Date()]) == nil)
     }
+
+    // MARK: encoding straight into a JSONValue (JSONValueEncoder) agrees with JSONEncoder
+
+    struct Sample: Encodable {
+        enum Shape: Encodable { case circle(radius: Double), square(Int), none }
+        var name = "a \"quoted\" / slashed name"
+        var missing: String?
+        var present: Int? = 7
+        var flags = [true, false]
+        var nested = [["x": 1], ["y": 2]]
+        var numbered: [Int: String] = [3: "three", 11: "eleven"]
+        var blob = Data([0, 1, 2, 250, 251])
+        var link = URL(string: "https://example.com/a?b=c")!
+        var when = Date(timeIntervalSinceReferenceDate: 12.5)
+        var shapes: [Shape] = [.circle(radius: 1.5), .square(4), .none]
+        var big: Int64 = 1 << 52
+        var small: Int8 = -5
+        var empty: [String: Int] = [:]
+        var json: JSONValue = ["k": [1, "two", .null]]
+    }
+
+    class Base: Encodable {
+        var base = 1
+        private enum CodingKeys: String, CodingKey { case base }
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(base, forKey: .base)
+        }
+    }
+
+    final class Derived: Base {
+        var derived = "d"
+        private enum CodingKeys: String, CodingKey { case derived, parent }
+        override func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(derived, forKey: .derived)
+            try super.encode(to: container.superEncoder(forKey: .parent))
+            var list = container.nestedUnkeyedContainer(forKey: .parent)  // same key: the later container wins, as in JSONEncoder
+            try list.encode(1)
+        }
+    }
+
+    static func throughText<T: Encodable>(_ value: T) throws -> JSONValue {
+        try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(value))
+    }
+
+    @Test func encodesAsJSONEncoderDoes() throws {
+        let direct = try JSONValue(encoding: Sample())
+        #expect(direct == (try Self.throughText(Sample())))
+        #expect(direct["missing"] == nil)
+        #expect(direct["blob"] == .string("AAEC+vs="))
+        #expect(direct["numbered"]?["11"] == .string("eleven"))
+        #expect(try JSONValue(encoding: [1, 2, 3]) == [1, 2, 3])
+        #expect(try JSONValue(encoding: "text") == "text")
+        #expect(try JSONValue(encoding: Optional<Int>.none) == .null)
+    }
+
+    @Test func encodesSuperEncodersAndNestedContainers() throws {
+        let direct = try JSONValue(encoding: Derived())
+        #expect(direct["derived"] == "d")
+        #expect(direct["parent"] != nil)
+    }
+
+    @Test func refusesNumbersJSONCannotHold() {
+        #expect(throws: EncodingError.self) { try JSONValue(encoding: ["x": Double.nan]) }
+        #expect(throws: EncodingError.self) { try JSONValue(encoding: [Double.infinity]) }
+    }
 }
