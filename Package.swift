@@ -129,14 +129,25 @@ let package = Package(
         .target(name: "CImageCodecs", dependencies: ["COpenJPEG", "CTurboJPEG", "CLibPNG"]),
         // Swift API over CImageCodecs.
         .target(name: "ImageCodecs", dependencies: ["CImageCodecs"]),
+        // `gbgbridge read` (the command, its terminal key loading, its outputs) apart from the
+        // server, so the lean gbgbridge-read binary that runs it maps no NIO, Hummingbird or Yams.
+        .target(
+            name: "GBGBridgeRead",
+            dependencies: [
+                "GBGBridgeNFC", "MRTD", "MRTDCrypto", "SmartCard", "CVCertificates", "BoundedFiles", "CGBGBridgeCLI",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // What `gbgbridge read` execs into (Docs/reading-and-verification.md, "Peak memory").
+        .executableTarget(name: "gbgbridge-read", dependencies: ["GBGBridgeRead"]),
         // The application: the services every page gets, the server's life, doctor, trust import,
         // terminal checks, diagnostics, metrics, the configuration file. The command line, the
         // soak benchmark and the test rigs wire the host through it.
         .target(
             name: "GBGBridgeHost",
             dependencies: [
-                "GBGBridge", "GBGBridgeNFC", "GBGBridgeServer", "GBGBridgeStubs", "MRTD", "MRTDCrypto", "SmartCard", "MRTDEmulator", "CVCertificates", "BoundedFiles",
-                .product(name: "Logging", package: "swift-log"),
+                "GBGBridge", "GBGBridgeNFC", "GBGBridgeRead", "GBGBridgeServer", "GBGBridgeStubs", "MRTD", "MRTDCrypto", "SmartCard", "MRTDEmulator",
+                "CVCertificates", "BoundedFiles", .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Yams", package: "Yams"),
@@ -145,7 +156,7 @@ let package = Package(
         .executableTarget(
             name: "gbgbridge",
             dependencies: [
-                "GBGBridge", "GBGBridgeHost", "SmartCard", "MRTD", "MRTDEmulator", "CGBGBridgeCLI", "GBGBridgeNFC", "GBGBridgeStubs", "CVCertificates",
+                "GBGBridge", "GBGBridgeHost", "GBGBridgeRead", "SmartCard", "MRTD", "MRTDEmulator", "CGBGBridgeCLI", "GBGBridgeNFC", "GBGBridgeStubs", "CVCertificates",
                 "GBGBridgeServer", "BoundedFiles", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -190,7 +201,7 @@ let package = Package(
         .testTarget(
             name: "GBGBridgeServerTests",
             dependencies: [
-                "GBGBridgeServer", "GBGBridgeHost", "GBGBridgeNFC", "GBGBridgeStubs", "GBGBridge", "MRTD", "MRTDEmulator", "CVCertificates", "SmartCard", "TestSupport",
+                "GBGBridgeServer", "GBGBridgeHost", "GBGBridgeRead", "GBGBridgeNFC", "GBGBridgeStubs", "GBGBridge", "MRTD", "MRTDEmulator", "CVCertificates", "SmartCard", "TestSupport",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
                 .product(name: "Logging", package: "swift-log"),

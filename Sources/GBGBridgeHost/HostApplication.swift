@@ -1,5 +1,6 @@
 import CVCertificates
 import Foundation
+import GBGBridgeRead
 import GBGBridge
 import GBGBridgeNFC
 import GBGBridgeServer

@@ -1,4 +1,5 @@
 import Foundation
+import GBGBridgeRead
 import GBGBridge
 import GBGBridgeNFC
 import GBGBridgeServer

@@ -1,5 +1,6 @@
 import CoreMetrics
 import Foundation
+import GBGBridgeRead
 import GBGBridge
 import MRTD
 import Prometheus

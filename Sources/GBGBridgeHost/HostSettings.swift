@@ -27,6 +27,44 @@ package struct HostSettings: Sendable {
 
     package init() {}
 
+    /// The command line (what was given on it, as a `ServeSettings`) over the configuration file
+    /// over the defaults; a list given on the command line replaces the file's, it does not add to it.
+    package init(commandLine given: ServeSettings, file: ServeSettings?, filePath: String?) throws(Problem) {
+        let file = file ?? ServeSettings()
+        func pick<T>(_ key: KeyPath<ServeSettings, T?>) -> T? { given[keyPath: key] ?? file[keyPath: key] }
+        func list(_ key: KeyPath<ServeSettings, [String]?>) -> [String] {
+            let commandLine = given[keyPath: key] ?? []
+            return commandLine.isEmpty ? file[keyPath: key] ?? [] : commandLine
+        }
+        configFile = filePath
+        port = pick(\.port) ?? port
+        allowOrigin = list(\.allowOrigin)
+        trust = list(\.trust)
+        staticDirectory = pick(\.staticDirectory)
+        kiosk = pick(\.kiosk)
+        headless = pick(\.headless) ?? headless
+        kioskProfile = pick(\.kioskProfile)
+        libnfcDevice = list(\.libnfcDevice)
+        libnfcDiscover = pick(\.libnfcDiscover) ?? libnfcDiscover
+        verbose = pick(\.verbose) ?? verbose
+        if let text = pick(\.metricsListen) {
+            guard let address = ListenAddress(argument: text) else {
+                throw Problem("\(given.metricsListen == nil ? "configuration: \(filePath ?? ""): 'metrics-listen'" : "--metrics-listen") must be HOST:PORT, e.g. 0.0.0.0:9450")
+            }
+            metricsListen = address
+        }
+        if let text = pick(\.logFormat) {
+            guard let format = LogFormat(rawValue: text) else { throw Problem("log-format must be text or json, got '\(LogText.clip(text))'") }
+            logFormat = format
+        }
+        diagnostics = pick(\.diagnostics) ?? diagnostics
+        terminalCertificates = list(\.terminalCertificates)
+        terminalKey = pick(\.terminalKey)
+        diagnosticsStreams = pick(\.diagnosticsStreams) ?? diagnosticsStreams
+        readTimeout = pick(\.readTimeout) ?? readTimeout
+        try validate()
+    }
+
     /// A combination that cannot be served, in words for the operator.
     package struct Problem: Error, CustomStringConvertible {
         package let description: String

@@ -14,3 +14,8 @@ package struct ListenAddress: Sendable, Equatable {
         self.port = port
     }
 }
+
+extension ListenAddress: CustomStringConvertible {
+    /// `HOST:PORT` as given (`[v6]:PORT` for IPv6), so it parses back to the same address.
+    package var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+}

@@ -1,5 +1,6 @@
 import CVCertificates
 import Foundation
+import GBGBridgeRead
 
 /// The checks of `terminal check` (and of `doctor` when the configuration names credentials).
 package struct TerminalCheck {

@@ -1,3 +1,4 @@
+import BoundedFiles
 import CVCertificates
 
 /// How `terminal print` and `terminal check` put CV certificates and requests into words and JSON.
@@ -63,5 +64,31 @@ package enum TerminalPrint {
               CHR \(request.holderReference)\(request.authorityReference.map { ", for CAR \($0)" } ?? "")
               key: \(keyDescription(request.publicKey)); inner signature \(inner)
             """ + (request.outerAuthorityReference.map { "\n  authenticated by \($0) (outer signature)" } ?? "")
+    }
+
+    /// A CV certificate or request file in words and as JSON (`terminal print`); a file that is
+    /// neither gets `error` naming the field that is wrong, as a certificate when it looks like one.
+    package static func describe(file: String) -> (json: [String: Any], text: String, error: String?) {
+        let bytes: [UInt8]
+        do {
+            bytes = try BoundedFile.read(file, ceiling: BoundedFile.Ceiling.cvCertificate, what: "CV certificate or request")
+        } catch {
+            return (["file": file, "error": error.description], "", error.description)
+        }
+        let asCertificate: CVCertificateError
+        do {
+            let certificate = try CVCertificate(bytes: bytes)
+            return (json(certificate).merging(["file": file]) { $1 }, text(certificate, file: file), nil)
+        } catch {
+            asCertificate = error
+        }
+        do {
+            let request = try CVCertificateRequest(bytes: bytes)
+            return (json(request).merging(["file": file]) { $1 }, text(request, file: file), nil)
+        } catch {
+            let reason = bytes.first == 0x7F || bytes.first != 0x67 ? asCertificate : error
+            return (["file": file, "error": ["code": reason.code.rawValue, "field": reason.field, "message": reason.reason]], "",
+                    "\(file): \(reason.field): \(reason.reason)")
+        }
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GBGBridgeHost
+import GBGBridgeRead
 
 /// `gbgbridge doctor`: what stands between this machine and a reading kiosk.
 struct DoctorCommand: AsyncParsableCommand {

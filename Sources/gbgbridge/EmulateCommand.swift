@@ -5,6 +5,7 @@ import CGBGBridgeCLI
 import Foundation
 import GBGBridge
 import GBGBridgeHost
+import GBGBridgeRead
 import MRTD
 import MRTDEmulator
 import Synchronization
@@ -197,21 +198,9 @@ struct EmulateCommand: AsyncParsableCommand {
         notes.forEach { print($0) }
         let port = vpcdPort
         let client = VPCDClient(chip: chip, host: vpcdHost, port: vpcdPort) { event in
-            switch event {
-            case .connected: print("vpcd connected on port \(port): the card is in the reader")
-            case .disconnected(let reason): print("vpcd disconnected (\(reason)); reconnecting")
-            case .cardRemoved: print("card removed")
-            case .powerOn where verbose: print("power on")
-            case .powerOff where verbose: print("power off")
-            case .reset where verbose: print("reset")
-            case .apdu(let command, let response) where verbose: print("APDU \(command) bytes → \(response) bytes")
-            default: break
-            }
+            if let line = event.line(port: port, verbose: verbose) { print(line) }
         }
-        let files = chipContent.applicationFiles.keys.sorted().map { String(format: "%04X", $0) }.joined(separator: " ")
-        print("Emulating a passport (files \(files); \(chipContent.extendedLength ? "extended length" : "short APDUs only"), max read \(chipContent.maxReadLength) bytes)")
-        if !chipContent.quirks.summary.isEmpty { print("Field behaviours: \(chipContent.quirks.summary.joined(separator: ", "))") }
-        if !chipContent.hostile.isEmpty { print("Hostile card: \(chipContent.hostile.summary.joined(separator: ", "))") }
+        chipContent.summaryLines.forEach { print($0) }
         print("Waiting for vpcd on \(vpcdHost):\(vpcdPort) … (Ctrl-C to stop)")
         await HostServer.runEmulator(start: client.start, stop: client.stop, remove: {
             client.removeCard()
@@ -232,14 +221,7 @@ struct EmulateCommand: AsyncParsableCommand {
         let terminal: PN532PseudoTerminal
         do {
             terminal = try PN532PseudoTerminal(chip: chip, cardType: typeB ? .typeB : .typeA) { event in
-                switch event {
-                case .badFrame(let reason): print("PN532: bad frame from the host (\(reason))")
-                case .unsupported(let command): print(String(format: "PN532: unsupported command 0x%02X answered with a syntax error", command))
-                case .selected where verbose: print("PN532: target activated")
-                case .apdu(let command, let response) where verbose: print("APDU \(command) bytes → \(response) bytes")
-                case .command(let code) where verbose: print(String(format: "PN532: command 0x%02X", code))
-                default: break
-                }
+                if let line = event.line(verbose: verbose) { print(line) }
             }
         } catch {
             printError("gbgbridge emulate: \(error.reason)")
@@ -248,9 +230,8 @@ struct EmulateCommand: AsyncParsableCommand {
         // First line: the connection string, for scripts.
         print(terminal.connectionString)
         notes.forEach { print($0) }
-        let files = content.applicationFiles.keys.sorted().map { String(format: "%04X", $0) }.joined(separator: " ")
-        print("Emulating a PN532 with an ISO 14443 type \(typeB ? "B" : "A") card in its field (files \(files)) (Ctrl-C to stop)")
-        if !content.quirks.summary.isEmpty { print("Field behaviours: \(content.quirks.summary.joined(separator: ", "))") }
+        print("Emulating a PN532 with an ISO 14443 type \(typeB ? "B" : "A") card in its field (Ctrl-C to stop)")
+        content.summaryLines.forEach { print($0) }
         await HostServer.runEmulator(start: terminal.start, stop: terminal.stop, remove: {
             terminal.setChip(nil)
             print("card removed")

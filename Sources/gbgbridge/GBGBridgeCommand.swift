@@ -1,32 +1,14 @@
 import ArgumentParser
 import Foundation
 import GBGBridgeHost
+import GBGBridgeRead
 
 @main
 struct GBGBridgeCommand: AsyncParsableCommand {
-    /// Runs the tool. Usage errors exit with status 2 (not ArgumentParser's 64), as scripts and
-    /// the documented exit codes of `gbgbridge read` expect.
+    /// Runs the tool (`read` in the lean gbgbridge-read binary when it is installed).
     static func main() async {
-        // A peer that goes away (a signer command that exits early, a closed pipe on stdout) is an
-        // EPIPE error where it happens, never a SIGPIPE that kills the host.
-        signal(SIGPIPE, SIG_IGN)
-        do {
-            var command = try parseAsRoot()
-            if var asyncCommand = command as? AsyncParsableCommand {
-                try await asyncCommand.run()
-            } else {
-                try command.run()
-            }
-        } catch {
-            let code = exitCode(for: error)
-            if code == .validationFailure {
-                // Print the usage message, then exit 2.
-                let message = fullMessage(for: error)
-                if !message.isEmpty { FileHandle.standardError.write(Data((message + "\n").utf8)) }
-                Foundation.exit(2)
-            }
-            exit(withError: error)
-        }
+        CommandMain.execLeanReader()
+        await CommandMain.run(Self.self)
     }
 
     static let configuration = CommandConfiguration(

@@ -4,6 +4,7 @@ import CGBGBridgeCLI
 import Foundation
 import GBGBridge
 import GBGBridgeHost
+import GBGBridgeRead
 import GBGBridgeNFC
 import GBGBridgeServer
 import GBGBridgeStubs
@@ -99,45 +100,21 @@ struct ServeCommand: AsyncParsableCommand {
 
     /// The command line over the configuration file over the defaults.
     func effective() throws -> HostSettings {
-        let loaded: (settings: ServeSettings, path: String)?
         do {
-            loaded = try ServeSettings.load(path: config)
+            let loaded = try ServeSettings.load(path: config)
+            var given = ServeSettings()
+            (given.port, given.allowOrigin, given.trust, given.staticDirectory) = (port, allowOrigin, trustOptions.trust, `static`)
+            (given.kiosk, given.headless, given.kioskProfile) = (kiosk, headless, kioskProfile)
+            (given.libnfcDevice, given.libnfcDiscover, given.verbose) = (libnfcDevice, libnfcDiscover, verbose)
+            (given.metricsListen, given.logFormat, given.diagnostics) = (metricsListen?.description, logFormat?.rawValue, diagnostics)
+            (given.terminalCertificates, given.terminalKey) = (terminalOptions.terminalCertificates, terminalOptions.terminalKey)
+            (given.diagnosticsStreams, given.readTimeout) = (diagnosticsStreams, readTimeout)
+            return try HostSettings(commandLine: given, file: loaded?.settings, filePath: loaded?.path)
+        } catch let problem as HostSettings.Problem {
+            throw ValidationError(problem.description)
         } catch {
             throw ValidationError("configuration: \(error)")
         }
-        let file = loaded?.settings ?? ServeSettings()
-        var result = HostSettings()
-        result.configFile = loaded?.path
-        result.port = port ?? file.port ?? ServeSettings.defaultPort
-        result.allowOrigin = allowOrigin.isEmpty ? file.allowOrigin ?? [] : allowOrigin
-        result.trust = trustOptions.trust.isEmpty ? file.trust ?? [] : trustOptions.trust
-        result.staticDirectory = `static` ?? file.staticDirectory
-        result.kiosk = kiosk ?? file.kiosk
-        result.headless = headless ?? file.headless ?? false
-        result.kioskProfile = kioskProfile ?? file.kioskProfile
-        result.libnfcDevice = libnfcDevice.isEmpty ? file.libnfcDevice ?? [] : libnfcDevice
-        result.libnfcDiscover = libnfcDiscover ?? file.libnfcDiscover ?? false
-        result.verbose = verbose ?? file.verbose ?? false
-        if let metricsListen {
-            result.metricsListen = metricsListen
-        } else if let text = file.metricsListen {
-            guard let address = ListenAddress(argument: text) else {
-                throw ValidationError("configuration: \(loaded?.path ?? ""): 'metrics-listen' must be HOST:PORT, e.g. 0.0.0.0:9450")
-            }
-            result.metricsListen = address
-        }
-        result.logFormat = logFormat ?? file.logFormat.flatMap(LogFormat.init(rawValue:)) ?? .text
-        result.diagnostics = diagnostics ?? file.diagnostics ?? false
-        result.terminalCertificates = terminalOptions.terminalCertificates.isEmpty ? file.terminalCertificates ?? [] : terminalOptions.terminalCertificates
-        result.terminalKey = terminalOptions.terminalKey ?? file.terminalKey
-        result.diagnosticsStreams = diagnosticsStreams ?? file.diagnosticsStreams ?? result.diagnosticsStreams
-        result.readTimeout = readTimeout ?? file.readTimeout ?? result.readTimeout
-        do {
-            try result.validate()
-        } catch {
-            throw ValidationError(error.description)
-        }
-        return result
     }
 
     func validate() throws {
@@ -206,53 +183,18 @@ struct DemoCommand: AsyncParsableCommand {
     func run() async throws {
         CGBGBridgeCLI_line_buffer_stdout()
         let logger = makeLogger("gbgbridge", verbose: verbose, format: logFormat)
-        guard let journeyDirectory = journey.map({ URL(fileURLWithPath: $0) }) ?? KitData.url("journey"),
-              let pki = KitData.url("pki") else {
-            printError("gbgbridge demo: cannot find the sample journey and test PKI (journey/, pki/) in \(KitData.searchedText); set GBGBRIDGE_DATA or pass --journey")
-            throw ExitCode(2)
-        }
-        let chip: VirtualPassportChip
-        var terminal: TerminalCredentials?
-        var trust = TrustStore()
-        let mrz: MRZ?
+        let demo: DemoHost
         do {
-            var recipe = EmulatorRecipe(source: .passport(passport))
-            if eac { (recipe.eac, terminal) = try EmulatorRecipe.testInspectionSystem() }
-            let emulated = try recipe.build().passport
-            mrz = try? MRZ(PassportDescription.load(from: recipe.descriptionURL()).mrz.lines.joined(separator: "\n"))
-            chip = VirtualPassportChip(passport: emulated)
-            try trust.add(path: pki.appendingPathComponent("csca.cert.pem"))
+            demo = try DemoHost(passport: passport, eac: eac, journey: journey, port: port, diagnostics: diagnostics)
         } catch {
-            printError("gbgbridge demo: \(error)")
+            printError("gbgbridge demo: \(error.reason)")
             throw ExitCode(2)
         }
-        let reader = EmulatedReaderBackend(chip: chip, readerName: "GBGBridge Demo Reader (virtual passport)")
-        HostMetrics.bootstrap(trust: trust)
-        var settings = HostSettings()
-        settings.port = port
-        settings.staticDirectory = journeyDirectory.path
-        settings.diagnostics = diagnostics
-        settings.trust = [pki.appendingPathComponent("csca.cert.pem").path]
-        let eacOn = terminal != nil
-        let withDiagnostics = diagnostics
+        HostMetrics.bootstrap(trust: demo.trust)
         try await runHost(command: "demo") {
-            let application = try HostApplication(settings: settings, trust: trust, backend: reader, terminal: terminal,
-                                                  monitorsReaders: false, logger: logger)
-            // A stand-in backend, so the sample journey can show server-side verification of chip evidence.
-            let backend = DemoBackend(trustStore: trust)
-            application.configuration.jsonEndpoints["/demo/challenge"] = { backend.challenge($0) }
-            application.configuration.jsonEndpoints["/demo/verify-evidence"] = { backend.verify($0) }
-            return application
+            try demo.application(logger: logger)
         } onRunning: { port in
-            print("GBGBridge demo running. Open in a browser:  http://127.0.0.1:\(port)/")
-            if withDiagnostics { print("Diagnostics for operators: http://127.0.0.1:\(port)/diagnostics") }
-            if let mrz {
-                print("The virtual passport opens with document number \(mrz.documentNumber), date of birth \(mrz.dateOfBirth), expiry \(mrz.dateOfExpiry) (test data).")
-            }
-            if eacOn {
-                print("Extended Access Control: the passport trusts the test CVCA UTCVCA00001; the host authenticates as the test Inspection System UTIS0000001 (Fixtures/cvc) and reads DG3 and DG4.")
-            }
-            print("Press Ctrl-C to stop.")
+            demo.banner(port: port).forEach { print($0) }
         }
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GBGBridgeHost
+import GBGBridgeRead
 import SmartCard
 
 /// `gbgbridge readers`: what the reader back ends see.
@@ -61,14 +62,4 @@ struct ReadersCommand: AsyncParsableCommand {
             if let atr = reader.atr { print("    ATR \(hex(atr, separator: " "))") }
         }
     }
-}
-
-func printJSON(_ object: Any) {
-    if let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]) {
-        print(String(decoding: data, as: UTF8.self))
-    }
-}
-
-func printError(_ message: String) {
-    FileHandle.standardError.write(Data((message + "\n").utf8))
 }

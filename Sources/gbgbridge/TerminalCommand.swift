@@ -3,6 +3,7 @@ import BoundedFiles
 import CVCertificates
 import Foundation
 import GBGBridgeHost
+import GBGBridgeRead
 import MRTD
 import MRTDCrypto
 
@@ -53,8 +54,9 @@ struct TerminalCheckCommand: AsyncParsableCommand {
         let day = date.flatMap(CVDate.init) ?? CVDate(Date())
         let credentials: TerminalCredentials
         let trustPoints: [CVCertificate]
-        do {
-            credentials = try terminal.load().unwrapped("no credentials")
+        do throws(CVCertificateError) {
+            guard let loaded = try terminal.load() else { throw CVCertificateError(.malformed, field: "terminal", "no credentials") }
+            credentials = loaded
             trustPoints = try TerminalCredentials.certificates(at: cvca)
         } catch {
             if json { printJSON(["status": "error", "problems": ["\(error.field): \(error.reason)"]]) }
@@ -89,47 +91,17 @@ struct TerminalPrintCommand: ParsableCommand {
         var objects: [[String: Any]] = []
         var failed = false
         for file in files {
-            let bytes: [UInt8]
-            do {
-                bytes = try BoundedFile.read(file, ceiling: BoundedFile.Ceiling.cvCertificate, what: "CV certificate or request")
-            } catch {
-                printError("gbgbridge terminal print: \(error.description)")
-                objects.append(["file": file, "error": error.description])
+            let described = TerminalPrint.describe(file: file)
+            objects.append(described.json)
+            if let error = described.error {
+                printError("gbgbridge terminal print: \(error)")
                 failed = true
-                continue
-            }
-            if let certificate = try? CVCertificate(bytes: bytes) {
-                var object = TerminalPrint.json(certificate)
-                object["file"] = file
-                objects.append(object)
-                if !json { print(TerminalPrint.text(certificate, file: file)) }
-            } else {
-                do {
-                    let request = try CVCertificateRequest(bytes: bytes)
-                    var object = TerminalPrint.json(request)
-                    object["file"] = file
-                    objects.append(object)
-                    if !json { print(TerminalPrint.text(request, file: file)) }
-                } catch {
-                    // Say what is wrong with it as a certificate when it looks like one.
-                    let reason = bytes.first == 0x7F || bytes.first != 0x67 ? (Self.certificateError(bytes) ?? error) : error
-                    printError("gbgbridge terminal print: \(file): \(reason.field): \(reason.reason)")
-                    objects.append(["file": file, "error": ["code": reason.code.rawValue, "field": reason.field, "message": reason.reason]])
-                    failed = true
-                }
+            } else if !json {
+                print(described.text)
             }
         }
         if json { printJSON(objects) }
         if failed { throw ExitCode(1) }
-    }
-
-    static func certificateError(_ bytes: [UInt8]) -> CVCertificateError? {
-        do {
-            _ = try CVCertificate(bytes: bytes)
-            return nil
-        } catch {
-            return error
-        }
     }
 }
 
@@ -190,18 +162,11 @@ struct TerminalRequestCommand: AsyncParsableCommand {
 
     func run() async throws {
         do {
-            let (publicKey, signer) = try loadKey()
-            let algorithm = try scheme.flatMap { name in CVSignatureAlgorithm.allCases.first { $0.schemeName == name } } ?? Self.defaultScheme(publicKey)
-            var request = CVCertificateRequest(authorityReference: car,
-                                               publicKey: try CVPublicKey(publicKey: publicKey, algorithm: algorithm, withDomainParameters: !algorithm.isRSA),
-                                               holderReference: chr)
-            request.innerSignature = try await signer.sign(request.body, algorithm: algorithm)
-            try request.verifyInnerSignature()
-            if let authenticateKey, let authenticateAs {
-                let certificate = try TerminalCredentials.certificates(at: [authenticateAs]).unwrappedFirst(authenticateAs)
-                let outer = try TerminalOptions.signer(authenticateKey)
-                try await request.authenticate(with: outer, algorithm: certificate.publicKey.algorithm, as: certificate.holderReference)
-            }
+            var maker = TerminalRequestMaker(key: key, holderReference: chr)
+            (maker.publicKey, maker.authorityReference) = (publicKey, car)
+            maker.scheme = scheme.flatMap { name in CVSignatureAlgorithm.allCases.first { $0.schemeName == name } }
+            (maker.authenticateKey, maker.authenticateAs) = (authenticateKey, authenticateAs)
+            let request = try await maker.make()
             do {
                 try PrivateFile.write(request.encoded, to: out, mode: 0o644)
             } catch {
@@ -214,73 +179,11 @@ struct TerminalRequestCommand: AsyncParsableCommand {
             throw ExitCode(1)
         }
     }
-
-    private func loadKey() throws(CVCertificateError) -> (PublicKey, any TerminalSigner) {
-        if let publicKey {
-            let data: [UInt8]
-            do {
-                data = try BoundedFile.read(publicKey, ceiling: BoundedFile.Ceiling.key, what: "public key")
-            } catch {
-                throw CVCertificateError(.malformed, field: "public key", error.description)
-            }
-            do {
-                return (try PublicKey(subjectPublicKeyInfo: Self.der(data)), try TerminalOptions.signer(key))
-            } catch let error as CVCertificateError {
-                throw error
-            } catch {
-                throw CVCertificateError(.malformed, field: "public key", "\(publicKey) is not a SubjectPublicKeyInfo (DER or PEM)")
-            }
-        }
-        let url = URL(fileURLWithPath: key)
-        let data: [UInt8]
-        do {
-            data = try BoundedFile.read(url.path, ceiling: BoundedFile.Ceiling.key, what: "private key")
-        } catch {
-            throw CVCertificateError(.malformed, field: "key", error.description)
-        }
-        let privateKey: PrivateKey
-        do {
-            privateKey = try PrivateKey(bytes: data)
-        } catch {
-            throw CVCertificateError(.malformed, field: "key", "\(url.lastPathComponent) is not a private key (PKCS#8, DER or PEM)")
-        }
-        do {
-            return (try PublicKey(subjectPublicKeyInfo: privateKey.subjectPublicKeyInfo), PrivateKeySigner(key: privateKey))
-        } catch {
-            throw CVCertificateError(.malformed, field: "key", "\(url.lastPathComponent): its public key cannot be taken out")
-        }
-    }
-
-    /// A PEM `PUBLIC KEY` block as DER; DER as it is.
-    static func der(_ bytes: [UInt8]) -> [UInt8] {
-        let text = String(decoding: bytes, as: UTF8.self)
-        guard text.contains("-----BEGIN") else { return bytes }
-        let body = text.split(separator: "\n").filter { !$0.hasPrefix("-----") }.joined()
-        return Data(base64Encoded: body).map { [UInt8]($0) } ?? bytes
-    }
-
-    static func defaultScheme(_ key: PublicKey) throws(CVCertificateError) -> CVSignatureAlgorithm {
-        if key.rsaComponents != nil { return .rsaPSSSHA256 }
-        guard let (curve, _) = key.ecPoint else { throw CVCertificateError(.unsupportedAlgorithm, field: "key", "neither RSA nor EC on a known curve") }
-        switch curve.fieldSize {
-        case ...28: return .ecdsaSHA224
-        case ...32: return .ecdsaSHA256
-        case ...48: return .ecdsaSHA384
-        default: return .ecdsaSHA512
-        }
-    }
 }
 
 extension Optional {
     func unwrapped(_ what: String) throws(CVCertificateError) -> Wrapped {
         guard let self else { throw CVCertificateError(.malformed, field: "terminal", what) }
         return self
-    }
-}
-
-extension Array where Element == CVCertificate {
-    func unwrappedFirst(_ file: String) throws(CVCertificateError) -> CVCertificate {
-        guard let first else { throw CVCertificateError(.malformed, field: "certificate", "\(file) holds no CV certificate") }
-        return first
     }
 }

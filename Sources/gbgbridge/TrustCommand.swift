@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GBGBridgeHost
+import GBGBridgeRead
 import MRTD
 import MRTDCrypto
 import GBGBridge
@@ -32,53 +33,13 @@ struct TrustStatusCommand: AsyncParsableCommand {
 
     func run() async throws {
         let paths = trust.isEmpty ? [TrustCommand.defaultStore] : trust
-        let now = Date().timeIntervalSince1970
-        let (store, problems) = DoctorChecks.loadTrust(paths)
-        let check = DoctorChecks.trustHealth(store, paths: paths, problems: problems, now: now)
-        let countries = Dictionary(grouping: store.certificates) { ($0.country ?? "?").uppercased() }.sorted { $0.key < $1.key }.map { country, anchors in
-            let valid = anchors.filter { $0.isValid(at: now) }
-            var entry: [String: Any] = ["country": country, "cscas": anchors.count, "valid": valid.count, "expired": anchors.count - valid.count]
-            if let earliest = valid.compactMap(\.notAfter).min() { entry["earliestExpiry"] = DoctorChecks.iso8601(earliest) }
-            if let latest = anchors.compactMap(\.notAfter).max() { entry["latestExpiry"] = DoctorChecks.iso8601(latest) }
-            return entry
-        }
-        let crls: [[String: Any]] = store.revocationLists.map { crl in
-            var entry: [String: Any] = ["issuer": crl.issuer]
-            if let this = crl.thisUpdate { entry["thisUpdate"] = DoctorChecks.iso8601(this) }
-            if let next = crl.nextUpdate { entry["nextUpdate"] = DoctorChecks.iso8601(next) }
-            entry["status"] = (crl.nextUpdate ?? .infinity) < now ? "overdue" : "current"
-            return entry
-        }
-        let signers: [[String: Any]] = store.masterListSigners.map { list in
-            var entry: [String: Any] = ["file": list.path, "subject": list.signer.subject,
-                                        "status": list.signer.isValid(at: now) ? "valid" : "expired"]
-            if let notAfter = list.signer.notAfter { entry["notAfter"] = DoctorChecks.iso8601(notAfter) }
-            return entry
-        }
+        let status = TrustStatus(paths: paths, now: Date().timeIntervalSince1970)
         if json {
-            printJSON(["check": check.json, "countries": countries, "crls": crls, "masterListSigners": signers])
+            printJSON(status.json)
         } else {
-            print("\(check.status.rawValue.uppercased()) \(check.finding)")
-            if !check.fix.isEmpty { print("  fix: \(check.fix)") }
-            if !countries.isEmpty {
-                print("\nCountry  CSCAs  valid  expired  earliest valid expiry      latest expiry")
-                for entry in countries {
-                    let columns = [entry["country"], entry["cscas"], entry["valid"], entry["expired"]].map { "\($0 ?? "")" }
-                    print(columns[0].padding(toLength: 9, withPad: " ", startingAt: 0) + columns[1].padding(toLength: 7, withPad: " ", startingAt: 0)
-                          + columns[2].padding(toLength: 7, withPad: " ", startingAt: 0) + columns[3].padding(toLength: 9, withPad: " ", startingAt: 0)
-                          + "\(entry["earliestExpiry"] ?? "–")".padding(toLength: 27, withPad: " ", startingAt: 0) + "\(entry["latestExpiry"] ?? "–")")
-                }
-            }
-            if !crls.isEmpty {
-                print("\nCRLs")
-                for crl in crls { print("  \(crl["status"] ?? "") next update \(crl["nextUpdate"] ?? "none"): \(crl["issuer"] ?? "")") }
-            }
-            if !signers.isEmpty {
-                print("\nMaster-list signers")
-                for signer in signers { print("  \(signer["status"] ?? "") until \(signer["notAfter"] ?? "?"): \(signer["subject"] ?? "") (\(signer["file"] ?? ""))") }
-            }
+            status.lines.forEach { print($0) }
         }
-        if check.status == .error { throw ExitCode(1) }
+        if status.check.status == .error { throw ExitCode(1) }
     }
 }
 

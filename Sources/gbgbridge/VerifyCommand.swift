@@ -2,6 +2,7 @@ import ArgumentParser
 import BoundedFiles
 import Foundation
 import GBGBridgeHost
+import GBGBridgeRead
 import GBGBridge
 import GBGBridgeNFC
 import MRTD
@@ -67,81 +68,27 @@ struct VerifyCommand: AsyncParsableCommand {
 
     func run() async throws {
         let trustStore = try trustOptions.load()
-        if let evidence {
-            let result: PassportReadResult
-            do {
-                let bytes = try BoundedFile.read(evidence, ceiling: BoundedFile.Ceiling.evidence, what: "chip evidence")
-                let parsed = try ChipEvidence(json: Data(bytes))
-                result = try EvidenceVerifier(trustStore: trustStore).verify(parsed, challenge: try challenge.map(ReadCommand.decodeChallenge))
-            } catch let error as MRTDError {
-                printError("gbgbridge verify: \(evidence): \(error.reason)")
-                throw ExitCode(ReadExit.badArguments)
-            } catch let error as BoundedFileError {
-                printError("gbgbridge verify: \(error.description)")
-                throw ExitCode(ReadExit.badArguments)
-            } catch {
-                printError("gbgbridge verify: \(evidence) is not chip evidence (\(error))")
-                throw ExitCode(ReadExit.badArguments)
-            }
-            try report(result)
-            if result.active.status == .invalid { throw ExitCode(ReadExit.verificationFailed) }
-            return
-        }
-        var files: [LDSFile: [UInt8]] = [:]
+        let result: PassportReadResult
         do {
-            // Each file within the ceiling a chip's file of its kind has (LDSFile.sizeCeiling).
-            if let dump {
-                let url = URL(fileURLWithPath: dump)
-                for name in try BoundedFile.list(url.path, what: "directory of EF dumps") {
-                    if let file = LDSFile(dumpFileName: name) {
-                        files[file] = try BoundedFile.read(url.appendingPathComponent(name).path, ceiling: file.sizeCeiling, what: file.name)
-                    }
-                }
-            } else if let sod {
-                files[.sod] = try BoundedFile.read(sod, ceiling: LDSFile.sod.sizeCeiling, what: "EF.SOD")
-                for (number, path) in try dataGroupFiles() {
-                    let file = LDSFile.dataGroup(number)
-                    files[file] = try BoundedFile.read(path, ceiling: file.sizeCeiling, what: file.name)
-                }
+            if let evidence {
+                result = try OfflineVerification.verify(evidence: evidence, challenge: try challenge.map(ReadCommand.decodeChallenge), trust: trustStore)
+            } else if let dump {
+                result = try OfflineVerification.verify(dump: dump, trust: trustStore)
+            } else {
+                result = try OfflineVerification.verify(sod: sod ?? "", dataGroups: try dataGroupFiles(), trust: trustStore)
             }
-        } catch let error as BoundedFileError {
-            printError("gbgbridge verify: \(error.description)")
-            throw ExitCode(ReadExit.badArguments)
-        } catch {
-            printError("gbgbridge verify: \(dump ?? sod ?? ""): \(error)")
+        } catch let problem as OfflineVerification.Problem {
+            printError("gbgbridge verify: \(problem)")
             throw ExitCode(ReadExit.badArguments)
         }
-        guard files[.sod] != nil else {
-            printError("gbgbridge verify: no EF.SOD found (expected EF_SOD.bin in the dump)")
-            throw ExitCode(ReadExit.badArguments)
-        }
-        try report(PassportReadResult.offline(files: files, trustStore: trustStore))
-    }
-
-    /// Prints the verification (text or JSON); exit 6 when passive authentication is invalid.
-    func report(_ result: PassportReadResult) throws {
         let report = ReadReport(result)
         if json {
             print(String(decoding: try report.jsonData(pretty: true), as: UTF8.self))
         } else {
-            let passive = report.verification.passive
-            print("Passive authentication: \(passive.status.rawValue)")
-            print("  \(passive.detail)")
-            if let signature = passive.signature { print("  Signature   \(signature.rawValue) (\(passive.signatureAlgorithm ?? "?"), \(passive.digestAlgorithm ?? "?"))") }
-            if let chain = passive.chain { print("  Chain       \(chain.rawValue)") }
-            if let signer = passive.documentSigner { print("  Signer      \(signer)") }
-            if let csca = passive.csca { print("  CSCA        \(csca)") }
-            for (name, status) in (passive.dataGroups ?? [:]).sorted(by: { $0.key.count == $1.key.count ? $0.key < $1.key : $0.key.count < $1.key.count }) {
-                print("  \(name.padding(toLength: 11, withPad: " ", startingAt: 0)) \(status.rawValue)")
-            }
-            for (file, reason) in result.parseErrors.sorted(by: { $0.key < $1.key }) { print("  Unparsed    \(file): \(reason)") }
-            if evidence != nil {
-                print("Active authentication: \(report.verification.active.status.rawValue)")
-                print("  \(report.verification.active.detail)")
-                print("Chip authentication: \(report.verification.chip.status.rawValue)")
-                print("  \(report.verification.chip.detail)")
-            }
+            OfflineVerification.lines(report, result, evidence: evidence != nil).forEach { print($0) }
         }
-        if report.verification.passive.status == .invalid { throw ExitCode(ReadExit.verificationFailed) }
+        if [report.verification.passive.status, report.verification.active.status].contains(.invalid) {
+            throw ExitCode(ReadExit.verificationFailed)
+        }
     }
 }

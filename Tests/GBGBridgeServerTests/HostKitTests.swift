@@ -1,6 +1,7 @@
 import Foundation
 import GBGBridgeHost
 import GBGBridgeNFC
+import GBGBridgeRead
 import MRTD
 import MRTDEmulator
 import CVCertificates
@@ -101,5 +102,30 @@ struct HostKitTests {
         #expect(ReadExit.status(for: MRTDError(.unexpectedStatus, "endless GET RESPONSE")) == 5)
         #expect(ReadExit.status(for: SmartCardError(.noCard, "no card")) == 4)
         #expect(ReadExit.status(for: SmartCardError(.cardRemoved, "removed")) == 5)
+    }
+
+    @Test func theCommandLineIsLaidOverTheFile() throws {
+        var file = ServeSettings()
+        file.port = 9000
+        file.trust = ["/etc/gbgbridge/trust"]
+        file.allowOrigin = ["https://a.example"]
+        file.readTimeout = 30
+        file.metricsListen = "0.0.0.0:9450"
+        var given = ServeSettings()
+        given.allowOrigin = ["https://b.example"]
+        given.trust = []  // an empty list on the command line is "not given"
+        given.readTimeout = 90
+        let settings = try HostSettings(commandLine: given, file: file, filePath: "/etc/gbgbridge/gbgbridge.conf")
+        #expect(settings.port == 9000)
+        #expect(settings.allowOrigin == ["https://b.example"])
+        #expect(settings.trust == ["/etc/gbgbridge/trust"])
+        #expect(settings.readTimeout == 90)
+        #expect(settings.metricsListen == ListenAddress(argument: "0.0.0.0:9450"))
+        #expect(settings.configFile == "/etc/gbgbridge/gbgbridge.conf")
+        #expect(try HostSettings(commandLine: ServeSettings(), file: nil, filePath: nil).port == ServeSettings.defaultPort)
+        file.metricsListen = "nowhere"
+        #expect { try HostSettings(commandLine: ServeSettings(), file: file, filePath: "/etc/x.conf") }
+            throws: { "\($0)".contains("/etc/x.conf") && "\($0)".contains("metrics-listen") }
+        #expect(ListenAddress(argument: "[::1]:9450")?.description == "[::1]:9450")
     }
 }

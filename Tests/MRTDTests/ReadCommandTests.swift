@@ -104,6 +104,22 @@ struct ReadCommandTests {
         #expect(bad.status != 0 && bad.standardError.contains("--challenge"))
     }
 
+    @Test("read runs in the lean gbgbridge-read binary: the same help, usage errors and exit statuses as in process")
+    func leanReaderAnswersAsTheFullBinary() async throws {
+        let lean = URL(fileURLWithPath: GBGBridgeBinary.path).deletingLastPathComponent().appendingPathComponent("gbgbridge-read").path
+        #expect(FileManager.default.isExecutableFile(atPath: lean), "swift build builds gbgbridge-read beside gbgbridge")
+        for arguments in [["read", "--help"], ["read", "--mrz", "short"], ["read", "--can", "123456", "--reader", "No Such Reader", "--timeout", "1"]] {
+            let execed = try await runCommand(GBGBridgeBinary.path, arguments, timeout: .seconds(30))
+            let inProcess = try await runCommand(GBGBridgeBinary.path, arguments, timeout: .seconds(30), environment: ["GBGBRIDGE_READ_IN_PROCESS": "1"])
+            #expect(execed.status == inProcess.status, "\(arguments)")
+            #expect(execed.standardOutput == inProcess.standardOutput, "\(arguments)")
+            #expect(execed.standardError.prefix(200) == inProcess.standardError.prefix(200), "\(arguments)")
+        }
+        let usage = try await runCommand(GBGBridgeBinary.path, ["read", "--mrz", "short"], timeout: .seconds(30))
+        #expect(usage.status == 2, "usage errors exit 2 from the lean binary too: \(usage.standardError)")
+        #expect(usage.standardError.contains("gbgbridge read"), "\(usage.standardError)")
+    }
+
     @Test("emulate --help lists every field profile; bad profile, latency and bit rate values are refused by name")
     func profileAndTimingUsage() async throws {
         let help = try await runCommand(GBGBridgeBinary.path, ["emulate", "--help"], timeout: .seconds(20))

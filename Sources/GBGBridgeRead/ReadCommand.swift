@@ -1,23 +1,22 @@
 import ArgumentParser
 import CGBGBridgeCLI
 import Foundation
-import GBGBridgeHost
 import GBGBridgeNFC
 import MRTD
 import SmartCard
 import Synchronization
 
 /// Options shared by commands that take trust anchors.
-struct TrustOptions: ParsableArguments {
+package struct TrustOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("CSCA certificate (PEM/DER), directory of them, ICAO master list (.ml) or CRL; repeatable.",
                                              valueName: "path"))
-    var trust: [String] = []
+    package var trust: [String] = []
 
-    init() {}
+    package init() {}
 
-    init(paths: [String]) { trust = paths }
+    package init(paths: [String]) { trust = paths }
 
-    func load() throws -> TrustStore {
+    package func load() throws -> TrustStore {
         var store = TrustStore()
         for path in trust {
             do {
@@ -32,8 +31,10 @@ struct TrustOptions: ParsableArguments {
 }
 
 /// `gbgbridge read`: read and verify a passport chip.
-struct ReadCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
+package struct ReadCommand: AsyncParsableCommand {
+    package init() {}
+
+    package static let configuration = CommandConfiguration(
         commandName: "read",
         abstract: "Read an ePassport / eID chip and verify it.",
         discussion: """
@@ -116,7 +117,7 @@ struct ReadCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The 8-byte Active Authentication challenge, base64 (a backend's nonce; default: random).", valueName: "base64"))
     var challenge: String?
 
-    func validate() throws {
+    package func validate() throws {
         let fields = [documentNumber, birthDate, expiryDate].compactMap { $0 }
         let ways = [mrz != nil, !fields.isEmpty, can != nil].filter { $0 }.count
         guard ways == 1 else {
@@ -138,7 +139,7 @@ struct ReadCommand: AsyncParsableCommand {
         try challenge.map(Self.decodeChallenge)
     }
 
-    static func decodeChallenge(_ text: String) throws -> [UInt8] {
+    package static func decodeChallenge(_ text: String) throws -> [UInt8] {
         guard let bytes = ActiveAuthentication.challenge(base64: text) else {
             throw ValidationError("--challenge must be base64 of exactly 8 bytes (12 characters, e.g. AAECAwQFBgc=)")
         }
@@ -177,7 +178,7 @@ struct ReadCommand: AsyncParsableCommand {
         return numbers
     }
 
-    func run() async throws {
+    package func run() async throws {
         CGBGBridgeCLI_line_buffer_stdout()
         let key = try accessKey()
         let trustStore = try trustOptions.load()
@@ -241,25 +242,13 @@ struct ReadCommand: AsyncParsableCommand {
         }
 
         let report = ReadReport(result)
-        if let dump { try write(dump: dump, result.files) }
-        if let evidence {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            let json: Data
-            do {
-                json = try encoder.encode(ChipEvidence(result))
-            } catch {
-                printError("gbgbridge read: cannot encode the evidence: \(error)")
-                throw ExitCode(ReadExit.communication)
-            }
-            try Self.writePrivately(json, to: evidence, what: "the evidence")
-        }
-        if let photo {
-            guard let base64 = report.photo, let data = Data(base64Encoded: base64) else {
-                printError("gbgbridge read: the chip has no face image to save")
-                throw ExitCode(ReadExit.communication)
-            }
-            try Self.writePrivately(data, to: photo, what: "the photo")
+        do {
+            if let dump { try ReadOutputs.write(dump: dump, result.files) }
+            if let evidence { try ReadOutputs.write(evidenceOf: result, to: evidence) }
+            if let photo { try ReadOutputs.write(photoOf: report, to: photo) }
+        } catch {
+            printError("gbgbridge read: \(error)")
+            throw ExitCode(ReadExit.communication)
         }
         if json {
             print(String(decoding: try report.jsonData(pretty: true), as: UTF8.self))
@@ -277,30 +266,4 @@ struct ReadCommand: AsyncParsableCommand {
         printError("gbgbridge read: \(message)")
         throw ExitCode(exit)
     }
-
-    /// Writes personal data (the MRZ, the face, chip files) readable by the owner only, from the
-    /// first byte, never through a symlink (`PrivateFile`).
-    static func writePrivately(_ data: Data, to path: String, what: String) throws {
-        do {
-            try PrivateFile.write(data, to: path)
-        } catch {
-            printError("gbgbridge read: \(what): \(error.description)")
-            throw ExitCode(ReadExit.communication)
-        }
-    }
-
-    /// Every file as <name>.bin in `directory` (a real directory, created 0700 when missing).
-    func write(dump directory: String, _ files: [LDSFile: [UInt8]]) throws {
-        do {
-            let fd = try PrivateFile.openDirectory(directory)
-            defer { close(fd) }
-            for (file, bytes) in files.sorted(by: { $0.key < $1.key }) {
-                try PrivateFile.write(bytes, name: file.dumpFileName, in: fd, displayPath: directory + "/" + file.dumpFileName)
-            }
-        } catch {
-            printError("gbgbridge read: the dump: \(error.description)")
-            throw ExitCode(ReadExit.communication)
-        }
-    }
-
 }

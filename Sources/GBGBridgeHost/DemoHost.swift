@@ -1,0 +1,73 @@
+import CVCertificates
+import Foundation
+import Logging
+import MRTD
+import MRTDEmulator
+
+/// `gbgbridge demo`: the host with an in-process virtual passport (signed by the kit's test PKI
+/// and trusted by the demo alone), the sample journey at `/`, and a stand-in backend that issues
+/// Active Authentication challenges and verifies chip evidence (`/demo/challenge`,
+/// `/demo/verify-evidence`). With `eac`, the passport keeps DG3/DG4 behind Terminal Authentication
+/// and the host authenticates as the kit's test Inspection System.
+package struct DemoHost {
+    package static let readerName = "GBGBridge Demo Reader (virtual passport)"
+
+    package let settings: HostSettings
+    package let trust: TrustStore
+    package let chip: VirtualPassportChip
+    package let terminal: TerminalCredentials?
+    /// The virtual passport's MRZ (test data), to tell the person trying the demo.
+    package let mrz: MRZ?
+
+    package init(passport: String, eac: Bool, journey: String?, port: Int, diagnostics: Bool) throws(EmulatorError) {
+        guard let journeyDirectory = journey.map({ URL(fileURLWithPath: $0) }) ?? KitData.url("journey"),
+              let csca = KitData.url("pki/csca.cert.pem") else {
+            throw EmulatorError("cannot find the sample journey and test PKI (journey/, pki/) in \(KitData.searchedText); set GBGBRIDGE_DATA or pass --journey")
+        }
+        var recipe = EmulatorRecipe(source: .passport(passport))
+        var terminal: TerminalCredentials?
+        if eac { (recipe.eac, terminal) = try EmulatorRecipe.testInspectionSystem() }
+        chip = VirtualPassportChip(passport: try recipe.build().passport)
+        mrz = try? MRZ(PassportDescription.load(from: recipe.descriptionURL()).mrz.lines.joined(separator: "\n"))
+        self.terminal = terminal
+        var trust = TrustStore()
+        do {
+            try trust.add(path: csca)
+        } catch {
+            throw EmulatorError("the test CSCA \(csca.path): \(error.reason)")
+        }
+        self.trust = trust
+        var settings = HostSettings()
+        settings.port = port
+        settings.staticDirectory = journeyDirectory.path
+        settings.diagnostics = diagnostics
+        settings.trust = [csca.path]
+        self.settings = settings
+    }
+
+    /// The host application on the virtual reader, with the demo backend's endpoints.
+    @MainActor
+    package func application(logger: Logger) throws(HostServer.Failure) -> HostApplication {
+        let reader = EmulatedReaderBackend(chip: chip, readerName: Self.readerName)
+        let application = try HostApplication(settings: settings, trust: trust, backend: reader, terminal: terminal,
+                                              monitorsReaders: false, logger: logger)
+        let backend = DemoBackend(trustStore: trust)
+        application.configuration.jsonEndpoints["/demo/challenge"] = { backend.challenge($0) }
+        application.configuration.jsonEndpoints["/demo/verify-evidence"] = { backend.verify($0) }
+        return application
+    }
+
+    /// What the person starting the demo is told once it listens on `port`.
+    package func banner(port: Int) -> [String] {
+        var lines = ["GBGBridge demo running. Open in a browser:  http://127.0.0.1:\(port)/"]
+        if settings.diagnostics { lines.append("Diagnostics for operators: http://127.0.0.1:\(port)/diagnostics") }
+        if let mrz {
+            lines.append("The virtual passport opens with document number \(mrz.documentNumber), date of birth \(mrz.dateOfBirth), expiry \(mrz.dateOfExpiry) (test data).")
+        }
+        if terminal != nil {
+            lines.append("Extended Access Control: the passport trusts the test CVCA UTCVCA00001; the host authenticates as the test Inspection System UTIS0000001 (cvc/ of the kit data) and reads DG3 and DG4.")
+        }
+        lines.append("Press Ctrl-C to stop.")
+        return lines
+    }
+}

@@ -1,0 +1,47 @@
+import ArgumentParser
+import Foundation
+
+/// How every gbgbridge binary runs its root command: usage errors exit with status 2 (not
+/// ArgumentParser's 64), as scripts and the documented exit codes of `gbgbridge read` expect, and
+/// a peer that goes away (a signer command that exits early, a closed pipe on stdout) is an EPIPE
+/// error where it happens, never a SIGPIPE that kills the process.
+package enum CommandMain {
+    package static func run<Root: ParsableCommand>(_ root: Root.Type) async {
+        signal(SIGPIPE, SIG_IGN)
+        do {
+            var command = try Root.parseAsRoot()
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            if Root.exitCode(for: error) == .validationFailure {
+                let message = Root.fullMessage(for: error)
+                if !message.isEmpty { FileHandle.standardError.write(Data((message + "\n").utf8)) }
+                Foundation.exit(2)
+            }
+            Root.exit(withError: error)
+        }
+    }
+
+    /// `gbgbridge read …` runs in `gbgbridge-read` (the reader's code without the server's: about
+    /// less resident memory) when that binary sits beside this one or in ../libexec/gbgbridge or
+    /// /usr/libexec/gbgbridge; execv replaces this process, so the peak is the lean binary's alone.
+    /// Returns only when there is no such binary (the read then runs in this process).
+    package static func execLeanReader(arguments: [String] = CommandLine.arguments) {
+        guard arguments.count > 1, arguments[1] == "read",
+              ProcessInfo.processInfo.environment["GBGBRIDGE_READ_IN_PROCESS"] == nil else { return }
+        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? arguments[0]
+        let directory = URL(fileURLWithPath: executable).deletingLastPathComponent()
+        // Beside it (a build tree), ../libexec/gbgbridge (the package, wherever its root is), /usr/libexec/gbgbridge.
+        let candidates = [directory.appendingPathComponent("gbgbridge-read").path,
+                          directory.appendingPathComponent("../libexec/gbgbridge/gbgbridge-read").standardizedFileURL.path,
+                          "/usr/libexec/gbgbridge/gbgbridge-read"]
+        guard let helper = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else { return }
+        let argv = ([helper] + arguments.dropFirst()).map { strdup($0) } + [nil]
+        execv(helper, argv)
+        // execv returned: the helper could not be run; read in this process instead.
+        argv.forEach { free($0) }
+    }
+}
