@@ -32,7 +32,7 @@ dpkg_root() {
 echo "check-deb: installing $deb into $root"
 dpkg_root -i "$deb" >/dev/null
 
-for path in usr/bin/gbgbridge lib/systemd/system/gbgbridge.service usr/share/polkit-1/rules.d/50-gbgbridge-pcscd.rules \
+for path in usr/bin/gbgbridge usr/libexec/gbgbridge/gbgbridge-read lib/systemd/system/gbgbridge.service usr/share/polkit-1/rules.d/50-gbgbridge-pcscd.rules \
             etc/modprobe.d/gbgbridge-blacklist-nfc.conf etc/gbgbridge/gbgbridge.conf usr/share/man/man1/gbgbridge.1.gz \
             usr/share/doc/gbgbridge/copyright; do
   [ -e "$root/$path" ] || fail "$path is not installed"
@@ -52,8 +52,10 @@ if command -v systemd-analyze >/dev/null 2>&1; then
 fi
 
 # The installed binary, with nothing of the build environment: no Swift toolchain on its paths.
-ldd "$root/usr/bin/gbgbridge" | grep -q 'not found' && fail "the installed binary misses libraries: $(ldd "$root/usr/bin/gbgbridge" | grep 'not found')"
-ldd "$root/usr/bin/gbgbridge" | grep -q 'swift' && fail "the installed binary links Swift libraries dynamically"
+for binary in usr/bin/gbgbridge usr/libexec/gbgbridge/gbgbridge-read; do
+  ldd "$root/$binary" | grep -q 'not found' && fail "$binary misses libraries: $(ldd "$root/$binary" | grep 'not found')"
+  ldd "$root/$binary" | grep -q 'swift' && fail "$binary links Swift libraries dynamically"
+done
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 set +e
 env -i PATH=/usr/bin:/bin HOME=/nonexistent "$root/usr/bin/gbgbridge" doctor --json --config "$root/etc/gbgbridge/gbgbridge.conf" \
@@ -102,13 +104,30 @@ assert "<html" in page.lower() and "GBGBridge" in script, (page[:200], script[:2
 EOF
 kill "$demo"; wait "$demo" 2>/dev/null || true
 grep -q 'Open in a browser' "$root/demo.out" || fail "gbgbridge demo from / printed: $(cat "$root/demo.out" "$root/demo.err")"
-first=$(cd / && timeout 10 env -i PATH=/usr/bin:/bin HOME=/nonexistent "$root/usr/bin/gbgbridge" emulate --profile de-passport-2023 \
-  --pn532-pty 2> "$root/emulate.err" | head -1 || true)
+# emulate a field profile behind an emulated PN532 and read it with the installed `gbgbridge read`
+# through libnfc (no pcscd needed), which runs in the lean reader (/proc/PID/exe says which).
+(cd / && exec env -i PATH=/usr/bin:/bin HOME=/nonexistent "$root/usr/bin/gbgbridge" emulate --profile de-passport-2023 \
+  --pn532-pty > "$root/emulate.out" 2> "$root/emulate.err") &
+emulator=$!
+for _ in $(seq 100); do [ -s "$root/emulate.out" ] && break; sleep 0.1; done
+first=$(head -1 "$root/emulate.out")
 case "$first" in
   pn532_uart:/dev/pts/*) ;;
-  *) fail "gbgbridge emulate --profile from / printed '$first': $(cat "$root/emulate.err")" ;;
+  *) kill "$emulator" 2>/dev/null; fail "gbgbridge emulate --profile from / printed '$first': $(cat "$root/emulate.err")" ;;
 esac
-echo "check-deb: from /, demo served the sample journey and emulate --profile de-passport-2023 started ($first)"
+mrz=$(python3 -c 'import json,sys; print("\n".join(json.load(open(sys.argv[1]))["mrz"]))' "$root/usr/share/gbgbridge/passports/field/de-passport-2023.json")
+(cd / && exec env -i PATH=/usr/bin:/bin HOME=/nonexistent "$root/usr/bin/gbgbridge" read --reader "libnfc:$first" --mrz "$mrz" \
+  --data-groups DG1 --json --timeout 20 > "$root/read.json" 2> "$root/read.err") &
+reader=$!
+: > "$root/read-exe"
+while kill -0 "$reader" 2>/dev/null; do readlink "/proc/$reader/exe" >> "$root/read-exe" 2>/dev/null; sleep 0.05; done
+wait "$reader"; status=$?
+kill "$emulator" 2>/dev/null; wait "$emulator" 2>/dev/null || true
+[ "$status" = 0 ] || fail "gbgbridge read of the emulated de-passport-2023 exited $status: $(cat "$root/read.err")"
+python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["document"]["issuingState"]=="UTO", r["document"]; assert r["accessControl"]=="PACE", r["accessControl"]; assert r["verification"]["chip"]["status"]=="valid", r["verification"]["chip"]' "$root/read.json" \
+  || fail "gbgbridge read gave: $(head -c 400 "$root/read.json")"
+grep -q 'libexec/gbgbridge/gbgbridge-read$' "$root/read-exe" || fail "gbgbridge read did not run in the lean reader: $(sort -u "$root/read-exe")"
+echo "check-deb: from /, demo served the sample journey, and read (in the lean reader, through libnfc) the chip emulate --profile de-passport-2023 put behind $first"
 
 # A changed configuration survives a reinstall (it is a conffile); the package's is not forced on it.
 echo "port: 8461" >> "$root/etc/gbgbridge/gbgbridge.conf"
