@@ -8,6 +8,12 @@ public enum BridgeErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
     case invalidRequest = "INVALID_REQUEST"
     /// The message's protocol version is not "1.0".
     case unsupportedVersion = "UNSUPPORTED_VERSION"
+    /// No capability of this host answers the action, or its slot has no camera or handler
+    /// (status `unsupported`).
+    case unsupported = "UNSUPPORTED"
+    /// The page has as many requests (or bytes of them) open as a host holds for one page; answer
+    /// or wait for them first. Recoverable.
+    case tooManyRequests = "TOO_MANY_REQUESTS"
     /// Another request of the kind is in progress (a capture slot, or the one nfc.read at a time).
     case busy = "BUSY"
     /// The request was cancelled (its page went away, or the host stopped it).

@@ -7,7 +7,7 @@ extension BridgeHost {
         let id = request.correlationId
         let action = request.payload.action
         if isOpen(id) {
-            reject(request, code: BridgeErrorCode.invalidRequest.rawValue, message: "correlationId already in use", recoverable: false)
+            reject(request, code: .invalidRequest, message: "correlationId already in use", recoverable: false)
             return
         }
         if let query = handlers[action] as? CapabilityQueryHandler {
@@ -17,7 +17,7 @@ extension BridgeHost {
         }
         if open.count >= configuration.maxRequestsInFlight
             || openBytes + size > configuration.maxRequestBytesInFlight {
-            reject(request, code: "TOO_MANY_REQUESTS",
+            reject(request, code: .tooManyRequests,
                    message: "the host holds \(open.count) requests of this page already; answer or wait for them first",
                    recoverable: true)
             return
@@ -38,12 +38,12 @@ extension BridgeHost {
     func routeToSlot(_ slot: CaptureCapability, _ request: BridgeMessage, size: Int) {
         guard slot.isSupported else {
             deliver(.response(to: request.correlationId, action: request.payload.action, status: .unsupported,
-                              error: BridgeErrorPayload(code: "UNSUPPORTED", message: "\(slot.id) is not available on this host",
+                              error: BridgeErrorPayload(.unsupported, message: "\(slot.id) is not available on this host",
                                                         recoverable: false)))
             return
         }
         guard slot.activeRequest == nil else {
-            reject(request, code: BridgeErrorCode.busy.rawValue, message: "A \(slot.id) capture request is already in progress", recoverable: true)
+            reject(request, code: .busy, message: "A \(slot.id) capture request is already in progress", recoverable: true)
             return
         }
         let id = request.correlationId
@@ -67,9 +67,9 @@ extension BridgeHost {
         openRequest(id, OpenRequest(kind: .handler(responder, task), request: request, bytes: size, sequence: 0))
     }
 
-    func reject(_ request: BridgeMessage, code: String, message: String, recoverable: Bool) {
+    func reject(_ request: BridgeMessage, code: BridgeErrorCode, message: String, recoverable: Bool) {
         deliver(.response(to: request.correlationId, action: request.payload.action, status: .error,
-                          error: BridgeErrorPayload(code: code, message: message, recoverable: recoverable)))
+                          error: BridgeErrorPayload(code, message: message, recoverable: recoverable)))
     }
 
     /// Whether a request with this correlation id is still being served or waiting.

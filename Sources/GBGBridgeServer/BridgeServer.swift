@@ -394,7 +394,7 @@ final class UnsupportedActionResponder: BridgeHostDelegate {
 
     func bridgeHost(_ host: BridgeHost, unhandledRequest message: BridgeMessage) {
         host.respond(to: message.correlationId, status: .unsupported, data: nil,
-                     error: BridgeErrorPayload(code: "UNSUPPORTED",
+                     error: BridgeErrorPayload(.unsupported,
                                                message: "no capability of this host handles '\(LogText.clip(message.payload.action))'",
                                                recoverable: false))
     }
