@@ -119,6 +119,8 @@ let package = Package(
             "MRTDEmulator", "MRTD", "SmartCard", "ChildProcesses",
             .product(name: "PropertyBased", package: "swift-property-based"),
         ]),
+        // Swift Testing traits the test targets share (skipping, visibly, what needs ../shared).
+        .target(name: "TestTraits", dependencies: ["TestSupport"]),
         // stdio set-up for the command-line tool.
         .target(name: "CGBGBridgeCLI"),
         // JPEG 2000 decoding and JPEG encoding, as Debian's libopenjp2-7-dev and libturbojpeg0-dev install them.
@@ -186,7 +188,7 @@ let package = Package(
         ),
         .testTarget(
             name: "MRTDTests",
-            dependencies: ["MRTD", "BoundedFiles", "CVCertificates", "Biometrics", "MRTDVerification", "LDS", "GBGBridgeNFC", "MRTDCrypto", "SmartCard", "MRTDEmulator", "TestSupport", "ImageCodecs",
+            dependencies: ["TestTraits", "MRTD", "BoundedFiles", "CVCertificates", "Biometrics", "MRTDVerification", "LDS", "GBGBridgeNFC", "MRTDCrypto", "SmartCard", "MRTDEmulator", "TestSupport", "ImageCodecs",
                            .product(name: "PropertyBased", package: "swift-property-based")]
         ),
         .testTarget(
@@ -213,10 +215,12 @@ let package = Package(
         ),
         .testTarget(
             name: "MRTDEmulatorTests",
-            dependencies: ["MRTDEmulator", "MRTD", "MRTDCrypto", "SmartCard", "TestSupport"]
+            dependencies: ["TestTraits", "MRTDEmulator", "MRTD", "MRTDCrypto", "SmartCard", "TestSupport"]
         ),
         .testTarget(name: "BiometricsTests", dependencies: ["Biometrics", "TestSupport"]),
         .testTarget(name: "LDSTests", dependencies: ["LDS", "SmartCardCore"]),
+        .testTarget(name: "MRTDVerificationTests", dependencies: ["TestTraits", "MRTDVerification", "LDS", "MRTDCrypto", "SmartCardCore", "TestSupport", "MRTDEmulator"]),
+        .testTarget(name: "ImageCodecsTests", dependencies: ["ImageCodecs"]),
         .testTarget(name: "CVCertificatesTests", dependencies: ["CVCertificates", "MRTDCrypto", "TestSupport",
                                                                .product(name: "PropertyBased", package: "swift-property-based")]),
         // OpenPACE against our emulator (as the terminal) and our reader (as the chip).

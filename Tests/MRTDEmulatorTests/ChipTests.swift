@@ -3,6 +3,7 @@ import MRTD
 import MRTDCrypto
 import SmartCard
 import TestSupport
+import TestTraits
 import Testing
 @testable import MRTDEmulator
 

@@ -4,6 +4,7 @@ import MRTDCrypto
 import MRTDEmulator
 import SmartCard
 import TestSupport
+import TestTraits
 import Testing
 
 /// The emulator against the specifications, not against our reader: the files are walked as

@@ -14,7 +14,10 @@ import Testing
 struct AccessKeyPropertyTests {
     static let numbers = ["L898902C3", "D23145890", "C01X00T47", "X1234567890123456789AB", "l898902c3", "L898 902C3"]
     static let dates = ["740812", "120415", "7408<<", "000229", "991231"]
-    static let mrzs = [MRZTests.td3, MRZTests.td1, MRZTests.td2, MRZTests.td3.replacingOccurrences(of: "\n", with: "")]
+    /// ICAO 9303-11 Appendix D's TD3 and ICAO 9303-5's TD1/TD2 examples (LDSTests' MRZTests read them).
+    static let icaoTD3 = "P<UTOERIKSSON<<ANNA<MARIA<<<<<<<<<<<<<<<<<<<\nL898902C36UTO7408122F1204159ZE184226B<<<<<10"
+    static let mrzs = [icaoTD3, "I<UTOD231458907<<<<<<<<<<<<<<<\n7408122F1204159UTO<<<<<<<<<<<6\nERIKSSON<<ANNA<MARIA<<<<<<<<<<",
+                       "I<UTOERIKSSON<<ANNA<MARIA<<<<<<<<<<<\nD231458907UTO7408122F1204159<<<<<<<6", icaoTD3.replacingOccurrences(of: "\n", with: "")]
     static let cans = ["123456", "12345678", "0000000000", "112233"]
 
     /// A typed refusal: `invalidAccessKey`, and the reason holds none of the input's non-trivial parts.

@@ -3,6 +3,7 @@ import MRTDCrypto
 import MRTDEmulator
 import SmartCard
 import TestSupport
+import TestTraits
 import Testing
 @testable import LDS
 @testable import MRTD

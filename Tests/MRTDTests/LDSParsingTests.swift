@@ -3,6 +3,7 @@ import GBGBridgeNFC
 import ImageCodecs
 import SmartCard
 import TestSupport
+import TestTraits
 import Testing
 @testable import LDS
 @testable import MRTD

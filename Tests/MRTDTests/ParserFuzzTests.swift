@@ -4,6 +4,7 @@ import ImageCodecs
 import MRTDCrypto
 import SmartCard
 import TestSupport
+import TestTraits
 import Testing
 @testable import LDS
 @testable import MRTD

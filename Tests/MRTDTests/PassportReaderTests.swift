@@ -5,6 +5,7 @@ import SmartCard
 import Synchronization
 import TestSupport
 import MRTDCrypto
+import TestTraits
 import Testing
 @testable import LDS
 @testable import MRTD

@@ -2,6 +2,7 @@ import Foundation
 import MRTDCrypto
 import SmartCard
 import TestSupport
+import TestTraits
 import Testing
 @testable import LDS
 @testable import MRTD

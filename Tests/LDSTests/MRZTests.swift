@@ -1,7 +1,6 @@
+import Foundation
 import Testing
 @testable import LDS
-@testable import MRTD
-@testable import MRTDVerification
 
 @Suite("MRZ")
 struct MRZTests {
