@@ -72,13 +72,13 @@ let package = Package(
         // OpenSSL macros and stack helpers, as functions.
         .target(name: "COpenSSLShim", dependencies: ["COpenSSL"]),
         // The cryptography eMRTDs need (3DES/AES, MACs, hashes, keys, CMS, X.509) over OpenSSL.
-        .target(name: "MRTDCrypto", dependencies: ["COpenSSL", "COpenSSLShim"]),
+        .target(name: "MRTDCrypto", dependencies: ["COpenSSL", "COpenSSLShim", "TextSanitizing"]),
         // The eMRTD's data: MRZ and access keys, LDS files, security infos, DER.
         .target(name: "LDS", dependencies: ["SmartCardCore", "MRTDCrypto", "TextSanitizing"]),
         // DG3/DG4: ISO/IEC 19794-4 finger and 19794-6 iris image records in ICAO biometric templates.
         .target(name: "Biometrics", dependencies: ["SmartCardCore"]),
         // Card-verifiable certificates (BSI TR-03110-3): parse, encode, sign, verify, chains.
-        .target(name: "CVCertificates", dependencies: ["LDS", "MRTDCrypto", "SmartCardCore", "CPKCS11Shim", "BoundedFiles"]),
+        .target(name: "CVCertificates", dependencies: ["LDS", "MRTDCrypto", "SmartCardCore", "CPKCS11Shim", "BoundedFiles", "TextSanitizing"]),
         // PKCS#11 signing (dlopen of a module: an HSM, SoftHSM2) over the p11-kit header (libp11-kit-dev).
         .target(name: "CPKCS11Shim", linkerSettings: [.linkedLibrary("dl")]),
         // Verifying what a chip gave: passive authentication, trust store, master lists, CRLs,
@@ -89,9 +89,12 @@ let package = Package(
                                              .product(name: "CoreMetrics", package: "swift-metrics")]),
         // A virtual eMRTD chip: in-process, or as a card in pcscd through vpcd.
         .target(name: "MRTDEmulator", dependencies: ["MRTD", "MRTDCrypto", "SmartCardCore", "CVCertificates", "BoundedFiles"]),
+        // One read job (wait for the card → connect → read) and its report, shared by nfc.read and
+        // `gbgbridge read`; neither the bridge nor Foundation (FoundationEssentials only).
+        .target(name: "ChipRead", dependencies: ["MRTD", "Biometrics", "SmartCardCore", "ImageCodecs", "TextSanitizing"]),
         // nfc.read on a BridgeHost.
         .target(name: "GBGBridgeNFC", dependencies: [
-            "GBGBridge", "MRTD", "CVCertificates", "Biometrics", "SmartCardCore", "ImageCodecs", .product(name: "Logging", package: "swift-log"),
+            "ChipRead", "GBGBridge", "MRTD", "CVCertificates", "SmartCardCore", .product(name: "Logging", package: "swift-log"),
             .product(name: "CoreMetrics", package: "swift-metrics"),
         ]),
         // V4L2 device queries (ioctl with a macro request code) for CameraDetector.
@@ -136,7 +139,7 @@ let package = Package(
         .target(
             name: "GBGBridgeRead",
             dependencies: [
-                "GBGBridgeNFC", "MRTD", "MRTDCrypto", "SmartCard", "CVCertificates", "BoundedFiles", "CGBGBridgeCLI",
+                "ChipRead", "ChildProcesses", "MRTD", "MRTDCrypto", "SmartCard", "CVCertificates", "BoundedFiles", "CGBGBridgeCLI", "TextSanitizing",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

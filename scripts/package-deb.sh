@@ -22,9 +22,13 @@ maintainer=${GBG_DEB_MAINTAINER:-"GBGBridge for Linux <gbgbridge-linux@example.o
 # Reproducible dates: the last commit's, else now.
 export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}
 
+# Linked by lld with packed relative relocations (DT_RELR, glibc >= 2.36): the loader's
+# relocation table shrinks from ~1 MiB to ~10 KiB, and with it the pages every start maps
+# (Docs/reading-and-verification.md, "Peak memory").
+link=(-Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs)
 if [ "$build" = 1 ]; then
-  swift build -c release --static-swift-stdlib --product gbgbridge
-  swift build -c release --static-swift-stdlib --product gbgbridge-read
+  swift build -c release --static-swift-stdlib "${link[@]}" --product gbgbridge
+  swift build -c release --static-swift-stdlib "${link[@]}" --product gbgbridge-read
 fi
 binary=.build/release/gbgbridge
 # `gbgbridge read` execs the lean reader (no server code mapped: a third less memory per read).

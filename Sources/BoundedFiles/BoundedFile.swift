@@ -80,6 +80,18 @@ public enum BoundedFile {
         return names.sorted()
     }
 
+    /// What is at a path, following links: the question behind "a file, or every file in a
+    /// directory" options (`--trust`, `--terminal-certificates`).
+    public enum Kind: Sendable, Hashable {
+        case missing, directory, other
+    }
+
+    public static func kind(_ path: String) -> Kind {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return .missing }
+        return info.st_mode & S_IFMT == S_IFDIR ? .directory : .other
+    }
+
     /// Creates `path` and its missing parents with `mode`; an existing directory is fine.
     public static func makeDirectory(_ path: String, mode: mode_t = 0o755, what: String) throws(BoundedFileError) {
         var info = stat()

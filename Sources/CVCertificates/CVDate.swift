@@ -1,4 +1,9 @@
+import TextSanitizing
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A date of a CV certificate: six unpacked BCD digits YYMMDD (each byte 0…9), 20YY.
 public struct CVDate: Sendable, Hashable, Comparable, CustomStringConvertible {
@@ -50,7 +55,7 @@ public struct CVDate: Sendable, Hashable, Comparable, CustomStringConvertible {
     }
 
     public var description: String {
-        String(format: "%04d-%02d-%02d", year, month, day)
+        Formatting.decimal(year, width: 4) + "-" + Formatting.decimal(month, width: 2) + "-" + Formatting.decimal(day, width: 2)
     }
 
     public static func < (lhs: CVDate, rhs: CVDate) -> Bool {

@@ -1,7 +1,12 @@
+import TextSanitizing
 import BoundedFiles
 import CPKCS11Shim
 import Dispatch
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import LDS
 import MRTDCrypto
 
@@ -62,7 +67,7 @@ public struct PKCS11Signer: TerminalSigner {
             } catch {
                 throw Self.bad("pin-source: \(Self.printable(error.description))")
             }
-            pin = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .newlines)
+            pin = String(decoding: data, as: UTF8.self).trimming { $0 == "\n" || $0 == "\r" }
         } else {
             pin = nil
         }

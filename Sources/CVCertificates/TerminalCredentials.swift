@@ -1,5 +1,9 @@
 import BoundedFiles
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import MRTDCrypto
 
 /// Signs for a terminal in Terminal Authentication: the private key never has to leave where it
@@ -81,14 +85,20 @@ public struct TerminalCredentials: Sendable {
     public static func certificates(at paths: [String]) throws(CVCertificateError) -> [CVCertificate] {
         var result: [CVCertificate] = []
         for path in paths {
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            let files: [String]
+            switch BoundedFile.kind(path) {
+            case .missing:
                 throw CVCertificateError(.malformed, field: "terminal certificates", "\(path) does not exist")
+            case .directory:
+                do {
+                    files = try BoundedFile.list(path, what: "terminal certificate directory")
+                        .filter { $0.hasSuffix(".cvcert") || $0.hasSuffix(".cvc") }.map { path + "/" + $0 }
+                } catch {
+                    throw CVCertificateError(.malformed, field: "terminal certificates", error.description)
+                }
+            case .other:
+                files = [path]
             }
-            let files = isDirectory.boolValue
-                ? ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted()
-                    .filter { $0.hasSuffix(".cvcert") || $0.hasSuffix(".cvc") }.map { path + "/" + $0 }
-                : [path]
             for file in files {
                 let data: [UInt8]
                 do {

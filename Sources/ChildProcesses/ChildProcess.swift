@@ -1,5 +1,5 @@
 import CChildProcessShim
-import Foundation
+
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -168,6 +168,19 @@ public struct ChildProcessError: Error, Sendable, CustomStringConvertible {
 }
 
 extension ChildProcess {
+    /// This process's environment, as `environ` holds it now.
+    public static var currentEnvironment: [String: String] {
+        var result: [String: String] = [:]
+        var entry = environ
+        while let line = entry.pointee {
+            let text = String(cString: line)
+            if let equals = text.firstIndex(of: "=") {
+                result[String(text[..<equals])] = String(text[text.index(after: equals)...])
+            }
+            entry += 1
+        }
+        return result
+    }
 
     /// Makes a write to a pipe or socket whose reader is gone an EPIPE error instead of a SIGPIPE
     /// that kills the process — unless the process installed a SIGPIPE handler of its own. Call it

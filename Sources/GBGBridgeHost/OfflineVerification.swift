@@ -1,3 +1,4 @@
+import ChipRead
 import BoundedFiles
 import Foundation
 import GBGBridgeNFC

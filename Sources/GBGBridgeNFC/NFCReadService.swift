@@ -1,3 +1,4 @@
+import ChipRead
 import CVCertificates
 import Foundation
 import GBGBridge

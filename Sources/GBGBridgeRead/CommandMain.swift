@@ -1,5 +1,10 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import Glibc
 
 /// How every gbgbridge binary runs its root command: usage errors exit with status 2 (not
 /// ArgumentParser's 64), as scripts and the documented exit codes of `gbgbridge read` expect, and
@@ -18,8 +23,8 @@ package enum CommandMain {
         } catch {
             if Root.exitCode(for: error) == .validationFailure {
                 let message = Root.fullMessage(for: error)
-                if !message.isEmpty { FileHandle.standardError.write(Data((message + "\n").utf8)) }
-                Foundation.exit(2)
+                if !message.isEmpty { printError(message) }
+                Glibc.exit(2)
             }
             Root.exit(withError: error)
         }

@@ -1,7 +1,14 @@
+import TextSanitizing
+import ChipRead
 import ArgumentParser
 import CGBGBridgeCLI
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
-import GBGBridgeNFC
+#endif
+
+import Glibc
 import MRTD
 import SmartCard
 import Synchronization
@@ -170,7 +177,7 @@ package struct ReadCommand: AsyncParsableCommand {
         guard let dataGroups else { return nil }
         var numbers: [Int] = []
         for name in dataGroups.split(separator: ",") {
-            guard let file = LDSFile(name: name.trimmingCharacters(in: .whitespaces)), let n = file.dataGroupNumber else {
+            guard let file = LDSFile(name: name.trimmingWhitespace()), let n = file.dataGroupNumber else {
                 throw ValidationError("'\(name)' is not a data group (DG1 … DG16)")
             }
             numbers.append(n)
@@ -222,7 +229,7 @@ package struct ReadCommand: AsyncParsableCommand {
         let job = ReadJob(reader: reader, accessKey: key, options: options, cardTimeout: .milliseconds(Int(timeout * 1000)))
         let outcome = await job.run(on: backend, progress: { bar.update($0) }, connected: { card, connection in
             apduTrace?.note("start", ["tool": "gbgbridge \(GBGBridgeVersion.current)", "reader": card.name, "backend": card.backend,
-                                      "atr": connection.atr.map { String(format: "%02X", $0) }.joined()])
+                                      "atr": Formatting.hex(connection.atr)])
         })
         bar.finish()
         let result: PassportReadResult
@@ -261,7 +268,7 @@ package struct ReadCommand: AsyncParsableCommand {
 
     func fail(_ message: String, code: CustomStringConvertible, exit: Int32) throws -> Never {
         if json {
-            printJSON(["error": ["code": "\(code)", "message": message]])
+            printJSON(["error": ["code": "\(code)", "message": message]] as [String: [String: String]])
         }
         printError("gbgbridge read: \(message)")
         throw ExitCode(exit)

@@ -1,5 +1,11 @@
+import ChipRead
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
-import GBGBridgeNFC
+#endif
+
+import Glibc
 import MRTD
 
 /// What `gbgbridge read` writes besides its report — the chip files (`--dump`), the chip evidence

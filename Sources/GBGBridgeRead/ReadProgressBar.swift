@@ -1,5 +1,10 @@
+import TextSanitizing
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
-import GBGBridgeNFC
+#endif
+
 import MRTD
 import Synchronization
 
@@ -13,13 +18,13 @@ package final class ReadProgressBar: Sendable {
     package func update(_ progress: ReadProgress) {
         guard enabled else {
             // Without a terminal, only what asks something of the user is said (one line each).
-            if let message = progress.message { FileHandle.standardError.write(Data("gbgbridge read: \(message)\n".utf8)) }
+            if let message = progress.message { printError("gbgbridge read: \(message)") }
             return
         }
         let width = 30
         let filled = width * progress.percent / 100
         var line = "\r[" + String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled) + "] "
-        line += String(format: "%3d%% ", progress.percent)
+        line += Formatting.padded(String(progress.percent), to: 3) + "% "
         switch progress.phase {
         case .waitingForCard: line += progress.message ?? "waiting for a card…"
         case .cardDetected: line += "card detected"
@@ -31,11 +36,11 @@ package final class ReadProgressBar: Sendable {
         }
         line += "\u{1B}[K"
         drawn.withLock { $0 = true }
-        FileHandle.standardError.write(Data(line.utf8))
+        writeStandardError(line)
     }
 
     package func finish() {
         guard enabled, drawn.withLock({ $0 }) else { return }
-        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+        writeStandardError("\r\u{1B}[K")
     }
 }

@@ -1,5 +1,11 @@
+import TextSanitizing
+import ChipRead
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
-import GBGBridgeNFC
+#endif
+
 import MRTD
 
 /// `gbgbridge read`'s summary of a read for people: who, which document, what was read, skipped,
@@ -22,7 +28,7 @@ package enum ReadSummary {
             }
             for (label, entries) in [("Fingerprints", report.fingerprints ?? []), ("Irises", report.irises ?? [])] where !entries.isEmpty {
                 let described = entries.map { "\($0.positionName) (\($0.format)\($0.width > 0 ? " \($0.width)×\($0.height)" : ""))" }
-                lines.append("  \(label.padding(toLength: 14, withPad: " ", startingAt: 0)) \(described.joined(separator: ", "))")
+                lines.append("  \(Formatting.padded(label, to: 14, leading: false)) \(described.joined(separator: ", "))")
             }
             lines.append("  Data groups    \(report.dataGroupsRead.joined(separator: " "))")
             for (file, reason) in result.skipped.sorted(by: { $0.key < $1.key }) { lines.append("  Skipped        \(file): \(reason)") }
@@ -39,8 +45,8 @@ package enum ReadSummary {
                 lines.append("  Terminal       \(terminal.status.rawValue): \(terminal.detail)")
             }
             let stats = result.statistics
-            lines.append(String(format: "  %d APDUs, %d bytes of files, %.2f s", stats.apdus, stats.fileBytes,
-                         Double(stats.totalTime.components.seconds) + Double(stats.totalTime.components.attoseconds) / 1e18)
+            let seconds = Double(stats.totalTime.components.seconds) + Double(stats.totalTime.components.attoseconds) / 1e18
+            lines.append("  \(stats.apdus) APDUs, \(stats.fileBytes) bytes of files, \(Formatting.fixed(seconds, places: 2)) s"
                   + (stats.reconnections > 0 ? ", the document left the reader \(stats.reconnections)× and the read went on" : ""))
         return lines
     }

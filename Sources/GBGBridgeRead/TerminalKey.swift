@@ -1,5 +1,11 @@
+import TextSanitizing
 import CVCertificates
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import ChildProcesses
 
 /// The Inspection System's private key as the configuration names it (`--terminal-key`,
 /// `terminal-key:`): a PKCS#8 file, a `pkcs11:` URI (RFC 7512) or `exec:COMMAND`.
@@ -13,7 +19,7 @@ package enum TerminalKey {
     package static func signer(_ key: String) throws(CVCertificateError) -> any TerminalSigner {
         if key.hasPrefix("exec:") {
             let command = String(key.dropFirst(5))
-            guard !command.trimmingCharacters(in: .whitespaces).isEmpty else {
+            guard !command.trimmingWhitespace().isEmpty else {
                 throw CVCertificateError(.malformed, field: "terminal key", "exec: needs a command")
             }
             return CommandSigner(command: command)
@@ -30,17 +36,25 @@ package struct CommandSigner: TerminalSigner {
     package let command: String
 
     package func sign(_ message: [UInt8], algorithm: CVSignatureAlgorithm) async throws(CVCertificateError) -> [UInt8] {
-        let outcome: (status: Int32, output: Data, error: Data)
+        let outcome: ChildProcess.Outcome
         do {
-            outcome = try await Self.run(command, input: Data(message), algorithm: algorithm)
+            outcome = try await ChildProcess.run("/bin/sh", arguments: ["-c", command], input: message,
+                                                 environment: ChildProcess.currentEnvironment.merging(["GBGBRIDGE_TA_ALGORITHM": algorithm.schemeName]) { $1 },
+                                                 timeLimit: Self.timeLimit, outputLimit: 64 * 1024)
         } catch {
             throw CVCertificateError(.unsupportedAlgorithm, field: "terminal key", "exec: cannot start /bin/sh to run the signer")
         }
-        guard outcome.status == 0 else {
-            let said = String(decoding: outcome.error.prefix(300), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-            throw CVCertificateError(.badSignature, field: "terminal key", "exec: the signer exited \(outcome.status)\(said.isEmpty ? "" : ": \(said)")")
+        guard !outcome.timedOut else {
+            throw CVCertificateError(.badSignature, field: "terminal key", "exec: the signer did not finish within \(Self.timeLimit) and was stopped")
         }
-        let text = String(decoding: outcome.output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !outcome.overflowed else {
+            throw CVCertificateError(.badSignature, field: "terminal key", "exec: the signer printed more than 64 KiB, which is no signature")
+        }
+        guard outcome.status == 0 else {
+            let said = String(decoding: outcome.error.prefix(300), as: UTF8.self).trimmingWhitespace()
+            throw CVCertificateError(.badSignature, field: "terminal key", "exec: the signer exited \(outcome.status)\(said.isEmpty ? "" : ": \(LogText.clip(said, to: 300))")")
+        }
+        let text = String(decoding: outcome.output, as: UTF8.self).trimmingWhitespace()
         if !text.isEmpty, text.count.isMultiple(of: 2), text.allSatisfy(\.isHexDigit) {
             var bytes: [UInt8] = []
             var index = text.startIndex
@@ -56,41 +70,6 @@ package struct CommandSigner: TerminalSigner {
         return [UInt8](outcome.output)
     }
 
-    /// A running signer, stopped if it takes longer than 30 s.
-    package final class Watched: @unchecked Sendable {  // Process is used from the timer's queue only to stop it
-        package let process: Process
-        package init(process: Process) { self.process = process }
-    }
-
-    /// Runs the command off the cooperative pool (Process waits on its own thread), at most 30 s.
-    package static func run(_ command: String, input: Data, algorithm: CVSignatureAlgorithm) async throws -> (status: Int32, output: Data, error: Data) {
-        try await withCheckedThrowingContinuation { continuation in
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/bin/sh")
-            process.arguments = ["-c", command]
-            var environment = ProcessInfo.processInfo.environment
-            environment["GBGBRIDGE_TA_ALGORITHM"] = algorithm.schemeName
-            process.environment = environment
-            let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
-            process.standardInput = stdin
-            process.standardOutput = stdout
-            process.standardError = stderr
-            process.terminationHandler = { finished in
-                let output = stdout.fileHandleForReading.readDataToEndOfFile()
-                let error = stderr.fileHandleForReading.readDataToEndOfFile()
-                continuation.resume(returning: (finished.terminationStatus, output, error))
-            }
-            do {
-                try process.run()
-            } catch {
-                continuation.resume(throwing: error)
-                return
-            }
-            let watched = Watched(process: process)
-            DispatchQueue.global().asyncAfter(deadline: .now() + 30) { if watched.process.isRunning { watched.process.terminate() } }
-            // A signer that exits without reading its input is no error of ours: EPIPE is ignored here.
-            try? stdin.fileHandleForWriting.write(contentsOf: input)
-            try? stdin.fileHandleForWriting.close()
-        }
-    }
+    /// How long a signer may take (an HSM behind a network, a PIN pad): past it, it is killed.
+    static let timeLimit: Duration = .seconds(30)
 }

@@ -1,6 +1,10 @@
 import ArgumentParser
 import CVCertificates
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// `--terminal-certificates PATH… --terminal-key KEY`: an Inspection System's credentials for
 /// Terminal Authentication (DG3 fingerprints, DG4 iris), for `read` and `serve`.

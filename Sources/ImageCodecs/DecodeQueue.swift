@@ -1,7 +1,7 @@
-import Foundation
+import Dispatch
 import Synchronization
 
-/// Where images are decoded for servers: on threads of their own (never the Swift cooperative
+/// Where images are decoded for servers: on Dispatch's threads (never the Swift cooperative
 /// pool, which a one-second JPEG 2000 decode would hold up for every page), at most `width` at a
 /// time; later requests wait their turn without taking a thread. With `ImageCodecs.Limits` bounding
 /// each decode, the memory decoding can take is bounded too: `width × Limits.maxBytes`.
@@ -25,12 +25,9 @@ public final class DecodeQueue: Sendable {
         await acquire()
         defer { release() }
         return try await withCheckedThrowingContinuation { continuation in
-            let thread = Thread {
+            DispatchQueue.global(qos: .userInitiated).async {
                 continuation.resume(with: Result { try body() })
             }
-            thread.name = "gbgbridge.decode"
-            thread.stackSize = 1 << 20
-            thread.start()
         }
     }
 

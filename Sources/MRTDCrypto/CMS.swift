@@ -1,3 +1,4 @@
+import TextSanitizing
 import COpenSSL
 import COpenSSLShim
 
@@ -151,9 +152,9 @@ public final class CMSSignedData: @unchecked Sendable {
         var serial: UnsafeMutablePointer<ASN1_INTEGER>?
         guard CMS_SignerInfo_get0_signer_id(info, &keyIdentifier, &issuer, &serial) == 1 else { return "no signer identifier" }
         if let keyIdentifier {
-            return "subject key identifier " + asn1Bytes(keyIdentifier).map { String(format: "%02X", $0) }.joined()
+            return "subject key identifier " + Formatting.hex(asn1Bytes(keyIdentifier))
         }
-        let serialText = serial.map { asn1Bytes($0).map { String(format: "%02X", $0) }.joined() } ?? "?"
+        let serialText = serial.map { Formatting.hex(asn1Bytes($0)) } ?? "?"
         return "issuer \(issuer.map { Certificate.name($0) } ?? "?"), serial \(serialText)"
     }
 }

@@ -1,5 +1,5 @@
 import COpenSSL
-import Foundation
+import Synchronization
 
 /// Block ciphers used by eMRTD access control and secure messaging: two-key 3DES (BAC, PACE-3DES)
 /// and AES-128/192/256 (PACE), CBC and ECB without padding (callers pad per ISO 9797-1 method 2).
@@ -139,19 +139,18 @@ public func aesCMAC(key: [UInt8], _ data: [UInt8]) throws(CryptoError) -> [UInt8
 enum FetchedAlgorithms {
     final class Table: @unchecked Sendable {
         // Fetched objects are reference counted and safe to share between threads once fetched.
-        private let lock = NSLock()
-        private var entries: [String: OpaquePointer] = [:]
+        private let entries = Mutex<[String: OpaquePointer]>([:])
         private let fetch: (String) -> OpaquePointer?
 
         init(fetch: @escaping (String) -> OpaquePointer?) { self.fetch = fetch }
 
         func get(_ name: String) -> OpaquePointer? {
-            lock.lock()
-            defer { lock.unlock() }
-            if let entry = entries[name] { return entry }
-            let fetched = fetch(name)
-            if let fetched { entries[name] = fetched }
-            return fetched
+            entries.withLock { entries in
+                if let entry = entries[name] { return entry }
+                let fetched = fetch(name)
+                if let fetched { entries[name] = fetched }
+                return fetched
+            }
         }
     }
 

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import MRTDCrypto
 
 /// What a kiosk hands its backend so the backend can check the chip itself (zero trust in the
@@ -118,24 +122,34 @@ public struct ChipEvidence: Codable, Sendable, Hashable {
     /// Evidence from JSON: the evidence object itself, or `nfc.read`'s success data carrying it
     /// under `evidence` (what a backend receives from a journey).
     public init(json: Data) throws(MRTDError) {
-        let object: Any
         do {
-            object = try JSONSerialization.jsonObject(with: json)
-        } catch {
-            throw MRTDError(.invalidEvidence, "the evidence is not JSON")
-        }
-        guard let dictionary = object as? [String: Any] else { throw MRTDError(.invalidEvidence, "the evidence is not a JSON object") }
-        do {
-            let inner = try JSONSerialization.data(withJSONObject: dictionary["evidence"] ?? dictionary)
-            self = try JSONDecoder().decode(ChipEvidence.self, from: inner)
+            let envelope = try JSONDecoder().decode(EvidenceEnvelope.self, from: json)
+            self = try envelope.evidence ?? JSONDecoder().decode(ChipEvidence.self, from: json)
         } catch let error as DecodingError {
+            if case .dataCorrupted(let context) = error, context.codingPath.isEmpty {
+                throw MRTDError(.invalidEvidence, "the evidence is not JSON")
+            }
+            if case .typeMismatch(_, let context) = error, context.codingPath.isEmpty {
+                throw MRTDError(.invalidEvidence, "the evidence is not a JSON object")
+            }
             throw MRTDError(.invalidEvidence, "the JSON is not chip evidence: \(Self.describe(error))")
         } catch {
             throw MRTDError(.invalidEvidence, "the JSON is not chip evidence")
         }
     }
 
-    /// Which field is missing or of the wrong type (never the values).
+    /// nfc.read's success data, which carries the evidence under `evidence`; any other object has
+    /// none (it is the evidence itself, or not evidence at all).
+    private struct EvidenceEnvelope: Decodable {
+        enum Key: String, CodingKey { case evidence }
+        let evidence: ChipEvidence?
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: Key.self)
+            evidence = try container.decodeIfPresent(ChipEvidence.self, forKey: .evidence)
+        }
+    }
+
     static func describe(_ error: DecodingError) -> String {
         func path(_ context: DecodingError.Context) -> String {
             context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import MRTDCrypto
 
 /// The outcome of one verification (passive, chip, active), in the shape `nfc.read` reports:

@@ -1,5 +1,9 @@
 import BoundedFiles
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import MRTDCrypto
 import SmartCardCore
 
@@ -26,11 +30,11 @@ public struct TrustStore: Sendable {
     /// Adds a file (certificate, PEM bundle, master list, CRL) or every such file in a directory
     /// (recursively).
     public mutating func add(path: URL) throws(MRTDError) {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path.path, isDirectory: &isDirectory) else {
+        let kind = BoundedFile.kind(path.path)
+        guard kind != .missing else {
             throw MRTDError(.trustStore, "trust path \(path.path) does not exist")
         }
-        if isDirectory.boolValue {
+        if kind == .directory {
             let entries: [String]
             do {
                 entries = try BoundedFile.list(path.path, what: "trust directory")
@@ -39,9 +43,7 @@ public struct TrustStore: Sendable {
             }
             for entry in entries where !entry.hasPrefix(".") {
                 let child = path.appendingPathComponent(entry)
-                var childIsDirectory: ObjCBool = false
-                _ = FileManager.default.fileExists(atPath: child.path, isDirectory: &childIsDirectory)
-                if childIsDirectory.boolValue {
+                if BoundedFile.kind(child.path) == .directory {
                     try add(path: child)
                 } else if Self.looksLikeTrustFile(entry) {
                     // Inside a directory, files that are not trust material (a private key next

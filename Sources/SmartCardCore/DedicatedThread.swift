@@ -1,4 +1,4 @@
-import Foundation
+import Dispatch
 import Synchronization
 
 /// A thread of its own that runs blocking C calls one after another, so they never occupy the
@@ -8,44 +8,43 @@ package final class DedicatedThread: Sendable {
     private struct State {
         var jobs: [@Sendable () -> Void] = []
         var stopping = false
+        /// Why the thread could not be started, when it could not: every job is refused with it.
+        var failure: String?
     }
     private let state = Mutex(State())
-    private let condition = NSCondition()
+    /// Signalled once per job queued and once more for the stop: each wait of the loop is
+    /// answered by a job to run or, when none is left, by the stop.
+    private let wakeups = DispatchSemaphore(value: 0)
     package let name: String
 
     package init(name: String) {
         self.name = name
-        let thread = Thread { [self] in self.loop() }
-        thread.name = name
-        thread.start()
+        if let failure = OSThread.start(name: name, { [self] in self.loop() }) {
+            state.withLock { state in
+                state.stopping = true
+                state.failure = failure
+            }
+        }
     }
 
     private func loop() {
         while true {
-            condition.lock()
-            var job: (@Sendable () -> Void)?
-            var stop = false
-            while job == nil && !stop {
-                (job, stop) = state.withLock { state in
-                    if !state.jobs.isEmpty { return (state.jobs.removeFirst(), false) }
-                    return (nil, state.stopping)
-                }
-                if job == nil && !stop { condition.wait() }
+            wakeups.wait()
+            let job = state.withLock { state -> (@Sendable () -> Void)? in
+                state.jobs.isEmpty ? nil : state.jobs.removeFirst()
             }
-            condition.unlock()
-            if let job { job() } else { return }
+            guard let job else { return }  // woken with nothing queued: the stop
+            job()
         }
     }
 
     private func enqueue(_ job: @escaping @Sendable () -> Void) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
         let accepted = state.withLock { state -> Bool in
             guard !state.stopping else { return false }
             state.jobs.append(job)
             return true
         }
-        condition.signal()
+        if accepted { wakeups.signal() }
         return accepted
     }
 
@@ -56,7 +55,7 @@ package final class DedicatedThread: Sendable {
                 continuation.resume(with: Result { try body() })
             }
             if !accepted {
-                continuation.resume(throwing: SmartCardError(.cancelled, "\(name) has been shut down"))
+                continuation.resume(throwing: SmartCardError(.cancelled, refusal))
             }
         }
     }
@@ -106,7 +105,7 @@ package final class DedicatedThread: Sendable {
                         if case .waiting(let continuation) = state { return continuation }
                         return nil
                     }
-                    waiting?.resume(throwing: SmartCardError(.cancelled, "\(name) has been shut down"))
+                    waiting?.resume(throwing: SmartCardError(.cancelled, refusal))
                 }
             }
         } onCancel: {
@@ -141,6 +140,9 @@ package final class DedicatedThread: Sendable {
         }
     }
 
+    /// Why a job is refused: the thread was stopped, or never started.
+    private var refusal: String { state.withLock { $0.failure } ?? "\(name) has been shut down" }
+
     /// Runs `body` on the thread without waiting for it.
     package func runDetached(_ body: @escaping @Sendable () -> Void) {
         _ = enqueue(body)
@@ -148,10 +150,11 @@ package final class DedicatedThread: Sendable {
 
     /// Lets queued jobs finish, then ends the thread.
     package func stop() {
-        condition.lock()
-        state.withLock { $0.stopping = true }
-        condition.signal()
-        condition.unlock()
+        let first = state.withLock { state -> Bool in
+            defer { state.stopping = true }
+            return !state.stopping
+        }
+        if first { wakeups.signal() }
     }
 }
 

@@ -1,6 +1,10 @@
 import CLibNFCShim
 import TextSanitizing
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import SmartCardCore
 import Synchronization
 
@@ -267,7 +271,7 @@ final class LibNFCDevice: Sendable {
             return true
         }
         guard wasActive else { return }
-        Thread.detachNewThread { [self] in
+        OSThread.start(name: "libnfc-abort") { [self] in
             for _ in 0..<250 {
                 // Checked and aborted under the exchange lock: once the exchange has ended (and
                 // the lock says so), no stray abort may hit the device's next command.
@@ -277,7 +281,7 @@ final class LibNFCDevice: Sendable {
                     return false
                 }
                 if ended { return }
-                Thread.sleep(forTimeInterval: 0.02)
+                OSThread.sleep(milliseconds: 20)
             }
         }
     }

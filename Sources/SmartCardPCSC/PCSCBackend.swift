@@ -1,6 +1,6 @@
 import CPCSCLite
 import CSmartCardShim
-import Foundation
+import Glibc
 import SmartCardCore
 import TextSanitizing
 import Synchronization
@@ -212,7 +212,7 @@ public final class PCSCBackend: CardReaderBackend {
 
     private static func matches(_ name: String, _ filter: String?) -> Bool {
         guard let filter, !filter.isEmpty else { return true }
-        return name.localizedCaseInsensitiveContains(filter)
+        return name.lowercased().contains(filter.lowercased())
     }
 
     /// Runs on the context's thread: waits until a matching reader holds a responsive card.

@@ -1,3 +1,4 @@
+import ChipRead
 import ArgumentParser
 import BoundedFiles
 import Foundation

@@ -1,3 +1,4 @@
+import ChipRead
 import GBGBridgeNFC
 import MRTDEmulator
 import TestSupport

@@ -1,3 +1,4 @@
+import ChipRead
 import Foundation
 import GBGBridgeNFC
 import ImageCodecs

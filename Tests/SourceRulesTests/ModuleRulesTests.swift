@@ -10,6 +10,9 @@ import Testing
 /// - No Swift file under Sources/ is over 500 lines.
 /// - The reader library (`LDS`, `MRTDVerification`, `MRTD`) keeps at most 300 public declarations:
 ///   what the emulator and the tests need is `package`.
+/// - Every module `gbgbridge-read` is built from imports FoundationEssentials, never Foundation:
+///   Foundation brings ICU and ~4 MiB of resident pages into every read (Docs/reading-and-verification.md,
+///   "Peak memory").
 @Suite("Module rules: what links what, file sizes, public surface")
 struct ModuleRulesTests {
     static let root = SourceRulesTests.root
@@ -93,5 +96,74 @@ struct ModuleRulesTests {
         }
         #expect(count > 50, "no public declarations found: are the modules where they were?")
         #expect(count <= 300, "\(count) public declarations in LDS + MRTDVerification + MRTD")
+    }
+
+    /// `import Foundation` (or FoundationInternationalization) lines of a Swift file that are not
+    /// the `#else` branch of `#if canImport(FoundationEssentials)`.
+    static func foundationImports(in text: String) -> [Int] {
+        let importLine = try? Regex(#"^\s*(@\w+\s+)*((public|package|internal|private|fileprivate)\s+)?import\s+(Foundation|FoundationInternationalization)\s*$"#)
+        var found: [Int] = []
+        var conditions: [(essentials: Bool, inElse: Bool)] = []
+        for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if trimmed.hasPrefix("#if") {
+                conditions.append((trimmed.contains("canImport(FoundationEssentials)"), false))
+            } else if trimmed.hasPrefix("#else") || trimmed.hasPrefix("#elseif"), !conditions.isEmpty {
+                conditions[conditions.count - 1].inElse = true
+            } else if trimmed.hasPrefix("#endif"), !conditions.isEmpty {
+                conditions.removeLast()
+            } else if let importLine, line.contains(importLine) {
+                let fallback = conditions.last.map { $0.essentials && $0.inElse } ?? false
+                if !fallback { found.append(number + 1) }
+            }
+        }
+        return found
+    }
+
+    @Test("the modules gbgbridge-read is built from import FoundationEssentials only, never Foundation")
+    func leanReaderHasNoFoundation() throws {
+        let graph = try Self.targetGraph()
+        try #require(graph["gbgbridge-read"] != nil, "no gbgbridge-read target in the package")
+        let targets = Self.closure(of: "gbgbridge-read", in: graph).union(["gbgbridge-read"])
+        #expect(targets.isSuperset(of: ["GBGBridgeRead", "ChipRead", "MRTD", "LDS", "SmartCardPCSC"]), "\(targets.sorted())")
+        var offenders: [String] = []
+        var scanned = 0
+        for file in try SourceRulesTests.sourceFiles() {
+            let parts = file.path.components(separatedBy: "/Sources/")
+            guard parts.count == 2, let target = parts[1].split(separator: "/").first, targets.contains(String(target)) else { continue }
+            scanned += 1
+            for line in Self.foundationImports(in: try String(contentsOf: file, encoding: .utf8)) {
+                offenders.append("Sources/\(parts[1]):\(line)")
+            }
+        }
+        #expect(scanned > 60, "only \(scanned) files of the lean reader's modules were found")
+        #expect(offenders.isEmpty, "import Foundation in the lean reader's modules:\n\(offenders.joined(separator: "\n"))")
+        // The control: the server's modules do import Foundation, so the scan sees imports.
+        let server = try String(contentsOf: Self.root.appendingPathComponent("Sources/GBGBridge/BridgeHost.swift"), encoding: .utf8)
+        #expect(!Self.foundationImports(in: server).isEmpty)
+        #expect(Self.foundationImports(in: "#if canImport(FoundationEssentials)\nimport FoundationEssentials\n#else\nimport Foundation\n#endif\n").isEmpty)
+        #expect(Self.foundationImports(in: "#if os(Linux)\nimport Glibc\n#else\nimport Foundation\n#endif\n") == [4])
+    }
+
+    @Test("the built gbgbridge-read binary needs no Foundation library")
+    func leanReaderBinaryLinksNoFoundation() throws {
+        let binary = Self.root.appendingPathComponent(".build/debug/gbgbridge-read").path
+        guard FileManager.default.isExecutableFile(atPath: binary) else {
+            Issue.record("\(binary) is not built: scripts/test.sh builds it with swift build --build-tests")
+            return
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["readelf", "-d", binary]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        let needed = text.split(separator: "\n").filter { $0.contains("(NEEDED)") }
+        #expect(needed.contains { $0.contains("libswiftCore") || $0.contains("libc.so") }, "readelf -d found no NEEDED entries: \(text.prefix(300))")
+        let foundation = needed.filter { $0.contains("Foundation") || $0.contains("ICU") }
+        #expect(foundation.filter { !$0.contains("FoundationEssentials") }.isEmpty, "gbgbridge-read needs \(foundation)")
     }
 }

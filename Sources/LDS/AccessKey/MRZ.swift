@@ -1,4 +1,9 @@
+import TextSanitizing
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A machine-readable zone (ICAO 9303 Parts 4–6): TD1 (3 × 30, ID cards), TD2 (2 × 36) or
 /// TD3 (2 × 44, passports), validated character set, lengths and check digits.
@@ -194,9 +199,9 @@ public struct MRZ: Sendable, Hashable {
 
     static func names(_ bytes: ArraySlice<UInt8>) -> (String, String) {
         let trimmed = trimFillers(Array(bytes))
-        let parts = trimmed.components(separatedBy: "<<")
-        let primary = (parts.first ?? "").replacingOccurrences(of: "<", with: " ").trimmingCharacters(in: .whitespaces)
-        let secondary = parts.dropFirst().joined(separator: " ").replacingOccurrences(of: "<", with: " ")
+        let parts = trimmed.split(separator: "<<", omittingEmptySubsequences: false)
+        let primary = (parts.first ?? "").replacing("<", with: " ").trimmingWhitespace()
+        let secondary = parts.dropFirst().joined(separator: " ").replacing("<", with: " ")
             .split(separator: " ").joined(separator: " ")
         return (primary, secondary)
     }

@@ -1,4 +1,9 @@
+import TextSanitizing
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import MRTDCrypto
 import SmartCardCore
 
@@ -319,6 +324,5 @@ package func children(of object: TLV, _ name: String) throws(MRTDError) -> [TLV]
 /// LDS text: UTF-8 (ICAO allows it in DG11/DG12), fillers `<` shown as spaces where they
 /// separate name parts.
 func ldsText(_ value: [UInt8]) -> String {
-    String(decoding: value, as: UTF8.self).replacingOccurrences(of: "<<", with: ", ").replacingOccurrences(of: "<", with: " ")
-        .trimmingCharacters(in: .whitespaces)
+    String(decoding: value, as: UTF8.self).replacing("<<", with: ", ").replacing("<", with: " ").trimmingWhitespace()
 }

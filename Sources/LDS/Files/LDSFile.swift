@@ -73,7 +73,7 @@ public enum LDSFile: Sendable, Hashable, Comparable, CustomStringConvertible {
         switch self {
         case .dataGroup(let n): return "DG\(n).bin"
         case .atrInfo: return "EF_ATR_INFO.bin"
-        default: return name.replacingOccurrences(of: ".", with: "_") + ".bin"
+        default: return name.replacing(".", with: "_") + ".bin"
         }
     }
 
@@ -88,7 +88,7 @@ public enum LDSFile: Sendable, Hashable, Comparable, CustomStringConvertible {
 
     /// Parses `DG2`, `dg11`, `EF.COM`, `COM`, `SOD` …; `nil` for anything else.
     public init?(name: String) {
-        let upper = name.uppercased().replacingOccurrences(of: "EF.", with: "").replacingOccurrences(of: "EF_", with: "")
+        let upper = name.uppercased().replacing("EF.", with: "").replacing("EF_", with: "")
         switch upper {
         case "COM": self = .com
         case "SOD": self = .sod
@@ -107,7 +107,7 @@ public enum LDSFile: Sendable, Hashable, Comparable, CustomStringConvertible {
     package init?(dumpFileName name: String) {
         var stem = name.lowercased()
         for suffix in [".bin", ".der", ".dat"] where stem.hasSuffix(suffix) { stem.removeLast(suffix.count) }
-        stem = stem.replacingOccurrences(of: ".", with: "_")
+        stem = stem.replacing(".", with: "_")
         for prefix in ["ef_", "ef"] where stem.hasPrefix(prefix) && stem.count > prefix.count {
             stem = String(stem.dropFirst(prefix.count))
             break

@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import Glibc
 import TextSanitizing
 
 /// Files that hold personal data — a dump of the chip's files, the face, chip evidence, an APDU
@@ -136,7 +141,7 @@ package enum PrivateFile {
             while offset < bytes.count {
                 let written = bytes.withUnsafeBytes { raw -> Int in
                     guard let base = raw.baseAddress else { return 0 }
-                    return Foundation.write(fd, base + offset, raw.count - offset)
+                    return Glibc.write(fd, base + offset, raw.count - offset)
                 }
                 if written > 0 {
                     offset += written

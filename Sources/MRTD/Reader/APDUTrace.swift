@@ -1,4 +1,9 @@
+import TextSanitizing
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import SmartCardCore
 import Synchronization
 
@@ -116,7 +121,7 @@ public final class APDUTrace: Sendable {
             }
             object["responseLength"] = .number(Double(response.count))
             if !sw.isEmpty { object["sw"] = .text(Self.hex(sw)) }
-            if let status { object["status"] = .text(String(format: "%04X", status.rawValue)) }
+            if let status { object["status"] = .text(Formatting.hex(status.rawValue, width: 4)) }
         }
         if let error { object["error"] = .text(error) }
         write(object)
@@ -158,7 +163,7 @@ public final class APDUTrace: Sendable {
         case 0x88:
             return ("AA", "INTERNAL AUTHENTICATE")
         default:
-            return ("other", String(format: "INS %02X", command.ins))
+            return ("other", "INS " + Formatting.hex(command.ins, width: 2))
         }
     }
 
@@ -183,7 +188,7 @@ public final class APDUTrace: Sendable {
             switch self {
             case .text(let value): return APDUTrace.quoted(value)
             case .number(let value):
-                return value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(format: "%.3f", value)
+                return value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : Formatting.fixed(value, places: 3)
             case .flag(let value): return value ? "true" : "false"
             }
         }
@@ -238,15 +243,13 @@ public final class APDUTrace: Sendable {
         return (try? encoder.encode(text)).map { String(decoding: $0, as: UTF8.self) } ?? "\"\""
     }
 
-    static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02X", $0) }.joined() }
+    static func hex(_ bytes: [UInt8]) -> String { Formatting.hex(bytes) }
 
     static func milliseconds(_ duration: Duration) -> Double {
         ((Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15) * 1000).rounded() / 1000
     }
 
     static func timestamp(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.string(from: date)
+        Date.ISO8601FormatStyle(includingFractionalSeconds: true).format(date)
     }
 }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import SmartCardCore
 
 /// Reads an eMRTD over an established card connection. The read is the list of steps in

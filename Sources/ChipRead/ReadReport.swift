@@ -1,6 +1,11 @@
+import TextSanitizing
 import Biometrics
 import MRTD
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import ImageCodecs
 
 /// The `nfc.read` success `data` object (design.md §4), also what `gbgbridge read --json` prints.
@@ -250,7 +255,7 @@ public struct ReadReport: Codable, Sendable, Hashable {
         } else if year < currentYear - 50 {
             year += 100
         }
-        return String(format: "%04d-%@-%@", year, ASCII.string(digits[2..<4]), ASCII.string(digits[4..<6]))
+        return Formatting.decimal(year, width: 4) + "-" + ASCII.string(digits[2..<4]) + "-" + ASCII.string(digits[4..<6])
     }
 
     /// YYYYMMDD → YYYY-MM-DD, YYYYMMDDhhmmss → YYYY-MM-DDThh:mm:ss; anything else unchanged.
