@@ -270,4 +270,37 @@ int CImageCodecs_encode_png(const uint8_t *rgb, int width, int height, uint8_t *
     return 0;
 }
 
+int CImageCodecs_decode_png(const uint8_t *data, size_t length, const CImageCodecsLimits *limits,
+                            uint8_t **rgb, int *width, int *height, char *error, size_t size) {
+    *rgb = NULL;
+    png_image image;
+    memset(&image, 0, sizeof image);
+    image.version = PNG_IMAGE_VERSION;
+    if (!png_image_begin_read_from_memory(&image, data, length)) {
+        set_error(error, size, image.message[0] ? image.message : "not a PNG");
+        png_image_free(&image);
+        return -2;
+    }
+    uint64_t w = image.width, h = image.height;
+    /* libpng's simplified reader holds a row of the file's format besides the output. */
+    if (w == 0 || h == 0 || w > 65535 || h > 65535 || w * h > limits->max_pixels || w * h * 3 + w * 8 > limits->max_bytes) {
+        set_error(error, size, "PNG image too large to decode within the limits");
+        png_image_free(&image);
+        return -5;
+    }
+    image.format = PNG_FORMAT_RGB;
+    uint8_t *out = malloc((size_t)(w * h * 3));
+    if (!out) { set_error(error, size, "out of memory"); png_image_free(&image); return -3; }
+    png_color white = {255, 255, 255};
+    if (!png_image_finish_read(&image, &white, out, 0, NULL)) {
+        set_error(error, size, image.message[0] ? image.message : "damaged PNG");
+        free(out);
+        png_image_free(&image);
+        return -4;
+    }
+    png_image_free(&image);
+    *rgb = out; *width = (int)w; *height = (int)h;
+    return 0;
+}
+
 void CImageCodecs_free(void *pointer) { free(pointer); }

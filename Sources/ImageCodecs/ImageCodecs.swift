@@ -71,6 +71,16 @@ public enum ImageCodecs {
         }
     }
 
+    /// Decodes a PNG within `limits` (any colour type or depth, to 8-bit RGB; transparency over white).
+    public static func decodePNG(_ data: [UInt8], limits: Limits = .chipImages) throws(Failure) -> RGBImage {
+        var c = limits.c
+        return try decode(data, "PNG") { pointer, width, height, message in
+            data.withUnsafeBufferPointer {
+                CImageCodecs_decode_png($0.baseAddress, $0.count, &c, &pointer, &width, &height, &message, message.count)
+            }
+        }
+    }
+
     /// A JPEG 2000 image's size as its SIZ marker declares it (no decoding), or `nil`.
     public static func jpeg2000Size(_ data: [UInt8]) -> (width: Int, height: Int, tiles: Int, components: Int)? {
         var size = CImageCodecsJPEG2000Size()

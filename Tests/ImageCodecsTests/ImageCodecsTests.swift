@@ -87,6 +87,27 @@ struct ImageCodecsTests {
         #expect(decoded == "23 9 " + image.pixels.map(String.init).joined(separator: ","))
     }
 
+    @Test("PNG decodes back to exactly the pixels encoded; truncations and a 60000×60000 header are refused")
+    func pngRoundTripAndBombs() throws {
+        let image = Self.gradient(width: 31, height: 17)
+        let png = try ImageCodecs.encodePNG(image)
+        let decoded = try ImageCodecs.decodePNG(png)
+        #expect(decoded == image)
+        for cut in [0, 8, 20, png.count / 2, png.count - 13] {
+            #expect(throws: ImageCodecs.Failure.self, "cut at \(cut)") { _ = try ImageCodecs.decodePNG(Array(png.prefix(cut))) }
+        }
+        // IHDR claims 60000×60000 (CRC recomputed, so only the size is wrong).
+        var bomb = png
+        for offset in [16, 20] { bomb[offset] = 0; bomb[offset + 1] = 0; bomb[offset + 2] = 0xEA; bomb[offset + 3] = 0x60 }
+        let crc = CRC32.of(Array(bomb[12..<29]))
+        for index in 0..<4 { bomb[29 + index] = UInt8((crc >> (24 - 8 * UInt32(index))) & 0xFF) }
+        #expect {
+            _ = try ImageCodecs.decodePNG(bomb)
+        } throws: { error in
+            (error as? ImageCodecs.Failure)?.reason.contains("too large") == true
+        }
+    }
+
     @Test("hostile input: empty, garbage, every truncation of a JPEG are typed failures")
     func hostileJPEG() throws {
         #expect(throws: ImageCodecs.Failure.self) { _ = try ImageCodecs.decodeJPEG([]) }

@@ -47,5 +47,11 @@ int CImageCodecs_decode_jpeg(const uint8_t *data, size_t length, const CImageCod
 int CImageCodecs_encode_png(const uint8_t *rgb, int width, int height, uint8_t **png, size_t *png_length,
                             char *error, size_t size);
 
+/* Decodes a PNG (any colour type and depth; palettes expanded, 16-bit reduced, alpha composed
+   over white, gamma as the file says) into 8-bit RGB with libpng. The header is read first and an
+   image past the limits is refused before anything is allocated for it. */
+int CImageCodecs_decode_png(const uint8_t *data, size_t length, const CImageCodecsLimits *limits,
+                            uint8_t **rgb, int *width, int *height, char *error, size_t size);
+
 void CImageCodecs_free(void *pointer);
 #endif
