@@ -101,6 +101,10 @@ let package = Package(
         .target(name: "CV4L2Shim"),
         // Stub cameras and the camera detector.
         .target(name: "GBGBridgeStubs", dependencies: ["GBGBridge", "ImageCodecs", "CV4L2Shim"]),
+        // Cameras: V4L2 capture (formats, mmap streaming, MJPEG through libjpeg-turbo), the capture
+        // slots backed by a camera or the drawn placeholders, the device watcher.
+        .target(name: "Cameras", dependencies: ["GBGBridge", "GBGBridgeStubs", "ImageCodecs", "CV4L2Shim", "TextSanitizing",
+                                                .product(name: "CoreMetrics", package: "swift-metrics")]),
         // glibc's malloc_trim, which the Glibc module does not export.
         .target(name: "CGBGBridgeServerShim"),
         // BridgeServer: loopback HTTP + WebSocket for browsers.
@@ -151,7 +155,7 @@ let package = Package(
         .target(
             name: "GBGBridgeHost",
             dependencies: [
-                "GBGBridge", "GBGBridgeNFC", "GBGBridgeRead", "GBGBridgeServer", "GBGBridgeStubs", "MRTD", "MRTDCrypto", "SmartCard", "MRTDEmulator",
+                "Cameras", "GBGBridge", "GBGBridgeNFC", "GBGBridgeRead", "GBGBridgeServer", "GBGBridgeStubs", "MRTD", "MRTDCrypto", "SmartCard", "MRTDEmulator",
                 "CVCertificates", "BoundedFiles", .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -161,7 +165,7 @@ let package = Package(
         .executableTarget(
             name: "gbgbridge",
             dependencies: [
-                "GBGBridge", "GBGBridgeHost", "GBGBridgeRead", "SmartCard", "MRTD", "MRTDEmulator", "CGBGBridgeCLI", "GBGBridgeNFC", "GBGBridgeStubs", "CVCertificates",
+                "Cameras", "GBGBridge", "GBGBridgeHost", "GBGBridgeRead", "SmartCard", "MRTD", "MRTDEmulator", "CGBGBridgeCLI", "GBGBridgeNFC", "GBGBridgeStubs", "CVCertificates",
                 "GBGBridgeServer", "BoundedFiles", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -224,6 +228,7 @@ let package = Package(
         .testTarget(name: "LDSTests", dependencies: ["LDS", "SmartCardCore"]),
         .testTarget(name: "MRTDVerificationTests", dependencies: ["TestTraits", "MRTDVerification", "LDS", "MRTDCrypto", "SmartCardCore", "TestSupport", "MRTDEmulator"]),
         .testTarget(name: "ImageCodecsTests", dependencies: ["ImageCodecs"]),
+        .testTarget(name: "CamerasTests", dependencies: ["Cameras", "GBGBridge", "GBGBridgeStubs", "ImageCodecs", "ChildProcesses", "TestSupport"]),
         .testTarget(name: "CVCertificatesTests", dependencies: ["CVCertificates", "MRTDCrypto", "TestSupport",
                                                                .product(name: "PropertyBased", package: "swift-property-based")]),
         // OpenPACE against our emulator (as the terminal) and our reader (as the chip).

@@ -19,6 +19,8 @@ packages=(
   python3-prometheus-client               # an independent parser of /metrics in the tests
   dpkg-dev binutils lintian               # scripts/package-deb.sh: dpkg-shlibdeps, strip, the package's check
   libp11-kit-dev softhsm2                 # PKCS#11 terminal keys: the header, and SoftHSM2 as the token in the tests
+  qemu-system-x86 busybox-static v4l-utils  # the vivid camera VM tests (scripts/vivid-vm.sh): a real kernel's V4L2 test driver
+  libjpeg-turbo-progs                     # cjpeg makes the real MJPEG frames the camera tests decode
 )
 
 missing=()

@@ -7,13 +7,16 @@
 # Depends: from dpkg-shlibdeps (the libraries the binary links) plus pcscd and libccid; chromium
 # is a Recommends (only --kiosk needs it). lintian must find no error.
 #
-# Usage: scripts/package-deb.sh [--no-build]     (--no-build packages the binary already built)
+# Usage: scripts/package-deb.sh [--no-build | --build-only]
+#        (--no-build packages the binaries already built; --build-only builds them and stops)
 # Env:   GBG_DEB_MAINTAINER="Name <address>"     (the Maintainer field)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 build=1
+package=1
 [ "${1:-}" = "--no-build" ] && build=0
+[ "${1:-}" = "--build-only" ] && package=0
 
 version=$(sed -n 's/.*static let current = "\(.*\)".*/\1/p' Sources/GBGBridgeRead/GBGBridgeVersion.swift)
 [ -n "$version" ] || { echo "package-deb: cannot find the version in Sources/GBGBridgeRead/GBGBridgeVersion.swift" >&2; exit 1; }
@@ -30,6 +33,7 @@ if [ "$build" = 1 ]; then
   swift build -c release --static-swift-stdlib "${link[@]}" --product gbgbridge
   swift build -c release --static-swift-stdlib "${link[@]}" --product gbgbridge-read
 fi
+[ "$package" = 1 ] || exit 0
 binary=.build/release/gbgbridge
 # `gbgbridge read` execs the lean reader (no server code mapped: a third less memory per read).
 reader=.build/release/gbgbridge-read

@@ -1,3 +1,4 @@
+import Cameras
 import CVCertificates
 import Foundation
 import Logging
@@ -19,7 +20,10 @@ package struct DemoHost {
     /// The virtual passport's MRZ (test data), to tell the person trying the demo.
     package let mrz: MRZ?
 
-    package init(passport: String, eac: Bool, journey: String?, port: Int, diagnostics: Bool) throws(EmulatorError) {
+    /// The capture slots draw their placeholders unless a camera is named (`demo --document-camera`).
+    package init(passport: String, eac: Bool, journey: String?, port: Int, diagnostics: Bool,
+                 documentCamera: CameraSettings = CameraSettings(source: .stub, request: .document),
+                 selfieCamera: CameraSettings = CameraSettings(source: .stub, request: .selfie)) throws(EmulatorError) {
         guard let journeyDirectory = journey.map({ URL(fileURLWithPath: $0) }) ?? KitData.url("journey"),
               let csca = KitData.url("pki/csca.cert.pem") else {
             throw EmulatorError("cannot find the sample journey and test PKI (journey/, pki/) in \(KitData.searchedText); set GBGBRIDGE_DATA or pass --journey")
@@ -42,6 +46,8 @@ package struct DemoHost {
         settings.staticDirectory = journeyDirectory.path
         settings.diagnostics = diagnostics
         settings.trust = [csca.path]
+        settings.documentCamera = documentCamera
+        settings.selfieCamera = selfieCamera
         self.settings = settings
     }
 

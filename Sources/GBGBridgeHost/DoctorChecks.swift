@@ -262,22 +262,6 @@ package enum DoctorChecks {
                            fix: "sudo apt install chromium (only needed for --kiosk)")
     }
 
-    /// Cameras (V4L2) for document and selfie capture.
-    package static func cameras() -> DoctorCheck {
-        let result = CameraDetector.check()
-        guard !result.devices.isEmpty else {
-            return DoctorCheck(name: "cameras", status: .ok, finding: "no V4L2 camera: document and selfie capture answer as on a device without one", fix: "")
-        }
-        let unreadable = result.devices.filter { !$0.accessible }
-        let list = result.devices.map { "\($0.path) (\($0.name))" }.joined(separator: ", ")
-        guard unreadable.isEmpty else {
-            return DoctorCheck(name: "cameras", status: .warning, finding: "cameras: \(list); not accessible to this user: "
-                                + unreadable.map(\.path).joined(separator: ", "),
-                               fix: "Add the service user to the video group: sudo usermod -aG video gbgbridge")
-        }
-        return DoctorCheck(name: "cameras", status: .ok, finding: "cameras: \(list)", fix: "")
-    }
-
     /// Whether `serve` could listen on host:port now.
     package static func port(host: String, port: Int) -> DoctorCheck {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

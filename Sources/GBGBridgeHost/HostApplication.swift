@@ -48,14 +48,14 @@ package final class HostApplication {
                 throw HostServer.Failure(exitCode: 2, description: "terminal credentials: \(error)")
             }
         }
-        services = HostServices(nfc: nfc, countsRequests: countsRequests)
+        services = HostServices(nfc: nfc, countsRequests: countsRequests, documentCamera: settings.documentCamera, selfieCamera: settings.selfieCamera)
         var configuration = BridgeServerConfiguration()
         configuration.port = settings.port
         configuration.allowedOrigins = settings.allowOrigin
         configuration.staticDirectory = settings.staticDirectory
         configuration.bridge = BridgeConfiguration(hostVersion: GBGBridgeVersion.current, capabilities: [:])
         configuration.metricsExposition = HostMetrics.exposition
-        diagnostics = settings.diagnostics ? HostDiagnostics(nfc: nfc, trustPaths: settings.trust) : nil
+        diagnostics = settings.diagnostics ? HostDiagnostics(nfc: nfc, cameras: services.cameras, trustPaths: settings.trust) : nil
         configuration.diagnostics = diagnostics?.source()
         configuration.maxDiagnosticsStreams = settings.diagnosticsStreams
         configuration.pages = diagnostics?.pages
@@ -80,6 +80,12 @@ package final class HostApplication {
     package func run(until stop: @escaping @Sendable () async -> Void = HostServer.termination,
                      onRunning: @escaping @Sendable (Int) -> Void) async throws(HostServer.Failure) {
         if monitorsReaders { nfc.startMonitoring() } else { await nfc.refreshReaders() }
+        await services.watchCameras()
+        defer { services.stopWatchingCameras() }
+        for camera in services.cameras {
+            let probe = camera.status.probe
+            logger.info("\(camera.status.slot): \(camera.settings.source) → \(probe.state.rawValue)\(probe.device.map { " \($0)" } ?? "")\(probe.format.map { " \($0)" } ?? "")\(probe.resolution.map { " \($0)" } ?? "")\(probe.message.map { " (\($0))" } ?? "")")
+        }
         var metricsServer: Task<Void, Never>?
         if let metricsListen {
             let (host, port, logger) = (metricsListen.host, metricsListen.port, logger)

@@ -1,3 +1,4 @@
+import Cameras
 import Foundation
 import GBGBridgeRead
 import GBGBridge
@@ -13,14 +14,16 @@ import SmartCard
 package final class HostDiagnostics {
     package let pages = PageDiagnostics()
     private let nfc: NFCReadService
+    private let cameras: [CameraService]
     private let trustPaths: [String]
     private let started = Date()
     private let startedClock = ContinuousClock.now
     /// The trust store's health changes by the day, not the second: worked out once a minute.
     private var trust: (check: [String: Any], at: ContinuousClock.Instant)?
 
-    package init(nfc: NFCReadService, trustPaths: [String]) {
+    package init(nfc: NFCReadService, cameras: [CameraService] = [], trustPaths: [String]) {
         self.nfc = nfc
+        self.cameras = cameras
         self.trustPaths = trustPaths
     }
 
@@ -58,6 +61,7 @@ package final class HostDiagnostics {
             "reads": reads,
             "readInProgress": active.flatMap { try? JSONValue(encoding: $0).anyValue } ?? NSNull(),
             "readsFinished": nfc.readLog.finishedCount,
+            "cameras": cameras.compactMap { try? JSONValue(encoding: $0.status).anyValue },
             "pages": pages.snapshot().map(\.anyValue),
             "trust": trustHealth(),
         ]

@@ -1,23 +1,50 @@
+import Cameras
 import GBGBridge
 import GBGBridgeNFC
-import GBGBridgeStubs
 
 /// What every page's host gets, whoever serves the page (`BridgeServer` over a WebSocket,
-/// `KioskBrowser` over the DevTools pipe, `gbgbridge-soak`, the test rigs): the stub cameras,
-/// nfc.read on the shared reader service, and the request counters of `/metrics`.
+/// `KioskBrowser` over the DevTools pipe, `gbgbridge-soak`, the test rigs): the capture slots
+/// (a camera, or the drawn placeholders), nfc.read on the shared reader service, and the request
+/// counters of `/metrics`.
 @MainActor
 package final class HostServices {
     package let nfc: NFCReadService
-    package let document = StubDocumentCamera()
-    package let selfie = StubSelfieCamera()
+    package let document: CameraService
+    package let selfie: CameraService
     private let countsRequests: Bool
     private var requestCounters: [ObjectIdentifier: Task<Void, Never>] = [:]
+    private var watcher: CameraWatcher?
 
-    /// - Parameter countsRequests: whether each page's requests are counted for `/metrics`
-    ///   (`HostMetrics.bootstrap` must have run: the counters go to the process's metrics system).
-    package init(nfc: NFCReadService, countsRequests: Bool = true) {
+    /// - Parameters:
+    ///   - countsRequests: whether each page's requests are counted for `/metrics`
+    ///     (`HostMetrics.bootstrap` must have run: the counters go to the process's metrics system).
+    ///   - documentCamera, selfieCamera: the slots' cameras; the drawings unless told (test rigs).
+    package init(nfc: NFCReadService, countsRequests: Bool = true,
+                 documentCamera: CameraSettings = CameraSettings(source: .stub, request: .document),
+                 selfieCamera: CameraSettings = CameraSettings(source: .stub, request: .selfie)) {
         self.nfc = nfc
         self.countsRequests = countsRequests
+        document = CameraService(role: .document, settings: documentCamera)
+        selfie = CameraService(role: .selfie, settings: selfieCamera)
+    }
+
+    package var cameras: [CameraService] { [document, selfie] }
+
+    /// Looks at the cameras now, then whenever a video device comes, goes or changes owner.
+    package func watchCameras() async {
+        for camera in cameras { await camera.refresh() }
+        guard watcher == nil, cameras.contains(where: { $0.settings.source != .stub }) else { return }
+        watcher = CameraWatcher { [weak self] in
+            Task { @MainActor in
+                guard let self else { return }
+                for camera in self.cameras { await camera.refresh() }
+            }
+        }
+    }
+
+    package func stopWatchingCameras() {
+        watcher?.stop()
+        watcher = nil
     }
 
     /// Installs the services on a page's host.
@@ -31,6 +58,8 @@ package final class HostServices {
     /// Takes them off when the page has gone.
     package func tearDown(_ host: BridgeHost) {
         nfc.detach(from: host)
+        document.detach(from: host)
+        selfie.detach(from: host)
         requestCounters.removeValue(forKey: ObjectIdentifier(host))?.cancel()
     }
 }

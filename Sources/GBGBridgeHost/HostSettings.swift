@@ -1,3 +1,4 @@
+import Cameras
 import Foundation
 import GBGBridge
 
@@ -22,6 +23,9 @@ package struct HostSettings: Sendable {
     package var terminalKey: String?
     package var readTimeout = 60
     package var diagnosticsStreams = 8
+    /// The capture slots' cameras: `auto` (the first camera that works, else the drawing) unless set.
+    package var documentCamera = CameraSettings.document
+    package var selfieCamera = CameraSettings.selfie
     /// The configuration file the settings came from, if any.
     package var configFile: String?
 
@@ -62,7 +66,25 @@ package struct HostSettings: Sendable {
         terminalKey = pick(\.terminalKey)
         diagnosticsStreams = pick(\.diagnosticsStreams) ?? diagnosticsStreams
         readTimeout = pick(\.readTimeout) ?? readTimeout
+        documentCamera = try Self.camera(pick(\.documentCamera), pick(\.documentResolution), base: .document, option: "document")
+        selfieCamera = try Self.camera(pick(\.selfieCamera), pick(\.selfieResolution), base: .selfie, option: "selfie")
         try validate()
+    }
+
+    /// A slot's camera from `--document-camera`/`--document-resolution` (or the selfie's).
+    package static func camera(_ source: String?, _ resolution: String?, base: CameraSettings, option: String) throws(Problem) -> CameraSettings {
+        var settings = base
+        if let source {
+            guard let parsed = CameraSource(source) else { throw Problem("--\(option)-camera must be \(CameraSource.accepted), got '\(LogText.clip(source))'") }
+            settings.source = parsed
+        }
+        if let resolution {
+            guard let parsed = Resolution(resolution) else {
+                throw Problem("--\(option)-resolution must be WIDTHxHEIGHT (\(Resolution.allowedWidths.lowerBound)…\(Resolution.allowedWidths.upperBound) × \(Resolution.allowedHeights.lowerBound)…\(Resolution.allowedHeights.upperBound)), got '\(LogText.clip(resolution))'")
+            }
+            settings.request.target = parsed
+        }
+        return settings
     }
 
     /// A combination that cannot be served, in words for the operator.

@@ -1,4 +1,5 @@
 import BoundedFiles
+import Cameras
 import Foundation
 import Yams
 
@@ -41,11 +42,15 @@ package struct ServeSettings: Sendable, Equatable {
     package var terminalKey: String?
     package var readTimeout: Int?
     package var diagnosticsStreams: Int?
+    package var documentCamera: String?
+    package var selfieCamera: String?
+    package var documentResolution: String?
+    package var selfieResolution: String?
 
     /// The keys a file may hold, as `serve`'s long options name them.
     package static let keys = ["port", "allow-origin", "trust", "static", "kiosk", "headless", "kiosk-profile", "libnfc-device",
                        "libnfc-discover", "verbose", "metrics-listen", "log-format", "diagnostics", "terminal-certificates", "terminal-key",
-                       "read-timeout", "diagnostics-streams"]
+                       "read-timeout", "diagnostics-streams", "document-camera", "selfie-camera", "document-resolution", "selfie-resolution"]
 
     /// What is wrong with a configuration file; `description` names the file, the key and the line.
     package struct Problem: Error, CustomStringConvertible {
@@ -111,6 +116,10 @@ package struct ServeSettings: Sendable, Equatable {
             case "terminal-key": settings.terminalKey = try field.string()
             case "read-timeout": settings.readTimeout = try field.int(in: ServeSettings.readTimeoutRange)
             case "diagnostics-streams": settings.diagnosticsStreams = try field.int(in: ServeSettings.diagnosticsStreamsRange)
+            case "document-camera": settings.documentCamera = try field.camera()
+            case "selfie-camera": settings.selfieCamera = try field.camera()
+            case "document-resolution": settings.documentResolution = try field.resolution()
+            case "selfie-resolution": settings.selfieResolution = try field.resolution()
             default: break
             }
         }
@@ -141,6 +150,20 @@ package struct ServeSettings: Sendable, Equatable {
         package func string(oneOf choices: [String]) throws(Problem) -> String {
             let value = try string()
             guard choices.contains(value) else { throw wrong(choices.map { "'\($0)'" }.joined(separator: " or ")) }
+            return value
+        }
+
+        /// `auto`, `stub` or a device path under /dev.
+        package func camera() throws(Problem) -> String {
+            let value = try string()
+            guard CameraSource(value) != nil else { throw wrong(CameraSource.accepted) }
+            return value
+        }
+
+        /// `WIDTHxHEIGHT`.
+        package func resolution() throws(Problem) -> String {
+            let value = try string()
+            guard Resolution(value) != nil else { throw wrong("WIDTHxHEIGHT, e.g. 1920x1080") }
             return value
         }
 

@@ -21,6 +21,7 @@ enum DiagnosticsPage {
         <main>
           <section class="card" id="readers-card"><h2>Readers</h2><div id="readers"></div></section>
           <section class="card" id="trust-card"><h2>Trust store</h2><div id="trust"></div></section>
+          <section class="card wide" id="cameras-card"><h2>Cameras</h2><div id="cameras"></div></section>
           <section class="card wide" id="chart-card"><h2>Read durations</h2><div id="chart"></div></section>
           <section class="card wide" id="reads-card"><h2>Last reads</h2><div id="reads"></div></section>
           <section class="card wide" id="pages-card"><h2>Pages</h2><div id="pages"></div></section>
@@ -87,6 +88,19 @@ enum DiagnosticsPage {
             replace("readers", table(["Reader", "Back end", "State", "ATR"], readers.map((r) => [
               r.name, r.backend, badge(r.state, r.state === "reading" ? "warning" : r.cardPresent ? "ok" : ""), el("span", { class: "mono" }, r.atr || "")
             ])));
+          }
+          function renderCameras(d) {
+            const cameras = d.cameras || [];
+            if (!cameras.length) return replace("cameras", el("p", { class: "muted" }, "No capture slot."));
+            const kinds = { ready: "ok", stub: "", denied: "error", unplugged: "warning", unsupported: "error" };
+            replace("cameras", table(["Slot", "Configured", "Camera", "State", "Mode", "Last capture"], cameras.map((c) => {
+              const p = c.probe || {}, l = c.lastCapture;
+              return [c.slot, c.configured, (p.device || "–") + (p.name ? " (" + p.name + ")" : ""),
+                el("span", {}, badge(c.capturing ? "capturing" : p.state, c.capturing ? "warning" : kinds[p.state] || ""), p.message ? " " + p.message : ""),
+                [p.format, p.resolution].filter(Boolean).join(" ") || "–",
+                l ? el("span", {}, badge(l.outcome, l.outcome === "success" || l.outcome === "stub" ? "ok" : "error"), " " + time(l.time) + " · " +
+                  l.durationMs + " ms" + (l.resolution ? " · " + l.format + " " + l.resolution : "") + (l.message ? " · " + l.message : "")) : "none yet"];
+            })));
           }
           function renderTrust(d) {
             const t = d.trust || {};
@@ -157,7 +171,7 @@ enum DiagnosticsPage {
               })));
           }
           function render(d) {
-            renderHost(d); renderReaders(d); renderTrust(d); renderChart(d); renderReads(d); renderPages(d);
+            renderHost(d); renderReaders(d); renderTrust(d); renderCameras(d); renderChart(d); renderReads(d); renderPages(d);
             document.body.dataset.state = "live";
             document.body.dataset.reads = String((d.reads || []).length);
           }

@@ -119,9 +119,10 @@ public final class RawWebSocket: @unchecked Sendable {  // used by one thread at
     private var buffer: [UInt8] = []
 
     /// Opens `path` on 127.0.0.1:`port` with the given `Origin`; throws unless the server answers 101.
-    public init(port: Int, path: String, origin: String, timeout: Int = 30) throws {
+    /// `hostHeader` is the Host the server expects when the port is forwarded (a VM's).
+    public init(port: Int, path: String, origin: String, timeout: Int = 30, hostHeader: String? = nil) throws {
         socket = try RawSocket(port: port, timeout: timeout)
-        let request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        let request = "GET \(path) HTTP/1.1\r\nHost: \(hostHeader ?? "127.0.0.1:\(port)")\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nOrigin: \(origin)\r\n\r\n"
         guard socket.send(request) else { throw RawSocketError("sending the upgrade failed") }
         var head: [UInt8] = []

@@ -7,7 +7,7 @@ import GBGBridgeRead
 struct DoctorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "doctor",
-        abstract: "Check this machine for reading passports: pcscd, readers, card, kernel drivers, libnfc, trust store, Chromium, cameras, port.",
+        abstract: "Check this machine for reading passports: pcscd, readers, card, kernel drivers, libnfc, trust store, Chromium, cameras (one frame each), port.",
         discussion: """
             Each check prints ok, warning or error, one line of what was found and, when \
             something is wrong, the fix. Nothing secret is printed (no MRZ, CAN or document \
@@ -55,7 +55,7 @@ struct DoctorCommand: AsyncParsableCommand {
         checks.append(DoctorChecks.trustStore(paths: trustPaths))
         checks.append(await DoctorChecks.terminalAuthentication(certificates: settings?.terminalCertificates ?? [], key: settings?.terminalKey))
         checks.append(DoctorChecks.chromium())
-        checks.append(DoctorChecks.cameras())
+        checks += await DoctorChecks.cameras(settings: settings)
         checks.append(DoctorChecks.port(host: host, port: port))
         if json {
             printJSON(["version": GBGBridgeVersion.current, "checks": checks.map(\.json)])

@@ -20,7 +20,8 @@ struct GBGBridgeCommand: AsyncParsableCommand {
             """,
         version: GBGBridgeVersion.current,
         subcommands: [ServeCommand.self, DemoCommand.self, ReadersCommand.self, ReadCommand.self, VerifyCommand.self,
-                      EmulateCommand.self, TranscriptCommand.self, DoctorCommand.self, TrustCommand.self, TerminalCommand.self],
+                      EmulateCommand.self, TranscriptCommand.self, DoctorCommand.self, TrustCommand.self, TerminalCommand.self,
+                      CameraCommand.self],
         defaultSubcommand: nil
     )
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Cameras
 import CVCertificates
 import CGBGBridgeCLI
 import Foundation
@@ -28,7 +29,7 @@ func runHost(command: String, _ make: () throws -> HostApplication, onRunning: @
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Run the bridge host: loopback HTTP + WebSocket, nfc.read through pcscd, stub cameras.",
+        abstract: "Run the bridge host: loopback HTTP + WebSocket, nfc.read through pcscd, the cameras.",
         discussion: """
             Pages load http://127.0.0.1:PORT/gbg-bridge.js, which gives them \
             window.webkit.messageHandlers.gbgBridge and window.GBGBridge.receive as on iOS. Only \
@@ -46,6 +47,11 @@ struct ServeCommand: AsyncParsableCommand {
 
             --diagnostics adds /diagnostics (a live page for operators), /diagnostics.json and \
             /diagnostics/events; like /metrics they are refused (403) to any request from a page.
+
+            Cameras: camera.document.capture answers a PNG photo and camera.selfie.capture a JPEG \
+            from the V4L2 camera --document-camera / --selfie-camera name (auto: the first that \
+            works, else the drawn placeholder; stub: always the drawing). No detection, cropping \
+            or liveness: a plain photo, as the iOS stubs take on a device.
             """
     )
 
@@ -98,6 +104,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Seconds an nfc.read may take once the card is there, for pages that give no readTimeoutSeconds (5–600, default 60); past it the page gets CARD_TIMEOUT and the reader is free.", valueName: "seconds"))
     var readTimeout: Int?
 
+    @OptionGroup var cameraOptions: CameraOptions
+
     /// The command line over the configuration file over the defaults.
     func effective() throws -> HostSettings {
         do {
@@ -109,6 +117,8 @@ struct ServeCommand: AsyncParsableCommand {
             (given.metricsListen, given.logFormat, given.diagnostics) = (metricsListen?.description, logFormat?.rawValue, diagnostics)
             (given.terminalCertificates, given.terminalKey) = (terminalOptions.terminalCertificates, terminalOptions.terminalKey)
             (given.diagnosticsStreams, given.readTimeout) = (diagnosticsStreams, readTimeout)
+            (given.documentCamera, given.selfieCamera) = (cameraOptions.documentCamera, cameraOptions.selfieCamera)
+            (given.documentResolution, given.selfieResolution) = (cameraOptions.documentResolution, cameraOptions.selfieResolution)
             return try HostSettings(commandLine: given, file: loaded?.settings, filePath: loaded?.path)
         } catch let problem as HostSettings.Problem {
             throw ValidationError(problem.description)
@@ -130,8 +140,6 @@ struct ServeCommand: AsyncParsableCommand {
         let trust = try TrustOptions(paths: settings.trust).load()
         if trust.isEmpty { logger.warning("no --trust anchors: passive authentication will report documents as untrusted") }
         HostMetrics.bootstrap(trust: trust)
-        let cameras = CameraDetector.check()
-        logger.info("cameras: \(cameras.hardwareAvailable ? cameras.devices.map(\.name).joined(separator: ", ") : "none") (stub cameras answer captures)")
         let withDiagnostics = settings.diagnostics
         try await runHost(command: "serve") {
             try HostApplication(settings: settings, trust: trust, logger: logger)
@@ -175,8 +183,21 @@ struct DemoCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Extended Access Control: the virtual passport keeps fingerprints (DG3) and irises (DG4) behind Terminal Authentication, and the host authenticates as the test Inspection System of Fixtures/cvc; the journey shows them.")
     var eac = false
 
+    @OptionGroup var cameraOptions: CameraOptions
+
+    /// The demo draws its captures unless a camera is named.
+    func cameras() throws -> (document: CameraSettings, selfie: CameraSettings) {
+        do {
+            return (try HostSettings.camera(cameraOptions.documentCamera ?? "stub", cameraOptions.documentResolution, base: .document, option: "document"),
+                    try HostSettings.camera(cameraOptions.selfieCamera ?? "stub", cameraOptions.selfieResolution, base: .selfie, option: "selfie"))
+        } catch {
+            throw ValidationError(error.description)
+        }
+    }
+
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
+        _ = try cameras()
     }
 
     @MainActor
@@ -184,8 +205,10 @@ struct DemoCommand: AsyncParsableCommand {
         CGBGBridgeCLI_line_buffer_stdout()
         let logger = makeLogger("gbgbridge", verbose: verbose, format: logFormat)
         let demo: DemoHost
+        let cameras = try cameras()
         do {
-            demo = try DemoHost(passport: passport, eac: eac, journey: journey, port: port, diagnostics: diagnostics)
+            demo = try DemoHost(passport: passport, eac: eac, journey: journey, port: port, diagnostics: diagnostics,
+                                documentCamera: cameras.document, selfieCamera: cameras.selfie)
         } catch {
             printError("gbgbridge demo: \(error.reason)")
             throw ExitCode(2)
@@ -197,6 +220,21 @@ struct DemoCommand: AsyncParsableCommand {
             demo.banner(port: port).forEach { print($0) }
         }
     }
+}
+
+/// The capture slots' cameras, for serve and demo.
+struct CameraOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("The document slot's camera: auto (the first that works, else the drawn placeholder; serve's default), stub (the drawing; demo's default), /dev/videoN or /dev/v4l/by-id/….", valueName: "auto|stub|DEVICE"))
+    var documentCamera: String?
+
+    @Option(name: .long, help: ArgumentHelp("The selfie slot's camera (as --document-camera).", valueName: "auto|stub|DEVICE"))
+    var selfieCamera: String?
+
+    @Option(name: .long, help: ArgumentHelp("The largest document frame wanted (default 1920x1080).", valueName: "WxH"))
+    var documentResolution: String?
+
+    @Option(name: .long, help: ArgumentHelp("The largest selfie frame wanted (default 1280x720).", valueName: "WxH"))
+    var selfieResolution: String?
 }
 
 /// `HOST:PORT` (IPv4 address or name; `[v6]:PORT` for IPv6).

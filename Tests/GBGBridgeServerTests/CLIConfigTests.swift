@@ -31,6 +31,10 @@ struct CLIConfigTests {
               ("port: [8450\n", "not valid YAML"),
               ("static: /nonexistent-gbg-dir\n", "--static /nonexistent-gbg-dir is not a directory"),
               ("kiosk: javascript:alert(1)\n", "--kiosk needs an http(s) URL"),
+              ("document-camera: video0\n", "'document-camera' must be auto, stub, or a device path"),
+              ("selfie-camera: /etc/passwd\n", "'selfie-camera' must be auto, stub, or a device path"),
+              ("document-resolution: 1920\n", "'document-resolution' must be WIDTHxHEIGHT"),
+              ("selfie-resolution: 99999x1\n", "'selfie-resolution' must be WIDTHxHEIGHT"),
           ])
     func badFiles(_ text: String, _ expected: String) async throws {
         let url = try Self.file(text)

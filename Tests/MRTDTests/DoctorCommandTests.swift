@@ -8,7 +8,7 @@ import Testing
 /// already taken and a pcscd that is not there.
 @Suite("gbgbridge doctor", .serialized)
 struct DoctorCommandTests {
-    static let names = ["config", "pcscd", "readers", "card", "kernel-modules", "libnfc", "trust-store", "terminal-authentication", "chromium", "cameras", "port"]
+    static let names = ["config", "pcscd", "readers", "card", "kernel-modules", "libnfc", "trust-store", "terminal-authentication", "chromium", "camera.document", "camera.selfie", "port"]
 
     /// A TCP port nobody listens on now.
     static func freePort() throws -> Int { try freeLoopbackPort() }
@@ -134,6 +134,17 @@ struct DoctorCommandTests {
         #expect((checks["port"]?["finding"] as? String)?.contains("\(port)") == true, "\(checks["port"] ?? [:])")
         #expect(Self.status(checks["terminal-authentication"]) == "ok")
         #expect((checks["terminal-authentication"]?["finding"] as? String)?.contains("not configured") == true)
+
+        // The cameras the file names: a stub is fine; a device that is not there is an error with the fix.
+        let cameras = directory.appendingPathComponent("cameras.conf")
+        try Data("port: \(port)\ndocument-camera: /dev/video-gbgbridge-none\nselfie-camera: stub\n".utf8).write(to: cameras)
+        let (cameraStatus, cameraChecks, _) = try await Self.doctor(["--config", cameras.path])
+        #expect(cameraStatus == 1)
+        #expect(Self.status(cameraChecks["camera.document"]) == "error")
+        #expect((cameraChecks["camera.document"]?["finding"] as? String)?.contains("/dev/video-gbgbridge-none") == true)
+        #expect((cameraChecks["camera.document"]?["fix"] as? String)?.contains("gbgbridge camera list") == true)
+        #expect(Self.status(cameraChecks["camera.selfie"]) == "ok")
+        #expect((cameraChecks["camera.selfie"]?["finding"] as? String)?.contains("drawn placeholder") == true)
     }
 
     @Test("Terminal Authentication credentials in the configuration: usable, or the key is not the certificate's")
