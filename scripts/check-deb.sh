@@ -116,7 +116,7 @@ case "$first" in
   *) kill "$emulator" 2>/dev/null; fail "gbgbridge emulate --profile from / printed '$first': $(cat "$root/emulate.err")" ;;
 esac
 mrz=$(python3 -c 'import json,sys; print("\n".join(json.load(open(sys.argv[1]))["mrz"]))' "$root/usr/share/gbgbridge/passports/field/de-passport-2023.json")
-(cd / && exec env -i PATH=/usr/bin:/bin HOME=/nonexistent "$root/usr/bin/gbgbridge" read --reader "libnfc:$first" --mrz "$mrz" \
+(cd / && exec env -i PATH=/usr/bin:/bin HOME=/nonexistent "$root/usr/bin/gbgbridge" read --reader "libnfc:$first" --mrz "$mrz" --trust "$root/usr/share/gbgbridge/pki/csca.cert.pem" \
   --data-groups DG1 --json --timeout 20 > "$root/read.json" 2> "$root/read.err") &
 reader=$!
 : > "$root/read-exe"
