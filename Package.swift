@@ -100,10 +100,10 @@ let package = Package(
         // V4L2 device queries (ioctl with a macro request code) for CameraDetector.
         .target(name: "CV4L2Shim"),
         // Stub cameras and the camera detector.
-        .target(name: "GBGBridgeStubs", dependencies: ["GBGBridge", "ImageCodecs", "CV4L2Shim"]),
+        .target(name: "GBGBridgeStubs", dependencies: ["GBGBridge", "ImageCodecs", "CV4L2Shim", "MRZ"]),
         // Cameras: V4L2 capture (formats, mmap streaming, MJPEG through libjpeg-turbo), the capture
         // slots backed by a camera or the drawn placeholders, the device watcher.
-        .target(name: "Cameras", dependencies: ["GBGBridge", "GBGBridgeStubs", "ImageCodecs", "CV4L2Shim", "TextSanitizing",
+        .target(name: "Cameras", dependencies: ["GBGBridge", "GBGBridgeStubs", "ImageCodecs", "CV4L2Shim", "TextSanitizing", "MRZ",
                                                 .product(name: "CoreMetrics", package: "swift-metrics")]),
         // glibc's malloc_trim, which the Glibc module does not export.
         .target(name: "CGBGBridgeServerShim"),
@@ -135,6 +135,14 @@ let package = Package(
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
         // Memory-to-memory JPEG 2000 → RGB → JPEG, written in C where the codecs' callbacks live.
         .systemLibrary(name: "CLibPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
+        // Reading the MRZ in a photo of a data page: find the zone, rectify the lines, classify the
+        // fixed-pitch OCR-B cells, decode with ICAO 9303-3's rules and check digits.
+        .target(name: "MRZ", dependencies: ["ImageCodecs"]),
+        // FreeType, for the synthetic MRZ pages of the tests and benchmark only (the product draws none).
+        .systemLibrary(name: "CFreeType", pkgConfig: "freetype2", providers: [.apt(["libfreetype-dev"])]),
+        // Synthetic data pages with an MRZ (OCR-B from fonts-ocr-b), distorted like camera frames:
+        // the MRZ reader's training data, its tests and its benchmark corpus.
+        .target(name: "MRZSynthesis", dependencies: ["CFreeType", "ImageCodecs", "MRZ"]),
         .target(name: "CImageCodecs", dependencies: ["COpenJPEG", "CTurboJPEG", "CLibPNG"]),
         // Swift API over CImageCodecs.
         .target(name: "ImageCodecs", dependencies: ["CImageCodecs"]),
@@ -155,7 +163,7 @@ let package = Package(
         .target(
             name: "GBGBridgeHost",
             dependencies: [
-                "Cameras", "GBGBridge", "GBGBridgeNFC", "GBGBridgeRead", "GBGBridgeServer", "GBGBridgeStubs", "MRTD", "MRTDCrypto", "SmartCard", "MRTDEmulator",
+                "Cameras", "MRZ", "GBGBridge", "GBGBridgeNFC", "GBGBridgeRead", "GBGBridgeServer", "GBGBridgeStubs", "MRTD", "MRTDCrypto", "SmartCard", "MRTDEmulator",
                 "CVCertificates", "BoundedFiles", .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -165,7 +173,7 @@ let package = Package(
         .executableTarget(
             name: "gbgbridge",
             dependencies: [
-                "Cameras", "GBGBridge", "GBGBridgeHost", "GBGBridgeRead", "SmartCard", "MRTD", "MRTDEmulator", "CGBGBridgeCLI", "GBGBridgeNFC", "GBGBridgeStubs", "CVCertificates",
+                "Cameras", "MRZ", "GBGBridge", "GBGBridgeHost", "GBGBridgeRead", "SmartCard", "MRTD", "MRTDEmulator", "CGBGBridgeCLI", "GBGBridgeNFC", "GBGBridgeStubs", "CVCertificates",
                 "GBGBridgeServer", "BoundedFiles", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -177,6 +185,10 @@ let package = Package(
         .executableTarget(name: "gbgbridge-crash-probe", dependencies: ["CGBGBridgeCLI"]),
         // Reading benchmark (release build, prints figures; not a test).
         .executableTarget(name: "gbgbridge-bench", dependencies: ["MRTD", "MRTDEmulator", "SmartCard", "TestSupport", "ImageCodecs", "ChildProcesses"]),
+        // The MRZ reader's workshop: synthetic frames, the classifier's training (release build; not a test).
+        .executableTarget(name: "gbgbridge-mrz-lab", dependencies: ["MRZ", "MRZSynthesis", "ImageCodecs"]),
+        // The MRZ reader's benchmark, with PassportEye + Tesseract as the yardstick (release build; not a test).
+        .executableTarget(name: "gbgbridge-mrz-bench", dependencies: ["MRZ", "MRZSynthesis", "ImageCodecs"]),
         // Soak benchmark of the host (release build, prints figures; not a test).
         .executableTarget(name: "gbgbridge-soak", dependencies: [
             "GBGBridge", "GBGBridgeHost", "GBGBridgeNFC", "GBGBridgeServer", "GBGBridgeStubs", "MRTD", "MRTDEmulator", "TestSupport", "CGBGBridgeCLI",
@@ -228,6 +240,7 @@ let package = Package(
         .testTarget(name: "LDSTests", dependencies: ["LDS", "SmartCardCore"]),
         .testTarget(name: "MRTDVerificationTests", dependencies: ["TestTraits", "MRTDVerification", "LDS", "MRTDCrypto", "SmartCardCore", "TestSupport", "MRTDEmulator"]),
         .testTarget(name: "ImageCodecsTests", dependencies: ["ImageCodecs"]),
+        .testTarget(name: "MRZTests", dependencies: ["MRZ", "MRZSynthesis", "ImageCodecs", "TestSupport"]),
         .testTarget(name: "CamerasTests", dependencies: ["Cameras", "GBGBridge", "GBGBridgeStubs", "ImageCodecs", "ChildProcesses", "TestSupport"]),
         .testTarget(name: "CVCertificatesTests", dependencies: ["CVCertificates", "MRTDCrypto", "TestSupport",
                                                                .product(name: "PropertyBased", package: "swift-property-based")]),

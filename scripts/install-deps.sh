@@ -21,6 +21,7 @@ packages=(
   libp11-kit-dev softhsm2                 # PKCS#11 terminal keys: the header, and SoftHSM2 as the token in the tests
   qemu-system-x86 busybox-static v4l-utils  # the vivid camera VM tests (scripts/vivid-vm.sh): a real kernel's V4L2 test driver
   libjpeg-turbo-progs                     # cjpeg makes the real MJPEG frames the camera tests decode
+  fonts-ocr-b libfreetype-dev             # the MRZ tests photograph synthetic pages drawn in OCR-B (MRZSynthesis)
 )
 
 missing=()

@@ -1,0 +1,68 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The 37 MRZ characters from a 16 × 20 cell: a small neural network (one hidden layer of ReLU
+/// units, softmax out), trained by `gbgbridge-mrz-lab train` on OCR-B (Debian's fonts-ocr-b)
+/// photographed synthetically, its weights in `GlyphModel.swift`. Not a general OCR: one font,
+/// one pitch, one size once resampled — which is what makes it fast and sure of itself.
+package struct GlyphClassifier: Sendable {
+    package let inputs: Int
+    package let hidden: Int
+    /// hidden × inputs, then hidden biases, then 37 × hidden, then 37 biases.
+    package var weights: [Float]
+
+    package static let outputs = MRZGlyph.count
+
+    package init(inputs: Int = CellSampler.size, hidden: Int, weights: [Float]) {
+        self.inputs = inputs
+        self.hidden = hidden
+        self.weights = weights
+    }
+
+    package static func parameterCount(inputs: Int, hidden: Int) -> Int { hidden * inputs + hidden + outputs * hidden + outputs }
+
+    /// The trained model (nil when the weights do not fit the shape: a build without them).
+    package static let standard: GlyphClassifier? = {
+        let model = GlyphClassifier(hidden: GlyphModel.hidden, weights: GlyphModel.weights)
+        return model.weights.count == parameterCount(inputs: model.inputs, hidden: model.hidden) ? model : nil
+    }()
+
+    /// Probabilities of the 37 characters (MRZGlyph order) for one cell.
+    package func probabilities(_ cell: [Float]) -> [Float] {
+        var activations = [Float](repeating: 0, count: hidden)
+        var logits = [Float](repeating: 0, count: Self.outputs)
+        forward(cell, hidden: &activations, logits: &logits)
+        return Self.softmax(logits)
+    }
+
+    /// The forward pass; `hidden` gets the ReLU activations, `logits` the output before softmax.
+    package func forward(_ input: [Float], hidden activations: inout [Float], logits: inout [Float]) {
+        weights.withUnsafeBufferPointer { w in
+            input.withUnsafeBufferPointer { x in
+                let biases1 = hidden * inputs
+                for h in 0..<hidden {
+                    var sum = w[biases1 + h]
+                    let row = h * inputs
+                    for i in 0..<inputs { sum += w[row + i] * x[i] }
+                    activations[h] = max(0, sum)
+                }
+                let layer2 = biases1 + hidden
+                let biases2 = layer2 + Self.outputs * hidden
+                for o in 0..<Self.outputs {
+                    var sum = w[biases2 + o]
+                    let row = layer2 + o * hidden
+                    for h in 0..<hidden { sum += w[row + h] * activations[h] }
+                    logits[o] = sum
+                }
+            }
+        }
+    }
+
+    package static func softmax(_ logits: [Float]) -> [Float] {
+        let top = logits.max() ?? 0
+        let exps = logits.map { exp($0 - top) }
+        let total = exps.reduce(0, +)
+        return exps.map { $0 / total }
+    }
+}

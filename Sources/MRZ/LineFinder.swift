@@ -1,0 +1,208 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Lines of characters among the dark blobs: the dominant text direction (a histogram of the
+/// directions between neighbouring character-sized blobs, modulo 180°), then chains of blobs that
+/// follow it at a regular spacing, cut where a gap is wider than the text's pitch allows.
+struct TextLine: Sendable {
+    /// The blobs in reading order (along `direction`), as box centres and heights.
+    var points: [(x: Float, y: Float, width: Float, height: Float)]
+    /// Unit vector along the line (the direction of the dominant angle; reading may be reversed).
+    var direction: (x: Float, y: Float)
+
+    var count: Int { points.count }
+
+    /// The typical height of the line's capitals: the upper median of its blobs' heights.
+    var capHeight: Float {
+        let heights = points.map(\.height).sorted()
+        return heights[min(heights.count - 1, heights.count * 2 / 3)]
+    }
+
+    /// Median distance between neighbours along the line.
+    var spacing: Float {
+        let gaps = zip(points, points.dropFirst()).map { along($1) - along($0) }.sorted()
+        return gaps.isEmpty ? 0 : gaps[gaps.count / 2]
+    }
+
+    func along(_ point: (x: Float, y: Float, width: Float, height: Float)) -> Float { point.x * direction.x + point.y * direction.y }
+    func across(_ point: (x: Float, y: Float, width: Float, height: Float)) -> Float { -point.x * direction.y + point.y * direction.x }
+}
+
+enum LineFinder {
+    /// The blobs that could be characters.
+    static func characters(_ components: [Component], imageHeight: Int) -> [Component] {
+        components.filter { c in
+            let h = c.height, w = c.width
+            guard h >= 4, h <= max(12, imageHeight / 5), w <= h * 3 + 4, c.count >= 4 else { return false }
+            let fill = Float(c.count) / Float(w * h)
+            return fill > 0.06 && fill < 0.97
+        }
+    }
+
+    /// The dominant direction between neighbouring blobs of about the same size, in radians
+    /// (0 ≤ θ < π), with how strongly it dominates (its share of the votes).
+    static func dominantAngle(_ blobs: [Component]) -> (angle: Float, share: Float) {
+        let grid = Grid(blobs)
+        var histogram = [Float](repeating: 0, count: 180)
+        for (index, a) in blobs.enumerated() {
+            let h = Float(a.height)
+            var best: (distance: Float, angle: Float)?
+            for other in grid.near(a.boxCentreX, a.boxCentreY, radius: 2 * h) where other != index {
+                let b = blobs[other]
+                let ratio = Float(b.height) / h
+                guard ratio > 0.7, ratio < 1.43 else { continue }
+                let dx = b.boxCentreX - a.boxCentreX, dy = b.boxCentreY - a.boxCentreY
+                let distance = (dx * dx + dy * dy).squareRoot()
+                guard distance > 0.5 * h, distance < 1.9 * h else { continue }
+                if best == nil || distance < best?.distance ?? .infinity {
+                    var angle = atan2(dy, dx)
+                    if angle < 0 { angle += .pi }
+                    if angle >= .pi { angle -= .pi }
+                    best = (distance, angle)
+                }
+            }
+            if let best { histogram[min(179, Int(best.angle / .pi * 180))] += 1 }
+        }
+        // Smoothed over ±3°, circularly.
+        var smoothed = [Float](repeating: 0, count: 180)
+        for bin in 0..<180 {
+            for d in -3...3 { smoothed[bin] += histogram[(bin + d + 180) % 180] * Float(4 - abs(d)) }
+        }
+        let total = histogram.reduce(0, +)
+        guard let peak = smoothed.indices.max(by: { smoothed[$0] < smoothed[$1] }), total > 0 else { return (0, 0) }
+        // Refine: the weighted mean angle of the votes within ±4° of the peak.
+        var sum: Float = 0, weight: Float = 0
+        for d in -4...4 {
+            let bin = (peak + d + 180) % 180
+            sum += (Float(peak + d) + 0.5) * histogram[bin]
+            weight += histogram[bin]
+        }
+        var angle = (weight > 0 ? sum / weight : Float(peak) + 0.5) * .pi / 180
+        if angle < 0 { angle += .pi }
+        if angle >= .pi { angle -= .pi }
+        return (angle, (smoothed[peak] / 16) / total)
+    }
+
+    /// Chains of blobs along `angle`: each blob linked to its nearest neighbour ahead that sits on
+    /// the same line and is of a size that could share it; chains cut at gaps.
+    static func lines(_ blobs: [Component], angle: Float) -> [TextLine] {
+        let direction = (x: cos(angle), y: sin(angle))
+        let grid = Grid(blobs)
+        func u(_ c: Component) -> Float { c.boxCentreX * direction.x + c.boxCentreY * direction.y }
+        func v(_ c: Component) -> Float { -c.boxCentreX * direction.y + c.boxCentreY * direction.x }
+        var successor = [Int](repeating: -1, count: blobs.count)
+        var predecessorCost = [Float](repeating: .infinity, count: blobs.count)
+        var predecessor = [Int](repeating: -1, count: blobs.count)
+        for (index, a) in blobs.enumerated() {
+            let h = Float(max(a.height, a.width / 2))
+            var best: (index: Int, cost: Float)?
+            for other in grid.near(a.boxCentreX, a.boxCentreY, radius: 2.4 * h) where other != index {
+                let b = blobs[other]
+                let du = u(b) - u(a), dv = abs(v(b) - v(a))
+                let ratio = Float(b.height) / Float(a.height)
+                guard du > 0.3 * h, du < 2.3 * h, ratio > 0.4, ratio < 2.5 else { continue }
+                // Same line: the centres' offset across it small (a `<` sits mid-height, so does a capital).
+                guard dv < 0.3 * Float(max(a.height, b.height)) + 0.12 * du else { continue }
+                let cost = du + 3 * dv
+                if best == nil || cost < best?.cost ?? .infinity { best = (other, cost) }
+            }
+            guard let best else { continue }
+            if best.cost < predecessorCost[best.index] {
+                if predecessor[best.index] >= 0 { successor[predecessor[best.index]] = -1 }
+                predecessor[best.index] = index
+                predecessorCost[best.index] = best.cost
+                successor[index] = best.index
+            }
+        }
+        var lines: [TextLine] = []
+        for start in blobs.indices where predecessor[start] < 0 && successor[start] >= 0 {
+            var chain: [Int] = [start]
+            var current = start
+            while successor[current] >= 0, chain.count < 200 {
+                current = successor[current]
+                chain.append(current)
+            }
+            let points = chain.map { i in (x: blobs[i].boxCentreX, y: blobs[i].boxCentreY, width: Float(blobs[i].width), height: Float(blobs[i].height)) }
+            lines += split(TextLine(points: points, direction: direction))
+        }
+        return joined(lines)
+    }
+
+    /// Pieces of one line rejoined across a gap (glare, a stain, a fold wipes a few characters):
+    /// on the same line, at the same pitch, at most six pitches apart.
+    static func joined(_ lines: [TextLine]) -> [TextLine] {
+        var pieces = lines.sorted { $0.count > $1.count }
+        var merged = true
+        while merged {
+            merged = false
+            outer: for i in pieces.indices {
+                for j in pieces.indices where j != i {
+                    let a = pieces[i], b = pieces[j]
+                    guard a.count >= 4, b.count >= 3 else { continue }
+                    let pitch = a.spacing
+                    guard pitch > 0, b.spacing / pitch > 0.75, b.spacing / pitch < 1.33 else { continue }
+                    let aEnd = a.along(a.points[a.count - 1]), bStart = a.along(b.points[0])
+                    let gap = bStart - aEnd
+                    guard gap > 0.5 * pitch, gap < 7 * pitch else { continue }
+                    // b continues a's line: its centres on the line a's last points define.
+                    let h = max(a.capHeight, b.capHeight)
+                    let slope = a.count >= 6 ? (a.across(a.points[a.count - 1]) - a.across(a.points[a.count - 6])) / max(1, aEnd - a.along(a.points[a.count - 6])) : 0
+                    let expected = a.across(a.points[a.count - 1]) + slope * gap
+                    guard abs(a.across(b.points[0]) - expected) < 0.35 * h else { continue }
+                    pieces[i] = TextLine(points: a.points + b.points, direction: a.direction)
+                    pieces.remove(at: j)
+                    merged = true
+                    break outer
+                }
+            }
+        }
+        return pieces
+    }
+
+    /// A chain cut where two neighbours are further apart than 2.1 × its median spacing.
+    static func split(_ line: TextLine) -> [TextLine] {
+        let spacing = line.spacing
+        guard spacing > 0 else { return [line] }
+        var pieces: [TextLine] = []
+        var current: [(x: Float, y: Float, width: Float, height: Float)] = []
+        for point in line.points {
+            if let last = current.last, line.along(point) - line.along(last) > 2.1 * spacing {
+                pieces.append(TextLine(points: current, direction: line.direction))
+                current = []
+            }
+            current.append(point)
+        }
+        pieces.append(TextLine(points: current, direction: line.direction))
+        return pieces.filter { $0.count >= 3 }
+    }
+}
+
+/// Blobs by the cell of a coarse grid their centre falls in, for neighbour queries.
+struct Grid {
+    let cell: Float
+    let columns: Int
+    let rows: Int
+    var buckets: [[Int]]
+
+    init(_ blobs: [Component]) {
+        let heights = blobs.map(\.height).sorted()
+        cell = Float(max(8, heights.isEmpty ? 16 : heights[heights.count / 2] * 2))
+        let maxX = blobs.map(\.boxCentreX).max() ?? 0, maxY = blobs.map(\.boxCentreY).max() ?? 0
+        columns = Int(maxX / cell) + 1
+        rows = Int(maxY / cell) + 1
+        buckets = Array(repeating: [], count: columns * rows)
+        for (index, blob) in blobs.enumerated() {
+            buckets[min(rows - 1, Int(blob.boxCentreY / cell)) * columns + min(columns - 1, Int(blob.boxCentreX / cell))].append(index)
+        }
+    }
+
+    func near(_ x: Float, _ y: Float, radius: Float) -> [Int] {
+        let x0 = max(0, Int((x - radius) / cell)), x1 = min(columns - 1, Int((x + radius) / cell))
+        let y0 = max(0, Int((y - radius) / cell)), y1 = min(rows - 1, Int((y + radius) / cell))
+        guard x0 <= x1, y0 <= y1 else { return [] }
+        var result: [Int] = []
+        for row in y0...y1 { for column in x0...x1 { result += buckets[row * columns + column] } }
+        return result
+    }
+}

@@ -1,0 +1,158 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+/// Two or three long parallel lines of characters, one above the other, starting together at the
+/// same pitch: what an MRZ looks like before a character of it is read.
+struct MRZBlock: Sendable {
+    var lines: [TextLine]
+    var score: Float
+
+    /// The blocks among `lines`, best first (at most `limit`).
+    static func candidates(_ lines: [TextLine], limit: Int = 4) -> [MRZBlock] {
+        let long = lines.filter { $0.count >= 12 && $0.spacing > 0 }
+        guard long.count >= 2 else { return [] }
+        // Lines side by side: parallel, a line's height or three apart, overlapping, same pitch.
+        func neighbours(_ a: TextLine, _ b: TextLine) -> Bool {
+            let h = max(a.capHeight, b.capHeight)
+            let gap = abs(mean(b.points.map(a.across)) - mean(a.points.map(a.across)))
+            guard gap > 1.1 * h, gap < 3.4 * h else { return false }
+            let pitch = a.spacing / b.spacing
+            guard pitch > 0.78, pitch < 1.28, a.capHeight / b.capHeight > 0.7, a.capHeight / b.capHeight < 1.43 else { return false }
+            let (a0, a1) = (a.along(a.points[0]), a.along(a.points[a.count - 1]))
+            let (b0, b1) = (a.along(b.points[0]), a.along(b.points[b.count - 1]))
+            let overlap = min(a1, b1) - max(a0, b0)
+            return overlap > 0.55 * min(a1 - a0, b1 - b0)
+        }
+        // Order by position across the direction; grow runs of two and three.
+        let reference = long[0]
+        let sorted = long.sorted { mean($0.points.map(reference.across)) < mean($1.points.map(reference.across)) }
+        var blocks: [MRZBlock] = []
+        for i in sorted.indices {
+            for j in (i + 1)..<min(sorted.count, i + 4) where neighbours(sorted[i], sorted[j]) {
+                blocks.append(MRZBlock(lines: [sorted[i], sorted[j]], score: score([sorted[i], sorted[j]])))
+                for k in (j + 1)..<min(sorted.count, j + 4) where neighbours(sorted[j], sorted[k]) {
+                    blocks.append(MRZBlock(lines: [sorted[i], sorted[j], sorted[k]], score: score([sorted[i], sorted[j], sorted[k]])))
+                }
+            }
+        }
+        return Array(blocks.sorted { $0.score > $1.score }.prefix(limit))
+    }
+
+    /// How much a block looks like an MRZ: long lines of regular pitch, of the MRZ's lengths.
+    static func score(_ lines: [TextLine]) -> Float {
+        var score: Float = 0
+        for line in lines {
+            let extent = line.along(line.points[line.count - 1]) - line.along(line.points[0])
+            let estimated = extent / line.spacing + 1
+            let nearest = [30, 36, 44].map { abs(Float($0) - estimated) }.min() ?? 99
+            score += Float(line.count) - 2 * nearest
+        }
+        return score + (lines.count == 3 ? 12 : 0)
+    }
+
+    static func mean(_ values: [Float]) -> Float { values.isEmpty ? 0 : values.reduce(0, +) / Float(values.count) }
+}
+
+/// Where each cell of an MRZ is in the image, for one reading of a block: a format's line length,
+/// and a reading direction (the block as it lies, or turned half a circle).
+package struct CellGeometry: Sendable {
+    package struct Cell: Sendable {
+        package var x: Float
+        package var y: Float
+        /// Along the line (reading direction) and across it (downwards), unit vectors.
+        package var along: (x: Float, y: Float)
+        package var pitch: Float
+        package var capHeight: Float
+
+        package init(x: Float, y: Float, along: (x: Float, y: Float), pitch: Float, capHeight: Float) {
+            (self.x, self.y, self.along, self.pitch, self.capHeight) = (x, y, along, pitch, capHeight)
+        }
+    }
+
+    package var lines: [[Cell]]
+
+    /// The cells of `block` read with `length` characters a line; `reversed` reads it upside down.
+    init?(_ block: MRZBlock, length: Int, reversed: Bool) {
+        let sign: Float = reversed ? -1 : 1
+        let direction = (x: block.lines[0].direction.x * sign, y: block.lines[0].direction.y * sign)
+        func u(_ p: (x: Float, y: Float, width: Float, height: Float)) -> Float { p.x * direction.x + p.y * direction.y }
+        func v(_ p: (x: Float, y: Float, width: Float, height: Float)) -> Float { -p.x * direction.y + p.y * direction.x }
+        // Lines top to bottom in reading order, each one's points along the reading direction.
+        let ordered = block.lines.sorted { MRZBlock.mean($0.points.map(v)) < MRZBlock.mean($1.points.map(v)) }
+            .map { line in line.points.sorted { u($0) < u($1) } }
+        let pitch = MRZBlock.mean(block.lines.map(\.spacing))
+        guard pitch > 0 else { return nil }
+        // The lines start together: the first character of each is a letter or digit.
+        let starts = ordered.map { u($0[0]) }.sorted()
+        let start = starts[starts.count / 2]
+        var lines: [[Cell]] = []
+        for points in ordered {
+            // Each blob's cell index, counted along the line (the pitch re-estimated as it goes, so
+            // that a few per cent of error does not add up to a cell by the end), then u and v as
+            // smooth functions of the index.
+            var indexed: [(i: Float, u: Float, v: Float, height: Float)] = []
+            var localPitch = pitch
+            for point in points where point.width < 1.5 * pitch {
+                let index: Float
+                if let last = indexed.last {
+                    index = last.i + max(1, ((u(point) - last.u) / localPitch).rounded())
+                    if let first = indexed.first, index - first.i >= 4 { localPitch = (u(point) - first.u) / (index - first.i) }
+                } else {
+                    index = max(0, ((u(point) - start) / pitch).rounded())
+                }
+                guard index < Float(length) else { break }
+                indexed.append((index, u(point), v(point), point.height))
+            }
+            guard indexed.count >= max(6, length / 3) else { return nil }
+            let span = (indexed.last?.i ?? 0) - (indexed.first?.i ?? 0)
+            let degree = indexed.count >= 20 && span >= Float(length) * 0.6 ? 2 : 1
+            guard let fitU = Polynomial.fit(indexed.map(\.i), indexed.map(\.u), degree: degree),
+                  let fitV = Polynomial.fit(indexed.map(\.i), indexed.map(\.v), degree: degree) else { return nil }
+            let heights = indexed.map(\.height).sorted()
+            let cap = heights[min(heights.count - 1, heights.count * 3 / 4)]
+            var cells: [Cell] = []
+            for i in 0..<length {
+                let index = Float(i)
+                let cu = fitU.value(index), cv = fitV.value(index)
+                // Back from (u, v) to the image.
+                let x = cu * direction.x - cv * direction.y, y = cu * direction.y + cv * direction.x
+                let du = fitU.slope(index), dv = fitV.slope(index)
+                let lx = du * direction.x - dv * direction.y, ly = du * direction.y + dv * direction.x
+                let norm = (lx * lx + ly * ly).squareRoot()
+                guard norm > 0 else { return nil }
+                cells.append(Cell(x: x, y: y, along: (lx / norm, ly / norm), pitch: norm, capHeight: cap))
+            }
+            lines.append(cells)
+        }
+        self.lines = lines
+    }
+}
+
+/// A least-squares polynomial of degree 1 or 2.
+struct Polynomial {
+    var coefficients: [Float]
+
+    func value(_ x: Float) -> Float { coefficients.enumerated().reduce(0) { $0 + $1.element * pow(x, Float($1.offset)) } }
+    func slope(_ x: Float) -> Float { coefficients.count > 1 ? coefficients[1] + (coefficients.count > 2 ? 2 * coefficients[2] * x : 0) : 0 }
+
+    static func fit(_ xs: [Float], _ ys: [Float], degree: Int) -> Polynomial? {
+        let n = degree + 1
+        var a = [[Double]](repeating: [Double](repeating: 0, count: n + 1), count: n)
+        for (x, y) in zip(xs, ys) {
+            let dx = Double(x), dy = Double(y)
+            for row in 0..<n {
+                for column in 0..<n { a[row][column] += pow(dx, Double(row + column)) }
+                a[row][n] += pow(dx, Double(row)) * dy
+            }
+        }
+        for column in 0..<n {
+            guard let pivot = (column..<n).max(by: { abs(a[$0][column]) < abs(a[$1][column]) }), abs(a[pivot][column]) > 1e-9 else { return nil }
+            a.swapAt(column, pivot)
+            for row in 0..<n where row != column {
+                let f = a[row][column] / a[column][column]
+                for k in column...n { a[row][k] -= f * a[column][k] }
+            }
+        }
+        return Polynomial(coefficients: (0..<n).map { Float(a[$0][n] / a[$0][$0]) })
+    }
+}

@@ -1,0 +1,135 @@
+extension MRZDecoder {
+    /// The reading of `text`, with the verdicts the probabilities and the checks allow.
+    func reading(_ text: [[MRZGlyph]], picks: [[Pick]],
+                 corrected: Set<[Int]>, groups: [CheckGroup], faint: [[Bool]]) -> MRZReading {
+        let lines = text.map { String($0.map(\.character)) }
+        var checks: [String: Bool] = [:]
+        for group in groups { checks[group.name] = holds(group, text) }
+
+        // The access key's characters: the number (and its overflow), the dates, their check digits.
+        let key = keyPositions(text)
+        let classes = MRZLayout.classes(format)
+        let checksHold = ["documentNumber", "dateOfBirth", "dateOfExpiry"].allSatisfy { checks[$0] == true }
+            && checks["composite"] != false
+        var keySafe = true
+        for (line, position) in key where keySafe {
+            let chosen = text[line][position]
+            let probabilities = picks[line][position].probabilities
+            let p = probabilities[chosen.index]
+            // A character the check digit corrected was the runner-up: it needs the margin below,
+            // not the first choice's probability.
+            guard p >= (corrected.contains([line, position]) ? policy.minimumRunnerUp : policy.keyMinimum) else { keySafe = false; break }
+            // Against every character the position allows that a check digit could not tell from
+            // this one (same value modulo 10): far less likely, by a ratio.
+            for other in MRZGlyph.all where other != chosen && classes[line][position].allows(other)
+                && (other.checkValue - chosen.checkValue) % 10 == 0 {
+                if probabilities[other.index] > p * policy.keyUndetectableRatio { keySafe = false }
+            }
+            if !keySafe { break }
+        }
+        let accessKeyValid = checksHold && keySafe && wellFormedKey(text)
+
+        // Everything else: confident, and well formed.
+        var restConfident = true
+        let keySet = Set(key.map { [$0.0, $0.1] })
+        for (line, cells) in picks.enumerated() {
+            for (position, pick) in cells.enumerated() where !keySet.contains([line, position]) {
+                let chosen = text[line][position]
+                let p = pick.probabilities[chosen.index]
+                let runnerUp = pick.probabilities.enumerated().filter { $0.offset != chosen.index }.map(\.element).max() ?? 0
+                if corrected.contains([line, position]) || faint[line][position] || p < policy.validMinimum || p - runnerUp < policy.validMargin {
+                    restConfident = false
+                }
+            }
+        }
+        let allChecks = checks.values.allSatisfy { $0 }
+        let valid = accessKeyValid && restConfident && allChecks && wellFormed(text)
+        let confidence = picks.flatMap { $0 }.map { Double($0.probabilities[$0.glyph.index]) }.min() ?? 0
+        return fields(text, lines: lines, valid: valid, accessKeyValid: accessKeyValid, checks: checks, confidence: confidence,
+                      corrections: corrected.count)
+    }
+
+    /// The positions of the access key: document number (with a long number's overflow and check
+    /// digit), date of birth, date of expiry, and their check digits.
+    func keyPositions(_ text: [[MRZGlyph]]) -> [(Int, Int)] {
+        var positions: [(Int, Int)] = []
+        for group in checkGroups() where ["documentNumber", "dateOfBirth", "dateOfExpiry"].contains(group.name) {
+            positions += group.positions + [group.check]
+        }
+        if (format == .td1 || format == .td2), text[format == .td1 ? 0 : 1][format == .td1 ? 14 : 9] == .filler {
+            let (line, start) = format == .td1 ? (0, 15) : (1, 28)
+            let overflow = text[line][start...].prefix { $0 != .filler }.count
+            positions += (start..<(start + overflow)).map { (line, $0) }
+        }
+        return positions
+    }
+
+    private func value(_ text: [[MRZGlyph]], _ name: MRZField.Name) -> String {
+        guard let field = MRZLayout.fields(format).first(where: { $0.name == name }) else { return "" }
+        return String(text[field.line][field.range].map(\.character))
+    }
+
+    /// The access key's fields as ICAO writes them: a number that is not all fillers, real dates.
+    func wellFormedKey(_ text: [[MRZGlyph]]) -> Bool {
+        let number = value(text, .documentNumber)
+        guard number.contains(where: { $0 != "<" }), number.first != "<" else { return false }
+        return Self.isDate(value(text, .dateOfExpiry), allowUnknown: false) && Self.isDate(value(text, .dateOfBirth), allowUnknown: true)
+    }
+
+    /// The rest: a known document code, states and names of letters with fillers only after them,
+    /// a sex of M, F, X or `<`.
+    func wellFormed(_ text: [[MRZGlyph]]) -> Bool {
+        let code = value(text, .documentCode)
+        guard let first = code.first, "PIACV".contains(first) else { return false }
+        if format == .td3 && first != "P" { return false }
+        if (format == .mrvA || format == .mrvB) && first != "V" { return false }
+        if (format == .td1 || format == .td2) && (first == "P" || first == "V") { return false }
+        for name in [MRZField.Name.issuingState, .nationality] {
+            // Three letters, or Germany's "D<<" (ICAO 9303-3: no other code has a filler).
+            let state = value(text, name)
+            guard state == "D<<" || state.allSatisfy({ $0 != "<" }) else { return false }
+        }
+        let names = value(text, .names)
+        guard names.first.map({ $0 != "<" }) == true else { return false }
+        return true
+    }
+
+    static func isDate(_ text: String, allowUnknown: Bool) -> Bool {
+        let digits = Array(text)
+        guard digits.count == 6 else { return false }
+        if allowUnknown, digits.contains("<") {
+            return digits.allSatisfy { $0 == "<" || $0.isASCII && $0.isNumber }
+        }
+        guard let month = Int(String(digits[2...3])), let day = Int(String(digits[4...5])), Int(String(digits[0...1])) != nil else { return false }
+        return (1...12).contains(month) && (1...31).contains(day)
+    }
+
+    private func fields(_ text: [[MRZGlyph]], lines: [String], valid: Bool, accessKeyValid: Bool, checks: [String: Bool],
+                        confidence: Double, corrections: Int) -> MRZReading {
+        func trimmed(_ name: MRZField.Name) -> String {
+            var value = value(text, name)
+            while value.last == "<" { value.removeLast() }
+            return value
+        }
+        var number = trimmed(.documentNumber)
+        var optional = trimmed(.optionalData)
+        if (format == .td1 || format == .td2), let (glyphs, _) = longDocumentNumber(text), trimmed(.documentNumberCheck) == "" {
+            number = String(glyphs.map(\.character))
+            let field = value(text, .optionalData)
+            optional = String(field.drop { $0 != "<" }.drop { $0 == "<" }.reversed().drop { $0 == "<" }.reversed())
+        }
+        if format == .td1 {
+            let second = trimmed(.optionalData2)
+            if !second.isEmpty { optional = optional.isEmpty ? second : optional + "<" + second }
+        }
+        let names = value(text, .names)
+        let parts = names.split(separator: "<<", maxSplits: 1, omittingEmptySubsequences: false)
+        let surname = parts.first.map { $0.split(separator: "<").joined(separator: " ") } ?? ""
+        let given = parts.count > 1 ? parts[1].split(separator: "<").joined(separator: " ") : ""
+        return MRZReading(format: format, lines: lines, valid: valid, accessKeyValid: accessKeyValid,
+                          documentCode: trimmed(.documentCode), issuingState: trimmed(.issuingState), documentNumber: number,
+                          dateOfBirth: value(text, .dateOfBirth), dateOfExpiry: value(text, .dateOfExpiry),
+                          nationality: trimmed(.nationality), surname: surname, givenNames: given, sex: value(text, .sex),
+                          optionalData: optional, checkDigits: checks, confidence: confidence, corrections: corrections)
+    }
+}

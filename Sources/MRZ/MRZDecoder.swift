@@ -1,0 +1,151 @@
+/// From the classifier's probabilities for every cell to an `MRZReading`: each position's best
+/// character among those its field allows, the check digits, a small correction budget, and the
+/// verdicts.
+///
+/// The correction budget (ICAO check digits catch any single substitution except between
+/// characters whose values differ by a multiple of 10): a check digit that fails may be repaired
+/// by replacing **one** character of its group with that position's runner-up, only when the
+/// runner-up had at least `minimumRunnerUp` probability and exactly one such replacement makes the
+/// group (and the composite) hold. At most `maximumCorrections` per MRZ. A corrected character
+/// still needs the margins below to earn a verdict.
+struct MRZDecoder {
+    /// The thresholds of the verdicts (Docs/mrz.md, "Verdicts", says how they were calibrated).
+    struct Policy: Sendable {
+        /// Every access-key character: at least this probability.
+        var keyMinimum: Float = 0.55
+        /// Every access-key character over a character its check digit cannot tell it from
+        /// (same value modulo 10: G/6, S/8, Z/5, K/<, Q/6 …): that one at most this fraction as likely.
+        var keyUndetectableRatio: Float = 0.2
+        /// Every other character: at least this probability and this margin over its runner-up.
+        var validMinimum: Float = 0.8
+        var validMargin: Float = 0.5
+        var minimumRunnerUp: Float = 0.08
+        var maximumCorrections = 2
+
+        static let standard = Policy()
+    }
+
+    let format: MRZFormat
+    let policy: Policy
+
+    /// One cell's probabilities, 37 of them (MRZGlyph order).
+    typealias Scores = [Float]
+
+    struct Pick {
+        var glyph: MRZGlyph
+        var probability: Float
+        var runnerUp: MRZGlyph
+        var runnerUpProbability: Float
+        var probabilities: Scores
+    }
+
+    /// `faint`: cells washed out (glare). None of them counts towards `valid`. The access key's
+    /// characters are watched by their check digits instead: refusing faint ones there cost 5–13
+    /// points of hard-tier reads for no false accept avoided (Docs/mrz.md).
+    func decode(_ scores: [[Scores]], faint: [[Bool]]? = nil) -> MRZReading? {
+        guard scores.count == format.lineCount, scores.allSatisfy({ $0.count == format.lineLength && $0.allSatisfy { $0.count == MRZGlyph.count } }) else {
+            return nil
+        }
+        let classes = MRZLayout.classes(format)
+        var picks: [[Pick]] = []
+        for (line, cells) in scores.enumerated() {
+            picks.append(cells.enumerated().map { position, probabilities in
+                Self.pick(probabilities, allowed: classes[line][position])
+            })
+        }
+        var text = picks.map { $0.map(\.glyph) }
+        var corrected: Set<[Int]> = []
+        let groups = checkGroups()
+        // Corrections: one failing group at a time, at most the budget.
+        for group in groups where corrected.count < policy.maximumCorrections {
+            guard !holds(group, text) else { continue }
+            var fixes: [(line: Int, position: Int, glyph: MRZGlyph, cost: Float)] = []
+            for (line, position) in group.positions + [group.check] {
+                let pick = picks[line][position]
+                guard pick.runnerUpProbability >= policy.minimumRunnerUp else { continue }
+                var trial = text
+                trial[line][position] = pick.runnerUp
+                // The group holds now, and no group that held before breaks.
+                if holds(group, trial), groups.allSatisfy({ $0 == group || !holds($0, text) || holds($0, trial) }) {
+                    fixes.append((line, position, pick.runnerUp, pick.probability - pick.runnerUpProbability))
+                }
+            }
+            guard fixes.count == 1, let fix = fixes.first else { continue }
+            text[fix.line][fix.position] = fix.glyph
+            corrected.insert([fix.line, fix.position])
+        }
+        return reading(text, picks: picks, corrected: corrected, groups: groups, faint: faint ?? scores.map { $0.map { _ in false } })
+    }
+
+    private static func pick(_ probabilities: Scores, allowed: MRZCharacterClass) -> Pick {
+        var best = Pick(glyph: .filler, probability: -1, runnerUp: .filler, runnerUpProbability: -1, probabilities: probabilities)
+        for glyph in MRZGlyph.all where allowed.allows(glyph) {
+            let p = probabilities[glyph.index]
+            if p > best.probability {
+                best.runnerUp = best.glyph
+                best.runnerUpProbability = best.probability
+                best.glyph = glyph
+                best.probability = p
+            } else if p > best.runnerUpProbability {
+                best.runnerUp = glyph
+                best.runnerUpProbability = p
+            }
+        }
+        return best
+    }
+
+    /// A run of positions and the check digit over them.
+    struct CheckGroup: Equatable {
+        var name: String
+        var positions: [(Int, Int)]
+        var check: (Int, Int)
+        var isComposite: Bool { name == "composite" }
+        /// A check digit that may be `<` (or 0) when the whole group is fillers (TD3 optional data).
+        var fillerAllowed = false
+
+        static func == (a: CheckGroup, b: CheckGroup) -> Bool { a.name == b.name }
+    }
+
+    func checkGroups() -> [CheckGroup] {
+        func run(_ line: Int, _ range: Range<Int>) -> [(Int, Int)] { range.map { (line, $0) } }
+        switch format {
+        case .td1:
+            return [CheckGroup(name: "documentNumber", positions: run(0, 5..<14), check: (0, 14)),
+                    CheckGroup(name: "dateOfBirth", positions: run(1, 0..<6), check: (1, 6)),
+                    CheckGroup(name: "dateOfExpiry", positions: run(1, 8..<14), check: (1, 14)),
+                    CheckGroup(name: "composite", positions: run(0, 5..<30) + run(1, 0..<7) + run(1, 8..<15) + run(1, 18..<29), check: (1, 29))]
+        case .td2, .td3, .mrvA, .mrvB:
+            var groups = [CheckGroup(name: "documentNumber", positions: run(1, 0..<9), check: (1, 9)),
+                          CheckGroup(name: "dateOfBirth", positions: run(1, 13..<19), check: (1, 19)),
+                          CheckGroup(name: "dateOfExpiry", positions: run(1, 21..<27), check: (1, 27))]
+            if format == .td3 {
+                groups.append(CheckGroup(name: "optionalData", positions: run(1, 28..<42), check: (1, 42), fillerAllowed: true))
+                groups.append(CheckGroup(name: "composite", positions: run(1, 0..<10) + run(1, 13..<20) + run(1, 21..<43), check: (1, 43)))
+            } else if format == .td2 {
+                groups.append(CheckGroup(name: "composite", positions: run(1, 0..<10) + run(1, 13..<20) + run(1, 21..<35), check: (1, 35)))
+            }
+            return groups
+        }
+    }
+
+    /// Whether a group's check digit holds in `text`, with the long document number rule of TD1
+    /// and TD2 (a `<` check digit: the number goes on in the optional data, then its check digit).
+    func holds(_ group: CheckGroup, _ text: [[MRZGlyph]]) -> Bool {
+        let check = text[group.check.0][group.check.1]
+        if group.name == "documentNumber", check == .filler, format == .td1 || format == .td2 {
+            guard let (glyphs, digit) = longDocumentNumber(text) else { return false }
+            return digit.isDigit && MRZCheckDigit.value(glyphs) == digit.checkValue
+        }
+        let glyphs = group.positions.map { text[$0.0][$0.1] }
+        if group.fillerAllowed, glyphs.allSatisfy({ $0 == .filler }) { return check == .filler || check.index == 0 }
+        return check.isDigit && MRZCheckDigit.value(glyphs) == check.checkValue
+    }
+
+    /// The full number of a TD1/TD2 long document number and its check digit (ICAO 9303-5 §4.2.4).
+    func longDocumentNumber(_ text: [[MRZGlyph]]) -> ([MRZGlyph], MRZGlyph)? {
+        let (line, number, optional): (Int, Range<Int>, Range<Int>) = format == .td1 ? (0, 5..<14, 15..<30) : (1, 0..<9, 28..<35)
+        let overflow = text[line][optional].prefix { $0 != .filler }
+        guard overflow.count >= 2, let digit = overflow.last else { return nil }
+        return (Array(text[line][number]) + overflow.dropLast(), digit)
+    }
+}

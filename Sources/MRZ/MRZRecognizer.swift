@@ -1,0 +1,142 @@
+import ImageCodecs
+
+/// Finds and reads the MRZ in a photo of a data page: the zone (dark blobs → the dominant text
+/// direction → chains → two or three parallel lines of the MRZ's lengths), each line's cells
+/// (fitted to the fixed pitch, perspective allowed), each cell upright and normalized, classified,
+/// then decoded with ICAO 9303-3's rules — both ways round, so an upside-down page reads too.
+public struct MRZRecognizer: Sendable {
+    /// What reading an image gave.
+    public struct Result: Sendable {
+        public var reading: MRZReading?
+        /// Whether something that looks like an MRZ was there (read or not).
+        public var found: Bool
+    }
+
+    let classifier: GlyphClassifier
+    let policy: MRZDecoder.Policy
+    /// The longest side localization works on (larger photos are shrunk for it; cells are
+    /// sampled from the full image).
+    let workingSide = 1600
+
+    public init?() {
+        guard let classifier = GlyphClassifier.standard else { return nil }
+        self.init(classifier: classifier)
+    }
+
+    package init(classifier: GlyphClassifier) {
+        self.init(classifier: classifier, policy: .standard)
+    }
+
+    init(classifier: GlyphClassifier, policy: MRZDecoder.Policy) {
+        self.classifier = classifier
+        self.policy = policy
+    }
+
+    public func read(_ image: ImageCodecs.RGBImage) -> Result {
+        read(GrayImage(image))
+    }
+
+    public func read(_ gray: GrayImage) -> Result {
+        var best: (reading: MRZReading, score: Double)?
+        var found = false
+        for hypothesis in Self.hypotheses(gray, workingSide: workingSide) {
+            found = true
+            let scores = hypothesis.geometry.lines.map { probabilities(gray, $0) }
+            let faint = hypothesis.geometry.lines.map { CellSampler.faint(gray, $0) }
+            for format in MRZFormat.candidates(lines: scores.count, length: scores[0].count) {
+                guard let reading = MRZDecoder(format: format, policy: policy).decode(scores, faint: faint) else { continue }
+                let score = Self.score(reading)
+                if best == nil || score > best?.score ?? 0 { best = (reading, score) }
+            }
+            if best?.reading.valid == true { break }
+        }
+        return Result(reading: best?.reading, found: found)
+    }
+
+    /// Each cell's probabilities, averaged over the cell and four neighbours a sixth of a pitch
+    /// (or cap) away: a locator that is a little off, or a blurred cell, is read from where it
+    /// reads best without trusting one sample.
+    static let offsets: [(Float, Float)] = [(0, 0)]
+
+    func probabilities(_ gray: GrayImage, _ cells: [CellGeometry.Cell]) -> [[Float]] {
+        let samples = CellSampler.sample(gray, cells, offsets: Self.offsets)
+        return cells.indices.map { index in
+            var sum = [Float](repeating: 0, count: MRZGlyph.count)
+            for shifted in samples {
+                let p = classifier.probabilities(shifted[index])
+                for k in sum.indices { sum[k] += p[k] }
+            }
+            return sum.map { $0 / Float(samples.count) }
+        }
+    }
+
+    /// A reading's rank among the hypotheses: verdicts first, then check digits, then confidence.
+    static func score(_ reading: MRZReading) -> Double {
+        (reading.valid ? 100 : 0) + (reading.accessKeyValid ? 50 : 0) + Double(reading.checkDigits.values.filter { $0 }.count) * 5
+            + reading.confidence
+    }
+
+    package struct Hypothesis {
+        package var geometry: CellGeometry
+    }
+
+    /// Every way the image could hold an MRZ: each candidate block, at each line length its
+    /// shape allows, both ways round. Coordinates of the full image.
+    package static func hypotheses(_ gray: GrayImage, workingSide: Int = 1600) -> [Hypothesis] {
+        let factor = max(1, Int((Float(max(gray.width, gray.height)) / Float(workingSide)).rounded(.up)))
+        let work = gray.downscaled(by: factor)
+        guard work.width >= 32, work.height >= 16 else { return [] }
+        let radius = max(7, min(work.width, work.height) / 48)
+        let mask = Components.darkMask(work, radius: radius, margin: 10)
+        let blobs = LineFinder.characters(Components.label(mask, width: work.width, height: work.height), imageHeight: work.height)
+        guard blobs.count >= 20 else { return [] }
+        let angle = LineFinder.dominantAngle(blobs).angle
+        let lines = LineFinder.lines(blobs, angle: angle)
+        var hypotheses: [Hypothesis] = []
+        for block in MRZBlock.candidates(lines) {
+            let scaled = block.scaled(by: Float(factor))
+            let lengths: [Int] = block.lines.count == 3 ? [30] : lengthsByEstimate(scaled)
+            for length in lengths {
+                for reversed in [false, true] {
+                    if let geometry = CellGeometry(scaled, length: length, reversed: reversed) { hypotheses.append(Hypothesis(geometry: geometry)) }
+                }
+            }
+        }
+        return hypotheses
+    }
+
+    /// What localization saw, in words (the lab's `locate`).
+    package static func diagnose(_ gray: GrayImage, workingSide: Int = 1600) -> String {
+        let factor = max(1, Int((Float(max(gray.width, gray.height)) / Float(workingSide)).rounded(.up)))
+        let work = gray.downscaled(by: factor)
+        let radius = max(7, min(work.width, work.height) / 48)
+        let components = Components.label(Components.darkMask(work, radius: radius, margin: 10), width: work.width, height: work.height)
+        let blobs = LineFinder.characters(components, imageHeight: work.height)
+        let (angle, share) = LineFinder.dominantAngle(blobs)
+        let lines = LineFinder.lines(blobs, angle: angle).filter { $0.count >= 12 }
+        let blocks = MRZBlock.candidates(LineFinder.lines(blobs, angle: angle))
+        return "\(components.count) components, \(blobs.count) blobs, angle \(angle * 180 / .pi)° (share \(share)), long lines "
+            + lines.map { "\($0.count)@\(Int($0.spacing))" }.joined(separator: " ") + "; blocks " + blocks.map { "\($0.lines.map(\.count))" }.joined(separator: " ")
+    }
+
+    /// 36 or 44 (two-line formats) by the lines' extent over their pitch; both only when the
+    /// extent is too far from either to say (a line partly hidden).
+    static func lengthsByEstimate(_ block: MRZBlock) -> [Int] {
+        let estimates = block.lines.map { line in (line.along(line.points[line.count - 1]) - line.along(line.points[0])) / line.spacing + 1 }
+        let estimate = estimates.max() ?? 40
+        if abs(estimate - 36) <= 2.5 { return [36] }
+        if abs(estimate - 44) <= 2.5 { return [44] }
+        return abs(estimate - 36) <= abs(estimate - 44) ? [36, 44] : [44, 36]
+    }
+}
+
+extension MRZBlock {
+    /// The block in the coordinates of an image `factor` times larger.
+    func scaled(by factor: Float) -> MRZBlock {
+        guard factor != 1 else { return self }
+        return MRZBlock(lines: lines.map { line in
+            TextLine(points: line.points.map { (x: $0.x * factor, y: $0.y * factor, width: $0.width * factor, height: $0.height * factor) },
+                     direction: line.direction)
+        }, score: score)
+    }
+}

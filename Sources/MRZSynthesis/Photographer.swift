@@ -1,0 +1,224 @@
+import Foundation
+import ImageCodecs
+import MRZ
+
+/// Photographs a synthetic page the way a kiosk camera would: on a desk, rotated and seen in
+/// perspective, out of focus, under uneven light with glare, with sensor noise and JPEG artefacts.
+public struct Photographer: Sendable {
+    /// How hard the photograph is.
+    public struct Conditions: Sendable {
+        public var frameWidth = 1280
+        public var frameHeight = 720
+        /// The MRZ's cap height in the frame, in pixels.
+        public var capHeight: ClosedRange<Float> = 16...26
+        /// In-plane rotation, degrees (either way).
+        public var rotation: ClosedRange<Float> = 0...5
+        /// How far each corner may move, as a fraction of the page's size (perspective).
+        public var perspective: ClosedRange<Float> = 0...0.06
+        /// Blur radius in pixels (box blur, three passes ≈ Gaussian of σ ≈ radius).
+        public var blur: ClosedRange<Float> = 0...1.2
+        public var noise: ClosedRange<Float> = 0...0.02
+        public var jpegQuality: ClosedRange<Int>? = 60...90
+        /// Light falling off across the frame: the darkest corner's fraction of the brightest.
+        public var lightFalloff: ClosedRange<Float> = 0...0.35
+        public var glareBlobs: ClosedRange<Int> = 0...0
+        /// Chance the page lies upside down.
+        public var upsideDown: Float = 0
+        public var patternUnderMRZ: Float = 0.2
+
+        public init() {}
+
+        /// A flat scan at 300 dpi: the page alone, square, sharp.
+        public static var scan: Conditions {
+            var c = Conditions()
+            c.capHeight = 26...29
+            c.rotation = 0...0.5
+            c.perspective = 0...0
+            c.blur = 0...0.4
+            c.noise = 0...0.005
+            c.jpegQuality = nil
+            c.lightFalloff = 0...0.05
+            return c
+        }
+
+        /// A kiosk camera: ±5° rotation, ±10° perspective, blur, JPEG 60–90, uneven light.
+        public static var kiosk: Conditions { Conditions() }
+
+        /// Hard: ±15°, glare, characters down to 12 px, noise, upside down.
+        public static var hard: Conditions {
+            var c = Conditions()
+            c.capHeight = 12...22
+            c.rotation = 0...15
+            c.perspective = 0...0.1
+            c.blur = 0.3...1.6
+            c.noise = 0.01...0.04
+            c.jpegQuality = 50...85
+            c.lightFalloff = 0.1...0.5
+            c.glareBlobs = 1...3
+            c.upsideDown = 0.3
+            c.patternUnderMRZ = 0.4
+            return c
+        }
+    }
+
+    public struct Shot: Sendable {
+        public var frame: ImageCodecs.RGBImage
+        public var sample: MRZSample
+        /// Each MRZ cell's centre in the frame.
+        public var cellCentres: [[(x: Float, y: Float)]]
+        public var capHeight: Float
+    }
+
+    let renderer: PageRenderer
+
+    public init(renderer: PageRenderer) { self.renderer = renderer }
+
+    public func shoot(_ sample: MRZSample, _ conditions: Conditions, generator: inout some RandomNumberGenerator) -> Shot {
+        func random(_ range: ClosedRange<Float>) -> Float { range.lowerBound == range.upperBound ? range.lowerBound : Float.random(in: range, using: &generator) }
+        // The whole page in the frame (as a document camera frames it), so the cap height has a
+        // ceiling per format: about 2.3 mm of a page that fills at most 92 % of the frame.
+        let size = PageRenderer.geometry(sample.format)
+        let fit = 2.3 * min(Float(conditions.frameWidth) * 0.92 / size.width, Float(conditions.frameHeight) * 0.92 / size.height)
+        let cap = random(min(conditions.capHeight.lowerBound, fit)...min(conditions.capHeight.upperBound, fit))
+        // Render the page at about twice the frame's resolution, then photograph it.
+        let pixelsPerMM = max(4, cap / 2.3 * 2)
+        let page = renderer.render(sample, pixelsPerMM: pixelsPerMM,
+                                   patternUnderMRZ: Float.random(in: 0...1, using: &generator) < conditions.patternUnderMRZ, generator: &generator)
+        let frameW = Float(conditions.frameWidth), frameH = Float(conditions.frameHeight)
+        let scale = cap / page.capHeight
+        let pageW = Float(page.image.width) * scale, pageH = Float(page.image.height) * scale
+        // Where the page's corners land: centred (with slack), rotated, each corner moved a little.
+        let angle = random(conditions.rotation) * (Bool.random(using: &generator) ? 1 : -1) * .pi / 180
+            + (Float.random(in: 0...1, using: &generator) < conditions.upsideDown ? .pi : 0)
+        let slackX = max(0, (frameW - pageW) / 2 - 20), slackY = max(0, (frameH - pageH) / 2 - 20)
+        let cx = frameW / 2 + random(-slackX...max(-slackX, slackX) + 0.001) * 0.6
+        let cy = frameH / 2 + random(-slackY...max(-slackY, slackY) + 0.001) * 0.6
+        let corners: [(Float, Float)] = [(-pageW / 2, -pageH / 2), (pageW / 2, -pageH / 2), (pageW / 2, pageH / 2), (-pageW / 2, pageH / 2)]
+        let moved = corners.map { corner -> (Float, Float) in
+            let jitter = random(conditions.perspective)
+            let x = corner.0 + random(-1...1) * jitter * pageW, y = corner.1 + random(-1...1) * jitter * pageH
+            return (cx + x * cos(angle) - y * sin(angle), cy + x * sin(angle) + y * cos(angle))
+        }
+        let source: [(Float, Float)] = [(0, 0), (Float(page.image.width), 0), (Float(page.image.width), Float(page.image.height)), (0, Float(page.image.height))]
+        let toPage = Homography(from: moved, to: source)
+        let toFrame = Homography(from: source, to: moved)
+        // The desk: a dark or wooden gradient with noise.
+        let desk = (random(0.1...0.55), random(0.1...0.45), random(0.08...0.4))
+        var frame = FloatImage(width: conditions.frameWidth, height: conditions.frameHeight, fill: desk)
+        for y in 0..<frame.height {
+            for x in 0..<frame.width {
+                let shade = 0.85 + 0.3 * Float(x) / frameW
+                for c in 0..<3 { frame[x, y, c] *= shade }
+            }
+        }
+        // The page, sampled with 2 × 2 supersampling.
+        var pageImage = page.image
+        let pageScale = 1 / scale
+        if pageScale > 2.5 { pageImage.boxBlur(radius: Int(pageScale / 2.5), passes: 2) }
+        for y in 0..<frame.height {
+            for x in 0..<frame.width {
+                var sum: (Float, Float, Float) = (0, 0, 0)
+                var inside = 0
+                for sy in 0..<2 {
+                    for sx in 0..<2 {
+                        let p = toPage.apply(Float(x) + 0.25 + Float(sx) * 0.5, Float(y) + 0.25 + Float(sy) * 0.5)
+                        guard p.0 >= 0, p.1 >= 0, p.0 < Float(page.image.width), p.1 < Float(page.image.height) else { continue }
+                        let s = pageImage.sample(p.0, p.1, outside: (frame[x, y, 0], frame[x, y, 1], frame[x, y, 2]))
+                        sum = (sum.0 + s.0, sum.1 + s.1, sum.2 + s.2)
+                        inside += 1
+                    }
+                }
+                if inside > 0 {
+                    let a = Float(inside) / 4, n = Float(inside)
+                    frame.blend(x, y, (sum.0 / n, sum.1 / n, sum.2 / n), a)
+                }
+            }
+        }
+        // Light: a falloff from a random corner, glare blobs, blur, noise.
+        let falloff = random(conditions.lightFalloff)
+        let lightX = random(0...frameW), lightY = random(0...frameH)
+        let diagonal = (frameW * frameW + frameH * frameH).squareRoot()
+        for y in 0..<frame.height {
+            for x in 0..<frame.width {
+                let d = ((Float(x) - lightX) * (Float(x) - lightX) + (Float(y) - lightY) * (Float(y) - lightY)).squareRoot() / diagonal
+                let gain = 1 - falloff * d
+                for c in 0..<3 { frame[x, y, c] *= gain }
+            }
+        }
+        let blobs = Int.random(in: conditions.glareBlobs, using: &generator)
+        for _ in 0..<blobs {
+            // Glare lands near the page, often on the MRZ band.
+            let target = page.cellCentres[Int.random(in: 0..<page.cellCentres.count, using: &generator)]
+            let cell = target[Int.random(in: 0..<target.count, using: &generator)]
+            let (gx, gy) = toFrame.apply(cell.x, cell.y)
+            let radius = random(cap * 0.8...cap * 3)
+            let strength = random(0.4...0.95)
+            // A blob may lie (partly) outside the frame.
+            let top = min(frame.height, max(0, Int(gy - radius))), bottom = min(frame.height, max(top, Int(gy + radius) + 1))
+            let left = min(frame.width, max(0, Int(gx - radius))), right = min(frame.width, max(left, Int(gx + radius) + 1))
+            let columns = left..<right
+            for y in top..<bottom {
+                for x in columns {
+                    let d = ((Float(x) - gx) * (Float(x) - gx) + (Float(y) - gy) * (Float(y) - gy)).squareRoot() / radius
+                    if d < 1 { frame.blend(x, y, (1, 1, 1), strength * (1 - d * d)) }
+                }
+            }
+        }
+        let blur = random(conditions.blur)
+        if blur >= 0.5 { frame.boxBlur(radius: Int(blur.rounded()), passes: 3) } else if blur > 0.2 { frame.boxBlur(radius: 1, passes: 1) }
+        let noise = random(conditions.noise)
+        if noise > 0 {
+            // Approximately Gaussian (the sum of three uniforms), from a fast generator seeded by the
+            // caller's (millions of draws: the generic one would dominate the whole photograph).
+            var state = generator.next() | 1
+            @inline(__always) func uniform() -> Float {
+                state ^= state << 13
+                state ^= state >> 7
+                state ^= state << 17
+                return Float(state >> 40) / Float(1 << 24) * 2 - 1
+            }
+            for index in 0..<frame.pixels.count {
+                frame.pixels[index] += (uniform() + uniform() + uniform()) / 3 * noise * 1.7
+            }
+        }
+        var rgb = frame.rgb
+        if let qualities = conditions.jpegQuality {
+            let quality = Int.random(in: qualities, using: &generator)
+            if let jpeg = try? ImageCodecs.encodeJPEG(rgb, quality: quality), let decoded = try? ImageCodecs.decodeJPEG(jpeg) { rgb = decoded }
+        }
+        let centres = page.cellCentres.map { line in line.map { toFrame.apply($0.x, $0.y) }.map { (x: $0.0, y: $0.1) } }
+        return Shot(frame: rgb, sample: sample, cellCentres: centres, capHeight: cap)
+    }
+}
+
+/// A plane projective transform from four point correspondences.
+public struct Homography: Sendable {
+    var h: [Float]
+
+    public init(from source: [(Float, Float)], to target: [(Float, Float)]) {
+        // Solve the 8 × 8 system for h00…h21 (h22 = 1) by Gaussian elimination in Double.
+        var a = [[Double]](repeating: [Double](repeating: 0, count: 9), count: 8)
+        for i in 0..<4 {
+            let (x, y) = (Double(source[i].0), Double(source[i].1)), (u, v) = (Double(target[i].0), Double(target[i].1))
+            a[2 * i] = [x, y, 1, 0, 0, 0, -u * x, -u * y, u]
+            a[2 * i + 1] = [0, 0, 0, x, y, 1, -v * x, -v * y, v]
+        }
+        for column in 0..<8 {
+            let pivot = (column..<8).max { abs(a[$0][column]) < abs(a[$1][column]) } ?? column
+            a.swapAt(column, pivot)
+            let p = a[column][column]
+            guard abs(p) > 1e-12 else { continue }
+            for k in column..<9 { a[column][k] /= p }
+            for row in 0..<8 where row != column {
+                let f = a[row][column]
+                if f != 0 { for k in column..<9 { a[row][k] -= f * a[column][k] } }
+            }
+        }
+        h = (0..<8).map { Float(a[$0][8]) } + [1]
+    }
+
+    public func apply(_ x: Float, _ y: Float) -> (Float, Float) {
+        let w = h[6] * x + h[7] * y + h[8]
+        return ((h[0] * x + h[1] * y + h[2]) / w, (h[3] * x + h[4] * y + h[5]) / w)
+    }
+}

@@ -1,0 +1,179 @@
+// The MRZ reader's benchmark (release build; not a test):
+//   swift build -c release --product gbgbridge && swift run -c release gbgbridge-mrz-bench [--count 1000]
+//       [--tiers scan,kiosk,hard] [--yardstick 100] [--seed 9303]
+// A corpus made here with fixed seeds (TD1, TD2, TD3, MRV-A, MRV-B on synthetic data pages,
+// photographed in three tiers), read by gbgbridge's reader; on a sample of the same images,
+// PassportEye driving Tesseract 5 with Debian's `eng` model (scripts/mrz-yardstick.py) as the
+// yardstick. Figures: access key right, whole MRZ exact, false accepts, no-reads, p50/p95 ms per
+// image (one core), and the peak memory of a `gbgbridge mrz` process.
+import Foundation
+import ImageCodecs
+import MRZ
+import MRZSynthesis
+import Synchronization
+
+let arguments = CommandLine.arguments
+func option(_ name: String) -> String? { zip(arguments, arguments.dropFirst()).first { $0.0 == name }?.1 }
+let count = Int(option("--count") ?? "1000") ?? 1000
+let tiers = (option("--tiers") ?? "scan,kiosk,hard").split(separator: ",").map(String.init)
+let yardstickSample = Int(option("--yardstick") ?? "100") ?? 100
+let seed = UInt64(option("--seed") ?? "9303") ?? 9303
+
+struct SeededGenerator: RandomNumberGenerator, Sendable {
+    var state: UInt64
+    init(seed: UInt64) { state = seed &+ 0x9E37_79B9_7F4A_7C15 }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+func conditions(_ tier: String) -> Photographer.Conditions {
+    switch tier {
+    case "scan": return .scan
+    case "hard": return .hard
+    default: return .kiosk
+    }
+}
+
+guard let recognizer = MRZRecognizer() else {
+    print("this build has no trained glyph model")
+    exit(1)
+}
+let photographer = Photographer(renderer: try PageRenderer())
+let workDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("gbgbridge-mrz-bench-\(getpid())")
+try FileManager.default.createDirectory(at: workDirectory, withIntermediateDirectories: true)
+defer { try? FileManager.default.removeItem(at: workDirectory) }
+
+struct Tally {
+    var keyRight = 0, exact = 0, falseKey = 0, falseValid = 0, noRead = 0
+    var times: [Double] = []
+}
+
+func percent(_ n: Int, of total: Int) -> String { String(format: "%6.1f %%", Double(n) / Double(max(1, total)) * 100) }
+func milliseconds(_ sorted: [Double], _ quantile: Double) -> String {
+    sorted.isEmpty ? "     –" : String(format: "%6.0f", sorted[min(sorted.count - 1, Int(Double(sorted.count) * quantile))])
+}
+
+print("MRZ reading benchmark — \(count) images a tier, seed \(seed), release build, one core timing")
+print("tier    reader        key right   exact MRZ   false key   false valid   no read    p50 ms   p95 ms")
+var totalFalse = 0
+for tier in tiers {
+    var ours = Tally()
+    var sampleFiles: [(path: String, sample: MRZSample)] = []
+    let batch = 16
+    for start in stride(from: 0, to: count, by: batch) {
+        let indices = Array(start..<min(count, start + batch))
+        let shots = Mutex<[Int: Photographer.Shot]>([:])
+        DispatchQueue.concurrentPerform(iterations: indices.count) { k in
+            let index = indices[k]
+            var generator = SeededGenerator(seed: seed &+ UInt64(index) &* 104_729 &+ UInt64(tier.hashValue & 0) &+ UInt64(tiers.firstIndex(of: tier) ?? 0) << 40)
+            let format = MRZFormat.allCases[index % MRZFormat.allCases.count]
+            let sample = MRZSample(format: format, generator: &generator)
+            let shot = photographer.shoot(sample, conditions(tier), generator: &generator)
+            shots.withLock { $0[index] = shot }
+        }
+        for index in indices {
+            guard let shot = shots.withLock({ $0[index] }) else { continue }
+            let started = ContinuousClock.now
+            let reading = recognizer.read(shot.frame).reading
+            let elapsed = ContinuousClock.now - started
+            ours.times.append(Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15)
+            let truth = shot.sample
+            if let reading, reading.accessKeyValid {
+                let right = reading.documentNumber == truth.documentNumber.replacingOccurrences(of: "<", with: "")
+                    && reading.dateOfBirth == truth.dateOfBirth && reading.dateOfExpiry == truth.dateOfExpiry
+                if right { ours.keyRight += 1 } else { ours.falseKey += 1; print("  false key (\(tier) #\(index)): \(reading.lines) for \(truth.lines)") }
+            } else {
+                ours.noRead += 1
+            }
+            if let reading, reading.valid {
+                if reading.lines == truth.lines { ours.exact += 1 } else { ours.falseValid += 1; print("  false valid (\(tier) #\(index)): \(reading.lines) for \(truth.lines)") }
+            }
+            if sampleFiles.count < yardstickSample {
+                let path = workDirectory.appendingPathComponent("\(tier)-\(index).png").path
+                if let png = try? ImageCodecs.encodePNG(shot.frame), (try? Data(png).write(to: URL(fileURLWithPath: path))) != nil {
+                    sampleFiles.append((path, truth))
+                }
+            }
+        }
+    }
+    ours.times.sort()
+    totalFalse += ours.falseKey + ours.falseValid
+    print(tier.padding(toLength: 8, withPad: " ", startingAt: 0) + "gbgbridge    " + percent(ours.keyRight, of: count) + "    " + percent(ours.exact, of: count)
+          + "   " + String(format: "%9d", ours.falseKey) + "   " + String(format: "%11d", ours.falseValid) + "   " + percent(ours.noRead, of: count)
+          + "  " + milliseconds(ours.times, 0.5) + "   " + milliseconds(ours.times, 0.95))
+    // The yardstick on the sample.
+    guard !sampleFiles.isEmpty else { continue }
+    let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("scripts/mrz-yardstick.py").path
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["python3", script] + sampleFiles.map(\.path)
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = FileHandle.nullDevice
+    do { try process.run() } catch { print("  yardstick: cannot run python3 (\(error))"); continue }
+    let output = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    var theirs = Tally()
+    var yardstickError: String?
+    let truths = Dictionary(uniqueKeysWithValues: sampleFiles.map { ($0.path, $0.sample) })
+    for line in String(decoding: output, as: UTF8.self).split(separator: "\n") {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { continue }
+        if let error = object["error"] as? String, object["file"] == nil { yardstickError = error; break }
+        guard let file = object["file"] as? String, let truth = truths[file] else { continue }
+        theirs.times.append(object["ms"] as? Double ?? Double(object["ms"] as? Int ?? 0))
+        let checks = object["checks"] as? [String: Bool] ?? [:]
+        let keyClaimed = checks["documentNumber"] == true && checks["dateOfBirth"] == true && checks["dateOfExpiry"] == true
+        guard keyClaimed else { theirs.noRead += 1; continue }
+        let right = (object["documentNumber"] as? String) == truth.documentNumber.replacingOccurrences(of: "<", with: "")
+            && (object["dateOfBirth"] as? String) == truth.dateOfBirth && (object["dateOfExpiry"] as? String) == truth.dateOfExpiry
+        if right { theirs.keyRight += 1 } else { theirs.falseKey += 1 }
+        if object["valid"] as? Bool == true {
+            if right { theirs.exact += 1 } else { theirs.falseValid += 1 }
+        }
+    }
+    theirs.times.sort()
+    if let yardstickError {
+        print("        PassportEye   skipped: \(yardstickError)")
+    } else {
+        let n = sampleFiles.count
+        print("        PassportEye   " + percent(theirs.keyRight, of: n) + "    " + percent(theirs.exact, of: n) + "   " + String(format: "%9d", theirs.falseKey)
+              + "   " + String(format: "%11d", theirs.falseValid) + "   " + percent(theirs.noRead, of: n) + "  " + milliseconds(theirs.times, 0.5)
+              + "   " + milliseconds(theirs.times, 0.95) + "   (\(n) of the same images; its exact column: all check digits, not compared)")
+    }
+}
+print("false accepts over all tiers: \(totalFalse)")
+
+// Peak memory of the command a kiosk runs: gbgbridge mrz on kiosk frames.
+let gbgbridge = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("gbgbridge").path
+if FileManager.default.isExecutableFile(atPath: gbgbridge) {
+    var generator = SeededGenerator(seed: seed ^ 0xFEED)
+    var files: [String] = []
+    for index in 0..<10 {
+        let shot = photographer.shoot(MRZSample(format: MRZFormat.allCases[index % 5], generator: &generator), .kiosk, generator: &generator)
+        let path = workDirectory.appendingPathComponent("memory-\(index).png").path
+        if let png = try? ImageCodecs.encodePNG(shot.frame) { try? Data(png).write(to: URL(fileURLWithPath: path)); files.append(path) }
+    }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: gbgbridge)
+    process.arguments = ["mrz"] + files
+    process.standardOutput = FileHandle.nullDevice
+    try process.run()
+    var peak = 0
+    while process.isRunning {
+        if let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8),
+           let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+           let kib = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") {
+            peak = max(peak, kib)
+        }
+        usleep(2_000)
+    }
+    print(String(format: "peak memory of gbgbridge mrz reading 10 kiosk frames (1280×720 PNG): %.1f MiB", Double(peak) / 1024))
+} else {
+    print("peak memory: skipped (build gbgbridge first: swift build -c release --product gbgbridge)")
+}

@@ -1,0 +1,157 @@
+// The MRZ reader's workshop (release build; not a test): synthetic frames to look at, and the
+// classifier's training. `swift run -c release gbgbridge-mrz-lab samples DIR [--tier kiosk] [--count 8] [--seed 1]`
+import Foundation
+import ImageCodecs
+import MRZ
+import MRZSynthesis
+
+let arguments = CommandLine.arguments
+func option(_ name: String) -> String? { zip(arguments, arguments.dropFirst()).first { $0.0 == name }?.1 }
+
+struct SeededGenerator: RandomNumberGenerator, Sendable {
+    var state: UInt64
+    init(seed: UInt64) { state = seed &+ 0x9E37_79B9_7F4A_7C15 }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+func conditions(_ tier: String) -> Photographer.Conditions {
+    switch tier {
+    case "scan": return .scan
+    case "hard": return .hard
+    default: return .kiosk
+    }
+}
+
+switch arguments.dropFirst().first {
+case "samples":
+    guard arguments.count > 2 else { print("usage: samples DIR"); exit(2) }
+    let directory = arguments[2]
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    var generator = SeededGenerator(seed: UInt64(option("--seed") ?? "1") ?? 1)
+    let photographer = Photographer(renderer: try PageRenderer())
+    let tier = option("--tier") ?? "kiosk"
+    for index in 0..<(Int(option("--count") ?? "8") ?? 8) {
+        let format = MRZFormat.allCases[index % MRZFormat.allCases.count]
+        let sample = MRZSample(format: format, generator: &generator)
+        let shot = photographer.shoot(sample, conditions(tier), generator: &generator)
+        let png = try ImageCodecs.encodePNG(shot.frame)
+        try Data(png).write(to: URL(fileURLWithPath: "\(directory)/\(tier)-\(index).png"))
+        print("\(tier)-\(index).png \(format.rawValue) cap \(shot.capHeight)\n\(sample.text)")
+    }
+case "locate":
+    // Why the locator misses: per photograph, the blobs, the angle, the long lines, the blocks.
+    var generator = SeededGenerator(seed: UInt64(option("--seed") ?? "1") ?? 1)
+    let photographer = Photographer(renderer: try PageRenderer())
+    let tier = option("--tier") ?? "kiosk"
+    for index in 0..<(Int(option("--count") ?? "8") ?? 8) {
+        let format = MRZFormat.allCases[index % MRZFormat.allCases.count]
+        let sample = MRZSample(format: format, generator: &generator)
+        let shot = photographer.shoot(sample, conditions(tier), generator: &generator)
+        let gray = GrayImage(shot.frame)
+        let c = shot.cellCentres[0]
+        let trueAngle = atan2(c[c.count - 1].y - c[0].y, c[c.count - 1].x - c[0].x) * 180 / .pi
+        print("#\(index) \(format.rawValue) cap \(shot.capHeight) true angle \(trueAngle): " + MRZRecognizer.diagnose(gray))
+        let hypotheses = MRZRecognizer.hypotheses(gray)
+        let hit = hypotheses.contains { $0.geometry.lines.count == sample.lines.count && $0.geometry.lines[0].count == format.lineLength && Training.matches($0.geometry, shot) }
+        print("   \(hypotheses.count) hypotheses, right one among them: \(hit)")
+        if !hit {
+            for hypothesis in hypotheses where hypothesis.geometry.lines.count == sample.lines.count && hypothesis.geometry.lines[0].count == format.lineLength {
+                let errors = zip(hypothesis.geometry.lines, shot.cellCentres).map { cells, centres in
+                    zip(cells, centres).map { cell, centre in ((cell.x - centre.x) * (cell.x - centre.x) + (cell.y - centre.y) * (cell.y - centre.y)).squareRoot() / cell.pitch }
+                }
+                print("   errors (pitches): " + errors.map { line in line.map { String(format: "%.1f", $0) }.joined(separator: " ") }.joined(separator: " | "))
+            }
+        }
+        if let dir = option("--dump") { try Data(try ImageCodecs.encodePNG(shot.frame)).write(to: URL(fileURLWithPath: "\(dir)/locate-\(index).png")) }
+    }
+case "glyphs":
+    // The OCR-B glyphs the product draws its placeholder page's MRZ with (Sources/MRZ/OCRBGlyphs.swift).
+    let font = try GlyphFont(path: GlyphFont.ocrbPaths[0], pixelSize: 64, characters: PageRenderer.mrzCharacters)
+    var entries: [String] = []
+    for character in PageRenderer.mrzCharacters {
+        guard let glyph = font.glyph(character) else { continue }
+        entries.append("        \"\(character)\": (\(glyph.width), \(glyph.height), \(glyph.left), \(glyph.top), \(glyph.advance), \"\(Data(glyph.coverage).base64EncodedString())\"),")
+    }
+    let source = """
+        // OCR-B (Debian's fonts-ocr-b, OCRB.otf) rendered by FreeType at 64 pixels an em: the glyphs the
+        // placeholder document page draws its MRZ with. Written by `swift run -c release gbgbridge-mrz-lab
+        // glyphs`; do not edit by hand.
+        package enum OCRBGlyphs {
+            /// Cap height (the top of H) in the glyphs' pixels.
+            package static let capHeight: Float = \(font.capHeight)
+            /// width, height, left bearing, top above the baseline, advance; coverage 0–255, base64.
+            static let table: [Character: (Int, Int, Int, Int, Double, String)] = [
+        \(entries.joined(separator: "\n"))
+            ]
+        }
+
+        """
+    try source.write(toFile: option("--out") ?? "Sources/MRZ/OCRBGlyphs.swift", atomically: true, encoding: .utf8)
+case "evaluate":
+    // A quick measure on freshly made photographs (the benchmark, gbgbridge-mrz-bench, is the full one).
+    guard let recognizer = MRZRecognizer() else { print("no trained model"); exit(1) }
+    let tier = option("--tier") ?? "kiosk", count = Int(option("--count") ?? "100") ?? 100
+    var generator = SeededGenerator(seed: UInt64(option("--seed") ?? "77") ?? 77)
+    let photographer = Photographer(renderer: try PageRenderer())
+    var keyRight = 0, exact = 0, falseKey = 0, falseValid = 0, noRead = 0, notFound = 0, valid = 0
+    var times: [Double] = []
+    for index in 0..<count {
+        let format = MRZFormat.allCases[index % MRZFormat.allCases.count]
+        let sample = MRZSample(format: format, generator: &generator)
+        let shot = photographer.shoot(sample, conditions(tier), generator: &generator)
+        let started = Date()
+        let result = recognizer.read(shot.frame)
+        times.append(Date().timeIntervalSince(started) * 1000)
+        guard let reading = result.reading else { notFound += 1; noRead += 1; continue }
+        let keyMatches = reading.documentNumber.replacingOccurrences(of: "<", with: "") == sample.documentNumber.replacingOccurrences(of: "<", with: "")
+            && reading.dateOfBirth == sample.dateOfBirth && reading.dateOfExpiry == sample.dateOfExpiry
+        if reading.accessKeyValid {
+            if keyMatches { keyRight += 1 } else {
+                falseKey += 1
+                print("FALSE KEY #\(index): read \(reading.lines) for \(sample.lines)")
+            }
+        } else {
+            noRead += 1
+            if arguments.contains("--verbose") { print("no read #\(index) \(format.rawValue): \(reading.lines) for \(sample.lines) checks \(reading.checkDigits) conf \(reading.confidence)") }
+        }
+        if reading.valid {
+            valid += 1
+            if reading.lines == sample.lines { exact += 1 } else {
+                falseValid += 1
+                print("FALSE VALID #\(index): read \(reading.lines) for \(sample.lines)")
+            }
+        }
+    }
+    times.sort()
+    func pct(_ n: Int) -> String { String(format: "%.1f%%", Double(n) / Double(count) * 100) }
+    print("\(tier) \(count): access key right \(pct(keyRight)), exact valid \(pct(exact)), valid \(pct(valid)), no read \(pct(noRead)) (zone not found \(notFound)), false keys \(falseKey), false valid \(falseValid), p50 \(Int(times[times.count / 2])) ms, p95 \(Int(times[times.count * 95 / 100])) ms")
+case "train":
+    // swift run -c release gbgbridge-mrz-lab train [--shots 1500] [--hidden 96] [--epochs 14] [--seed 2026] [--out Sources/MRZ/GlyphModel.swift]
+    let shots = Int(option("--shots") ?? "1500") ?? 1500, hidden = Int(option("--hidden") ?? "96") ?? 96
+    let epochs = Int(option("--epochs") ?? "14") ?? 14, seed = UInt64(option("--seed") ?? "2026") ?? 2026
+    let started = Date()
+    var examples = try Training.examples(shots: shots, seed: seed)
+    // A tenth held out to say how well it generalizes.
+    var generator = SeededGenerator(seed: seed ^ 0xA5A5)
+    examples.shuffle(using: &generator)
+    let held = examples.count / 10
+    let model = Training.train(Array(examples.dropFirst(held)), hidden: hidden, epochs: epochs, seed: seed)
+    let correct = examples.prefix(held).filter { example in
+        let p = model.probabilities(example.features)
+        return p.indices.max(by: { p[$0] < p[$1] }) == example.label
+    }.count
+    let accuracy = Double(correct) / Double(max(1, held))
+    print("held-out accuracy \(accuracy) on \(held) cells; \(Int(Date().timeIntervalSince(started))) s")
+    let note = "\(shots) photographs (seed \(seed)), \(examples.count) cells, \(hidden) hidden units, \(epochs) epochs, held-out accuracy \(String(format: "%.4f", accuracy))"
+    try Training.source(model, note: note).write(toFile: option("--out") ?? "Sources/MRZ/GlyphModel.swift", atomically: true, encoding: .utf8)
+default:
+    print("usage: gbgbridge-mrz-lab samples DIR [--tier scan|kiosk|hard] [--count N] [--seed S]")
+    print("       gbgbridge-mrz-lab train [--shots N] [--hidden H] [--epochs E] [--seed S] [--out FILE]")
+    exit(2)
+}

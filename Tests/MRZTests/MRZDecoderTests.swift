@@ -1,0 +1,142 @@
+import Testing
+@testable import MRZ
+
+/// The decoder on ICAO Doc 9303's own specimens (Part 4 TD3, Part 5 TD1, Part 6 TD2, Part 7
+/// MRV-A and MRV-B), with the classifier's probabilities made up to say exactly what is tested:
+/// sure readings, a substitution a check digit catches and corrects, and the substitutions no
+/// check digit can see (G for 6, K for <), which must never earn a verdict.
+@Suite("MRZ decoder: ICAO 9303 specimens, check digits, corrections, verdicts")
+struct MRZDecoderTests {
+    static let specimens: [(MRZFormat, [String])] = [
+        (.td3, ["P<UTOERIKSSON<<ANNA<MARIA<<<<<<<<<<<<<<<<<<<", "L898902C36UTO7408122F1204159ZE184226B<<<<<10"]),
+        (.td1, ["I<UTOD231458907<<<<<<<<<<<<<<<", "7408122F1204159UTO<<<<<<<<<<<6", "ERIKSSON<<ANNA<MARIA<<<<<<<<<<"]),
+        (.td2, ["I<UTOERIKSSON<<ANNA<MARIA<<<<<<<<<<<", "D231458907UTO7408122F1204159<<<<<<<6"]),
+        (.mrvA, ["V<UTOERIKSSON<<ANNA<MARIA<<<<<<<<<<<<<<<<<<<", "L8988901C4XXX4009078F96121096ZE184226B<<<<<<"]),
+        (.mrvB, ["V<UTOERIKSSON<<ANNA<MARIA<<<<<<<<<<<", "L8988901C4XXX4009078F9612109<<<<<<<<"]),
+    ]
+
+    /// Probabilities: `sure` on each character of `lines`, the rest spread evenly; `overrides`
+    /// replaces a cell's distribution.
+    static func scores(_ lines: [String], sure: Float = 0.97, overrides: [[Int]: [Character: Float]] = [:]) -> [[[Float]]] {
+        lines.enumerated().map { line, text in
+            text.enumerated().map { position, character in
+                var p = [Float](repeating: (1 - sure) / 36, count: 37)
+                p[MRZGlyph(character).index] = sure
+                if let custom = overrides[[line, position]] {
+                    p = [Float](repeating: 0.001, count: 37)
+                    for (glyph, value) in custom { p[MRZGlyph(glyph).index] = value }
+                }
+                return p
+            }
+        }
+    }
+
+    @Test("each specimen read surely is valid, its access key valid, its fields as ICAO gives them", arguments: specimens.indices)
+    func specimen(index: Int) throws {
+        let (format, lines) = Self.specimens[index]
+        let reading = try #require(MRZDecoder(format: format, policy: .standard).decode(Self.scores(lines)))
+        #expect(reading.lines == lines)
+        #expect(reading.valid && reading.accessKeyValid, "\(reading.checkDigits)")
+        #expect(reading.checkDigits.values.allSatisfy { $0 })
+        #expect(reading.surname == "ERIKSSON" && reading.givenNames == "ANNA MARIA" && reading.issuingState == "UTO")
+        #expect(reading.corrections == 0)
+        switch format {
+        case .td3: #expect(reading.documentNumber == "L898902C3" && reading.dateOfBirth == "740812" && reading.dateOfExpiry == "120415" && reading.optionalData == "ZE184226B")
+        case .td1, .td2: #expect(reading.documentNumber == "D23145890" && reading.dateOfBirth == "740812" && reading.dateOfExpiry == "120415")
+        case .mrvA, .mrvB: #expect(reading.documentNumber == "L8988901C" && reading.nationality == "XXX" && reading.dateOfBirth == "400907")
+        }
+    }
+
+    @Test("the check digits as ICAO 9303-3 §4.9 computes them")
+    func checkDigits() {
+        func digit(_ text: String) -> Int { MRZCheckDigit.value(text.map(MRZGlyph.init)) }
+        #expect(digit("L898902C3") == 6 && digit("740812") == 2 && digit("120415") == 9 && digit("ZE184226B<<<<<") == 1)
+        #expect(digit("520727") == 3 && digit("AB2134<<<") == 5)
+        #expect(MRZGlyph("<").checkValue == 0 && MRZGlyph("A").checkValue == 10 && MRZGlyph("Z").checkValue == 35)
+    }
+
+    @Test("a digit misread in the date of birth, its runner-up right: corrected by the check digit, the key still valid")
+    func correctedDigit() throws {
+        let lines = Self.specimens[0].1
+        // Position 15 of line 2 (the date's '0' of 740812) read as 8, with 0 the runner-up.
+        let scores = Self.scores(lines, overrides: [[1, 15]: ["8": 0.62, "0": 0.35]])
+        let reading = try #require(MRZDecoder(format: .td3, policy: .standard).decode(scores))
+        #expect(reading.dateOfBirth == "740812" && reading.corrections == 1)
+        #expect(reading.accessKeyValid)
+        // The character a check digit covers and confirmed: the rest read surely, the MRZ is valid.
+        #expect(reading.valid)
+    }
+
+    @Test("a substitution no check digit can see (6 read as G in the number): checks pass, no verdict unless the margin is wide")
+    func undetectableInNumber() throws {
+        // A number with a 6 in it: 123456789 → check digit, and the composite, recomputed.
+        var line2 = Array("L898902C36UTO7408122F1204159ZE184226B<<<<<10")
+        line2[0] = "6"
+        let number = String(line2[0..<9])
+        line2[9] = Character(String(MRZCheckDigit.value(number.map(MRZGlyph.init))))
+        let composite = String(line2[0..<10]) + String(line2[13..<20]) + String(line2[21..<43])
+        line2[43] = Character(String(MRZCheckDigit.value(composite.map(MRZGlyph.init))))
+        let lines = ["P<UTOERIKSSON<<ANNA<MARIA<<<<<<<<<<<<<<<<<<<", String(line2)]
+        let sure = try #require(MRZDecoder(format: .td3, policy: .standard).decode(Self.scores(lines)))
+        #expect(sure.valid && sure.documentNumber.hasPrefix("6"))
+        // G narrowly ahead of 6: the check digits hold either way, so only the margin can refuse it.
+        let close = Self.scores(lines, overrides: [[1, 0]: ["G": 0.52, "6": 0.46]])
+        let reading = try #require(MRZDecoder(format: .td3, policy: .standard).decode(close))
+        #expect(reading.documentNumber.hasPrefix("G"))
+        #expect(reading.checkDigits["documentNumber"] == true && reading.checkDigits["composite"] == true)
+        #expect(!reading.accessKeyValid && !reading.valid)
+    }
+
+    @Test("a filler read as K in the names: every check digit holds, the key is valid, the MRZ is not")
+    func fillerAsK() throws {
+        let lines = Self.specimens[0].1
+        let scores = Self.scores(lines, overrides: [[0, 30]: ["K": 0.55, "<": 0.4]])
+        let reading = try #require(MRZDecoder(format: .td3, policy: .standard).decode(scores))
+        #expect(reading.lines[0].contains("K"))
+        #expect(reading.accessKeyValid)
+        #expect(!reading.valid)
+    }
+
+    // Regression (benchmark, hard tier): glare over the last letter of a nationality, read as a
+    // sure `<` — "DNK" became "DN<". No check digit covers it; a state code is three letters
+    // (or "D<<"), so the MRZ is not valid. The key, which check digits watch, still is.
+    @Test("a state code cut short by glare (UTO read as UT<, surely): the key valid, the MRZ not")
+    func stateCodeCutShort() throws {
+        let lines = Self.specimens[0].1
+        let scores = Self.scores(lines, overrides: [[1, 12]: ["<": 0.99, "O": 0.005]])
+        let reading = try #require(MRZDecoder(format: .td3, policy: .standard).decode(scores))
+        #expect(reading.lines[1].contains("UT<"))
+        #expect(reading.accessKeyValid)
+        #expect(!reading.valid)
+    }
+
+    @Test("a washed-out (faint) cell no check digit covers never earns valid, however sure the classifier; the key's cells stay with their check digits")
+    func faintCells() throws {
+        let lines = Self.specimens[0].1
+        var faint = lines.map { $0.map { _ in false } }
+        faint[0][20] = true  // in the given names
+        let scores = Self.scores(lines)
+        let named = try #require(MRZDecoder(format: .td3, policy: .standard).decode(scores, faint: faint))
+        #expect(named.accessKeyValid && !named.valid)
+        faint = lines.map { $0.map { _ in false } }
+        faint[1][3] = true  // in the document number
+        let keyed = try #require(MRZDecoder(format: .td3, policy: .standard).decode(scores, faint: faint))
+        #expect(keyed.accessKeyValid && keyed.valid, "a faint cell the check digit covers is the check digit's to vouch for")
+        let clear = try #require(MRZDecoder(format: .td3, policy: .standard).decode(scores))
+        #expect(clear.accessKeyValid && clear.valid)
+    }
+
+    @Test("two readings a check digit cannot choose between are not corrected")
+    func ambiguousCorrection() throws {
+        let lines = Self.specimens[0].1
+        // Two cells of the date of birth unsure: several single replacements could satisfy it.
+        let scores = Self.scores(lines, overrides: [[1, 14]: ["1": 0.5, "7": 0.45], [1, 16]: ["3": 0.5, "8": 0.45]])
+        let reading = try #require(MRZDecoder(format: .td3, policy: .standard).decode(scores))
+        #expect(!reading.accessKeyValid)
+    }
+
+    @Test("the wrong shape is no reading")
+    func wrongShape() {
+        #expect(MRZDecoder(format: .td3, policy: .standard).decode(Self.scores(["P<UTO", "L898"])) == nil)
+    }
+}

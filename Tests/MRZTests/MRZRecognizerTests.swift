@@ -1,0 +1,106 @@
+import Foundation
+import ImageCodecs
+import MRZSynthesis
+import Testing
+@testable import MRZ
+
+/// The reader on photographs made here (a small, seeded set: the full corpus is the benchmark's),
+/// on ICAO's specimens drawn onto a page, and on images that are hostile or hold no MRZ at all.
+@Suite("MRZ reader: generated photographs, specimens, hostile images")
+struct MRZRecognizerTests {
+    static let photographer: Photographer? = try? Photographer(renderer: PageRenderer())
+    static let recognizer = MRZRecognizer()
+
+    struct SeededGenerator: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    /// Reads `count` photographs of a tier; returns how many gave the right access key, and fails
+    /// on any access key or MRZ claimed valid that is wrong.
+    static func run(_ conditions: Photographer.Conditions, count: Int, seed: UInt64) throws -> Int {
+        let photographer = try #require(photographer, "the OCR-B and DejaVu fonts (fonts-ocr-b, fonts-dejavu-core) are needed")
+        let recognizer = try #require(recognizer, "no trained glyph model")
+        var generator = SeededGenerator(state: seed)
+        var right = 0
+        for index in 0..<count {
+            let sample = MRZSample(format: MRZFormat.allCases[index % MRZFormat.allCases.count], generator: &generator)
+            let shot = photographer.shoot(sample, conditions, generator: &generator)
+            guard let reading = recognizer.read(shot.frame).reading else { continue }
+            if reading.accessKeyValid {
+                #expect(reading.documentNumber == sample.documentNumber.replacingOccurrences(of: "<", with: "")
+                        && reading.dateOfBirth == sample.dateOfBirth && reading.dateOfExpiry == sample.dateOfExpiry,
+                        "a wrong access key claimed valid (seed \(seed), #\(index)): \(reading.lines) for \(sample.lines)")
+                right += 1
+            }
+            if reading.valid {
+                #expect(reading.lines == sample.lines, "a wrong MRZ claimed valid (seed \(seed), #\(index)): \(reading.lines) for \(sample.lines)")
+            }
+        }
+        return right
+    }
+
+    @Test("kiosk photographs: every access key read, none wrong")
+    func kiosk() throws {
+        #expect(try Self.run(.kiosk, count: 10, seed: 31) == 10)
+    }
+
+    @Test("flat scans: every access key read")
+    func scans() throws {
+        #expect(try Self.run(.scan, count: 5, seed: 32) == 5)
+    }
+
+    @Test("hard photographs (±15°, glare, 12-pixel characters, upside down): most read, none wrong")
+    func hard() throws {
+        #expect(try Self.run(.hard, count: 10, seed: 33) >= 7)
+    }
+
+    @Test("ICAO 9303's specimens drawn onto a page read exactly, every format", arguments: MRZDecoderTests.specimens.indices)
+    func specimens(index: Int) throws {
+        let photographer = try #require(Self.photographer)
+        let recognizer = try #require(Self.recognizer)
+        let (format, lines) = MRZDecoderTests.specimens[index]
+        let key = MRZDecoderTests.keyFields(format, lines)
+        let sample = MRZSample(lines: lines, format: format, documentNumber: key.0, dateOfBirth: key.1, dateOfExpiry: key.2)
+        var generator = SeededGenerator(state: 9303 + UInt64(index))
+        let reading = try #require(recognizer.read(photographer.shoot(sample, .kiosk, generator: &generator).frame).reading)
+        #expect(reading.format == format && reading.lines == lines && reading.valid)
+    }
+
+    @Test("no MRZ: noise, a blank page, a single pixel, a page of text without one — nothing found, nothing claimed")
+    func nothingThere() throws {
+        let recognizer = try #require(Self.recognizer)
+        var generator = SeededGenerator(state: 7)
+        let noise = ImageCodecs.RGBImage(width: 1280, height: 720, pixels: (0..<(1280 * 720 * 3)).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        let blank = ImageCodecs.RGBImage(width: 640, height: 480, pixels: [UInt8](repeating: 240, count: 640 * 480 * 3))
+        let pixel = ImageCodecs.RGBImage(width: 1, height: 1, pixels: [0, 0, 0])
+        // Dots at the MRZ's pitch in long rows: shaped like a zone, holding nothing.
+        var dots = [UInt8](repeating: 255, count: 1280 * 720 * 3)
+        for row in [500, 540] {
+            for column in stride(from: 100, to: 1100, by: 22) {
+                for y in row..<(row + 16) { for x in column..<(column + 12) { for c in 0..<3 { dots[(y * 1280 + x) * 3 + c] = 20 } } }
+            }
+        }
+        for image in [noise, blank, pixel, ImageCodecs.RGBImage(width: 1280, height: 720, pixels: dots)] {
+            let result = recognizer.read(image)
+            #expect(result.reading?.accessKeyValid != true && result.reading?.valid != true)
+        }
+    }
+}
+
+extension MRZDecoderTests {
+    /// The document number, date of birth and date of expiry a specimen holds.
+    static func keyFields(_ format: MRZFormat, _ lines: [String]) -> (String, String, String) {
+        func slice(_ line: String, _ range: Range<Int>) -> String {
+            String(Array(line)[range]).replacingOccurrences(of: "<", with: "")
+        }
+        if format == .td1 { return (slice(lines[0], 5..<14), slice(lines[1], 0..<6), slice(lines[1], 8..<14)) }
+        return (slice(lines[1], 0..<9), slice(lines[1], 13..<19), slice(lines[1], 21..<27))
+    }
+}
