@@ -82,12 +82,43 @@
       image.src = 'data:' + payload.data.mimeType + ';base64,' + payload.data.imageBase64;
       image.hidden = false;
       setStatus(statusId, payload.data.imageWidth + '×' + payload.data.imageHeight + ' ' + payload.data.mimeType);
+      if (action === 'camera.document.capture') { useCapturedMRZ(payload.data.mrz); }
       return payload;
     });
   }
 
+  // A Linux host reads the MRZ from the document photo (data.mrz, when its access key is valid):
+  // the chip step opens with it ({fromDocumentCapture: true}), the fields prefilled for a retry.
+  function useCapturedMRZ(mrz) {
+    var radio = $('method-capture');
+    if (!mrz || !mrz.accessKeyValid) {
+      radio.disabled = true;
+      $('capture-mrz').hidden = true;
+      if (radio.checked) { document.querySelector('input[value=mrz]').click(); }
+      return;
+    }
+    radio.disabled = false;
+    // A key given in the page's address (a test rig's) stays the one used.
+    if (!params.get('documentNumber') && !params.get('can')) {
+      $('documentNumber').value = mrz.documentNumber;
+      $('dateOfBirth').value = mrz.dateOfBirth;
+      $('dateOfExpiry').value = mrz.dateOfExpiry;
+      radio.click();
+    }
+    $('capture-mrz').hidden = false;
+    setStatus('capture-mrz', 'Read from the photo: ' + mrz.format + ' ' + mrz.documentNumber + ', born ' + mrz.dateOfBirth +
+              ', expires ' + mrz.dateOfExpiry + (mrz.valid ? '' : ' (access key only)'));
+    document.body.dataset.capturedMrz = mrz.valid ? 'valid' : 'accessKeyValid';
+  }
+
   function accessKey() {
     var method = document.querySelector('input[name=method]:checked').value;
+    if (method === 'capture') {
+      // Taken once by the host: after this read, the fields (prefilled) are the way to try again.
+      $('method-capture').disabled = true;
+      setTimeout(function () { document.querySelector('input[value=mrz]').click(); }, 0);
+      return { fromDocumentCapture: true };
+    }
     if (method === 'can') { return { can: $('can').value.trim() }; }
     return { documentNumber: $('documentNumber').value.trim().toUpperCase(),
              dateOfBirth: $('dateOfBirth').value.trim(), dateOfExpiry: $('dateOfExpiry').value.trim() };
@@ -273,8 +304,8 @@
 
   document.querySelectorAll('input[name=method]').forEach(function (radio) {
     radio.addEventListener('change', function () {
-      var can = document.querySelector('input[name=method]:checked').value === 'can';
-      $('mrz-fields').hidden = can;
+      var method = document.querySelector('input[name=method]:checked').value, can = method === 'can';
+      $('mrz-fields').hidden = can || method === 'capture';
       $('can-fields').hidden = !can;
     });
   });

@@ -99,8 +99,16 @@ struct mapping {
 int CV4L2Shim_capture(const char *path, unsigned int fourcc, unsigned int width, unsigned int height, int warmup,
                       int frame_timeout_ms, size_t max_bytes, int cancel_fd, unsigned char **data, size_t *size,
                       CV4L2Shim_frame *frame, char *stage, int stage_size) {
-    *data = NULL;
-    *size = 0;
+    return CV4L2Shim_capture_frames(path, fourcc, width, height, warmup, 1, frame_timeout_ms, max_bytes, cancel_fd, data, size,
+                                    frame, stage, stage_size);
+}
+
+int CV4L2Shim_capture_frames(const char *path, unsigned int fourcc, unsigned int width, unsigned int height, int warmup,
+                             int keep, int frame_timeout_ms, size_t max_bytes, int cancel_fd, unsigned char **data,
+                             size_t *sizes, CV4L2Shim_frame *frame, char *stage, int stage_size) {
+    if (keep < 1) keep = 1;
+    if (keep > 4) keep = 4;
+    for (int k = 0; k < keep; k++) { data[k] = NULL; sizes[k] = 0; }
     memset(frame, 0, sizeof *frame);
     set_stage(stage, stage_size, "open");
     int fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
@@ -191,7 +199,7 @@ int CV4L2Shim_capture(const char *path, unsigned int fourcc, unsigned int width,
     if (xioctl(fd, VIDIOC_STREAMON, &type) != 0) { result = errno; goto done; }
     streaming = 1;
 
-    int wanted = (warmup < 0 ? 0 : warmup) + 1;
+    int wanted = (warmup < 0 ? 0 : warmup) + keep;
     while ((int)frame->frames_dequeued < wanted) {
         struct pollfd watch[2] = {{.fd = fd, .events = POLLIN}, {.fd = cancel_fd, .events = POLLIN}};
         set_stage(stage, stage_size, "waiting for a frame");
@@ -238,7 +246,9 @@ int CV4L2Shim_capture(const char *path, unsigned int fourcc, unsigned int width,
             frame->frames_dequeued++;
             last = (int)frame->frames_dequeued == wanted;
         }
-        if (last) {
+        /* The last `keep` good frames are copied out, oldest first. */
+        int slot = (int)frame->frames_dequeued - (wanted - keep) - 1;
+        if (!(buffer.flags & V4L2_BUF_FLAG_ERROR) && slot >= 0) {
             size_t used = buffer.bytesused;
             if (used == 0 || used > maps[buffer.index].length) {
                 set_stage(stage, stage_size, "VIDIOC_DQBUF (frame size)");
@@ -253,10 +263,10 @@ int CV4L2Shim_capture(const char *path, unsigned int fourcc, unsigned int width,
             unsigned char *copy = malloc(used);
             if (!copy) { result = ENOMEM; goto done; }
             memcpy(copy, maps[buffer.index].start, used);
-            *data = copy;
-            *size = used;
-            break;
+            data[slot] = copy;
+            sizes[slot] = used;
         }
+        if (last) break;
         set_stage(stage, stage_size, "VIDIOC_QBUF");
         if (xioctl(fd, VIDIOC_QBUF, &buffer) != 0) { result = errno; goto done; }
     }
@@ -277,10 +287,12 @@ done:
         xioctl(fd, VIDIOC_REQBUFS, &release);
     }
     close(fd);
-    if (result != 0 && *data) {
-        free(*data);
-        *data = NULL;
-        *size = 0;
+    if (result != 0) {
+        for (int k = 0; k < keep; k++) {
+            free(data[k]);
+            data[k] = NULL;
+            sizes[k] = 0;
+        }
     }
     return result;
 }

@@ -17,6 +17,8 @@ public struct CaptureRequest: Sendable, Hashable {
     /// caller gets `CAMERA_ERROR` at once, even when the driver is stuck inside a call (that
     /// camera is then refused until the call returns).
     public var timeLimit: Duration
+    /// Frames kept from the stream, the photo last (1…4): a reader of the page compares them.
+    public var keep: Int = 1
 
     /// The frame as large as a document camera gives, within 1920×1080.
     public static let document = CaptureRequest(target: Resolution(width: 1920, height: 1080))
@@ -37,7 +39,10 @@ public struct CaptureRequest: Sendable, Hashable {
 public struct CapturedFrame: Sendable {
     public let device: String
     public let format: PixelFormat
+    /// The photo: the last frame of the stream.
     public let image: ImageCodecs.RGBImage
+    /// The frames kept before it (`CaptureRequest.keep` − 1 of them), oldest first.
+    public let earlierFrames: [ImageCodecs.RGBImage]
     public let framesTaken: Int
     /// Frames the driver flagged as broken and that were skipped.
     public let brokenFrames: Int
@@ -68,8 +73,9 @@ public enum V4L2Capture {
         defer { lock.release() }
         let job = CaptureJob(path: camera.path, name: device, mode: mode, request: request)
         let image = try await job.run(until: deadline, onStuck: { lock.markStuck() })
-        return CapturedFrame(device: camera.path, format: image.format, image: image.image, framesTaken: image.frames,
-                             brokenFrames: image.broken, duration: ContinuousClock.now - started)
+        return CapturedFrame(device: camera.path, format: image.format, image: image.images[image.images.count - 1],
+                             earlierFrames: Array(image.images.dropLast()), framesTaken: image.frames, brokenFrames: image.broken,
+                             duration: ContinuousClock.now - started)
     }
 }
 
@@ -77,7 +83,8 @@ public enum V4L2Capture {
 private final class CaptureJob: Sendable {
     struct Output: Sendable {
         var format: PixelFormat
-        var image: ImageCodecs.RGBImage
+        /// Oldest first; never empty.
+        var images: [ImageCodecs.RGBImage]
         var frames: Int
         var broken: Int
     }
@@ -159,35 +166,41 @@ private final class CaptureJob: Sendable {
     }
 
     private func captureBlocking() throws(CameraError) -> Output {
-        var data: UnsafeMutablePointer<UInt8>?
-        var size = 0
+        let keep = max(1, min(4, request.keep))
+        var data = [UnsafeMutablePointer<UInt8>?](repeating: nil, count: keep)
+        var sizes = [Int](repeating: 0, count: keep)
         var frame = CV4L2Shim_frame()
         var stage = [CChar](repeating: 0, count: 96)
         let timeoutMs = Int32(clamping: Int(Self.seconds(request.frameTimeout) * 1000))
-        let rc = CV4L2Shim_capture(path, mode.format.fourcc, UInt32(mode.width), UInt32(mode.height), Int32(request.warmupFrames),
-                                   max(1, timeoutMs), V4L2Capture.maxFrameBytes, cancelPipe?.read ?? -1, &data, &size, &frame,
-                                   &stage, Int32(stage.count))
-        defer { if let data { CV4L2Shim_free(data) } }
+        let rc = CV4L2Shim_capture_frames(path, mode.format.fourcc, UInt32(mode.width), UInt32(mode.height), Int32(request.warmupFrames),
+                                          Int32(keep), max(1, timeoutMs), V4L2Capture.maxFrameBytes, cancelPipe?.read ?? -1, &data, &sizes,
+                                          &frame, &stage, Int32(stage.count))
+        defer { data.forEach { if let pointer = $0 { CV4L2Shim_free(pointer) } } }
         let step = String(decoding: stage.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        guard rc == 0, let data else {
+        let wanted = request.warmupFrames + keep
+        guard rc == 0, data.allSatisfy({ $0 != nil }) else {
             if rc == ETIMEDOUT {
-                throw CameraError(.timeout, device: name, "no frame within \(Self.seconds(request.frameTimeout)) s (\(frame.frames_dequeued) of \(request.warmupFrames + 1) frames came)")
+                throw CameraError(.timeout, device: name, "no frame within \(Self.seconds(request.frameTimeout)) s (\(frame.frames_dequeued) of \(wanted) frames came)")
             }
             if rc == ECANCELED {
-                throw CameraError(.timeout, device: name, "the capture was stopped after \(Self.seconds(request.timeLimit)) s or cancelled (\(frame.frames_dequeued) of \(request.warmupFrames + 1) frames came)")
+                throw CameraError(.timeout, device: name, "the capture was stopped after \(Self.seconds(request.timeLimit)) s or cancelled (\(frame.frames_dequeued) of \(wanted) frames came)")
             }
             throw CameraError(errno: rc == 0 ? EPROTO : rc, device: name, stage: step)
         }
         let format = PixelFormat(fourcc: frame.fourcc)
-        let bytes = Array(UnsafeBufferPointer(start: data, count: size))
         let encoding = FrameConversion.Encoding(colorspace: frame.colorspace, ycbcrEncoding: frame.ycbcr_enc, quantization: frame.quantization)
-        do {
-            let image = try FrameConversion.rgb(bytes, format: format, width: Int(frame.width), height: Int(frame.height),
-                                                bytesPerLine: Int(frame.bytes_per_line), encoding: encoding)
-            return Output(format: format, image: image, frames: Int(frame.frames_dequeued), broken: Int(frame.error_frames))
-        } catch {
-            throw CameraError(.corruptFrame, device: name, error.description)
+        var images: [ImageCodecs.RGBImage] = []
+        for (pointer, size) in zip(data, sizes) {
+            guard let pointer else { continue }
+            let bytes = Array(UnsafeBufferPointer(start: pointer, count: size))
+            do {
+                images.append(try FrameConversion.rgb(bytes, format: format, width: Int(frame.width), height: Int(frame.height),
+                                                      bytesPerLine: Int(frame.bytes_per_line), encoding: encoding))
+            } catch {
+                throw CameraError(.corruptFrame, device: name, error.description)
+            }
         }
+        return Output(format: format, images: images, frames: Int(frame.frames_dequeued), broken: Int(frame.error_frames))
     }
 
     static func seconds(_ duration: Duration) -> Double {

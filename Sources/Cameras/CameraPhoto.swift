@@ -97,22 +97,46 @@ enum CameraPhoto {
     /// A camera selfie's unencrypted blob: a real photo, but nothing assessed its liveness.
     static let cameraBlobPlaceholder = Data(#"{"stub":false,"source":"camera","liveness":"not-assessed"}"#.utf8)
 
-    enum Outcome: Sendable {
-        case photo(CaptureResult, CapturedFrame)
-        case stub(CaptureResult)
-        case failed(CameraError)
+    /// How one photo went: the slot's result, and what it came from.
+    struct Outcome: Sendable {
+        enum Source: Sendable {
+            case camera(CapturedFrame)
+            case stub
+            case failed(CameraError)
+        }
+
+        var source: Source
+        /// The MRZ read from a document photo (its verdicts already decided across frames).
+        var mrz: DocumentMRZ.Outcome?
+        private var document: DocumentCaptureResult?
+        private var selfie: SelfieCaptureResult?
+
+        static func failed(_ error: CameraError) -> Outcome { Outcome(source: .failed(error)) }
+
+        init(source: Source, document: DocumentCaptureResult? = nil, selfie: SelfieCaptureResult? = nil, mrz: DocumentMRZ.Outcome? = nil) {
+            self.source = source
+            self.document = document
+            self.selfie = selfie
+            self.mrz = mrz
+        }
 
         var result: CaptureResult {
-            switch self {
-            case .photo(let result, _), .stub(let result): return result
+            switch source {
             case .failed(let error): return .failed(code: error.code.rawValue, message: error.message, recoverable: true)
+            case .camera, .stub:
+                if var document {
+                    if let mrz, mrz.reading.accessKeyValid { document.mrz = DocumentMRZ.json(mrz) }
+                    return .document(document)
+                }
+                if let selfie { return .selfie(selfie) }
+                return .failed(code: BridgeErrorCode.cameraError.rawValue, message: "no photo", recoverable: true)
             }
         }
 
         /// The metric's outcome label: `success`, `stub`, or the error code.
         var label: String {
-            switch self {
-            case .photo: return "success"
+            switch source {
+            case .camera: return "success"
             case .stub: return "stub"
             case .failed(let error): return error.code.rawValue
             }
@@ -157,7 +181,10 @@ enum CameraPhoto {
         switch resolved {
         case .stub:
             do {
-                return .stub(role == .document ? .document(try StubDocumentCamera.capture()) : .selfie(try StubSelfieCamera.capture()))
+                if role == .document {
+                    return Outcome(source: .stub, document: try StubDocumentCamera.capture(), mrz: await DocumentMRZ.stubReading.value)
+                }
+                return Outcome(source: .stub, selfie: try StubSelfieCamera.capture())
             } catch {
                 return .failed(CameraError(.failed, device: "stub", "the placeholder image could not be made: \(error)"))
             }
@@ -167,8 +194,11 @@ enum CameraPhoto {
             camera = found
         }
         let frame: CapturedFrame
+        var request = settings.request
+        // A document photo keeps two frames before it, so that its MRZ is read three times.
+        if role == .document { request.keep = 3 }
         do {
-            frame = try await V4L2Capture.capture(camera.path, settings.request)
+            frame = try await V4L2Capture.capture(camera.path, request)
         } catch {
             return .failed(error)
         }
@@ -177,12 +207,14 @@ enum CameraPhoto {
             switch role {
             case .document:
                 let png = try await DecodeQueue.shared.run { try ImageCodecs.encodePNG(image) }
-                return .photo(.document(DocumentCaptureResult(imageData: Data(png), width: image.width, height: image.height, mimeType: "image/png")), frame)
+                let mrz = await DocumentMRZ.read(frame.earlierFrames + [image], needsAgreement: true)
+                return Outcome(source: .camera(frame), document: DocumentCaptureResult(imageData: Data(png), width: image.width, height: image.height,
+                                                                                       mimeType: "image/png"), mrz: mrz)
             case .selfie:
                 let jpeg = try await DecodeQueue.shared.run { try ImageCodecs.encodeJPEG(image, quality: 90) }
-                return .photo(.selfie(SelfieCaptureResult(previewImageData: Data(jpeg), width: image.width, height: image.height, mimeType: "image/jpeg",
-                                                          encryptedBlob: StubSelfieCamera.encryptedBlobPlaceholder,
-                                                          unencryptedBlob: cameraBlobPlaceholder)), frame)
+                return Outcome(source: .camera(frame), selfie: SelfieCaptureResult(previewImageData: Data(jpeg), width: image.width, height: image.height,
+                                                                                   mimeType: "image/jpeg", encryptedBlob: StubSelfieCamera.encryptedBlobPlaceholder,
+                                                                                   unencryptedBlob: cameraBlobPlaceholder))
             }
         } catch {
             return .failed(CameraError(.failed, device: camera.path, "the photo could not be encoded: \(error)"))

@@ -26,6 +26,14 @@ public final class CameraService {
     /// What the slot uses now and how its last capture went (for `/diagnostics`).
     public private(set) var status: CameraStatus
     private var hosts: [ObjectIdentifier: WeakHost] = [:]
+    /// Each page's last document capture's MRZ (when its access key was valid), for nfc.read's
+    /// `{"fromDocumentCapture": true}`: in memory only, for `mrzLifetime`, taken once, never logged.
+    /// The page is held weakly and compared on the way out: a page gone without `detach` cannot
+    /// hand its MRZ to a new page that happens to get the same address.
+    private var capturedMRZ: [ObjectIdentifier: (page: WeakHost, text: String, at: ContinuousClock.Instant)] = [:]
+    public static let mrzLifetime: Duration = .seconds(300)
+    /// `mrzLifetime`, shortened by tests.
+    var mrzLifetimeHere = CameraService.mrzLifetime
 
     private struct WeakHost {
         weak var host: BridgeHost?
@@ -40,9 +48,9 @@ public final class CameraService {
     /// Makes `host`'s slot take its photos here.
     public func install(on host: BridgeHost) {
         let slot = role.slot(of: host)
-        slot.handler = { [weak self] _ in
-            guard let self else { return .cancelled(reason: "the host is shutting down") }
-            return await self.capture()
+        slot.handler = { [weak self, weak host] _ in
+            guard let self, let host else { return .cancelled(reason: "the host is shutting down") }
+            return await self.capture(for: host)
         }
         apply(to: slot)
         hosts[ObjectIdentifier(host)] = WeakHost(host: host)
@@ -50,6 +58,28 @@ public final class CameraService {
 
     public func detach(from host: BridgeHost) {
         hosts.removeValue(forKey: ObjectIdentifier(host))
+        capturedMRZ.removeValue(forKey: ObjectIdentifier(host))
+    }
+
+    /// The MRZ text of `host`'s last document capture, taken (it is gone afterwards), or why there
+    /// is none.
+    public func takeMRZ(for host: BridgeHost) -> Result<String, MRZUnavailable> {
+        guard let entry = capturedMRZ.removeValue(forKey: ObjectIdentifier(host)), entry.page.host === host else {
+            return .failure(MRZUnavailable(description: "no document capture of this page holds an MRZ whose access key is valid (capture the data page first, or give the MRZ or the CAN)"))
+        }
+        guard ContinuousClock.now - entry.at < mrzLifetimeHere else {
+            return .failure(MRZUnavailable(description: "the document capture's MRZ is older than \(Self.describe(mrzLifetimeHere)) and was forgotten; capture the data page again"))
+        }
+        return .success(entry.text)
+    }
+
+    static func describe(_ lifetime: Duration) -> String {
+        let seconds = lifetime.components.seconds
+        return seconds >= 120 && seconds % 60 == 0 ? "\(seconds / 60) minutes" : "\(seconds) seconds"
+    }
+
+    public struct MRZUnavailable: Error, Sendable, CustomStringConvertible {
+        public let description: String
     }
 
     /// Looks at the camera again (off the main actor) and tells every page's slot.
@@ -59,6 +89,7 @@ public final class CameraService {
         for (id, entry) in hosts {
             guard let host = entry.host else {
                 hosts.removeValue(forKey: id)
+                capturedMRZ.removeValue(forKey: id)
                 continue
             }
             apply(to: role.slot(of: host))
@@ -72,6 +103,10 @@ public final class CameraService {
 
     /// Takes one photo for a request, and records how it went.
     public func capture() async -> CaptureResult {
+        await capture(for: nil)
+    }
+
+    func capture(for host: BridgeHost?) async -> CaptureResult {
         status.capturing = true
         let started = ContinuousClock.now
         let outcome = await CameraPhoto.take(role: role, settings: settings)
@@ -79,6 +114,14 @@ public final class CameraService {
         let duration = ContinuousClock.now - started
         status.record(outcome, duration: duration)
         CameraMetrics.captured(role: role, outcome: outcome.label, duration: duration)
+        if let host, role == .document {
+            let page = ObjectIdentifier(host)
+            if let mrz = outcome.mrz, mrz.reading.accessKeyValid {
+                capturedMRZ[page] = (WeakHost(host: host), mrz.reading.text, .now)
+            } else {
+                capturedMRZ.removeValue(forKey: page)
+            }
+        }
         await refresh()
         return outcome.result
     }
@@ -95,6 +138,8 @@ public struct CameraStatus: Sendable, Encodable {
         public var format: String?
         public var resolution: String?
         public var message: String?
+        /// For a document: `valid`, `accessKeyValid`, `not valid` or `none` (never the MRZ itself).
+        public var mrz: String?
     }
 
     public let slot: String
@@ -116,8 +161,8 @@ public struct CameraStatus: Sendable, Encodable {
         captures += 1
         let milliseconds = Int(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)
         let time = Date().formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: false))
-        switch outcome {
-        case .photo(_, let frame):
+        switch outcome.source {
+        case .camera(let frame):
             lastCapture = LastCapture(time: time, outcome: "success", durationMs: milliseconds, device: frame.device,
                                       format: frame.format.description, resolution: "\(frame.image.width)x\(frame.image.height)")
         case .stub:
@@ -125,6 +170,12 @@ public struct CameraStatus: Sendable, Encodable {
         case .failed(let error):
             lastCapture = LastCapture(time: time, outcome: error.code.rawValue, durationMs: milliseconds, device: error.device,
                                       message: error.message)
+        }
+        // Whether an MRZ was read, never what it says.
+        if let mrz = outcome.mrz {
+            lastCapture?.mrz = mrz.reading.valid ? "valid" : mrz.reading.accessKeyValid ? "accessKeyValid" : "not valid"
+        } else if lastCapture?.outcome == "success" || lastCapture?.outcome == "stub" {
+            lastCapture?.mrz = "none"
         }
     }
 }

@@ -11,6 +11,9 @@ public struct DocumentCaptureResult: Sendable, Hashable {
     public var height: Int
     /// The MIME type of `imageData`.
     public var mimeType: String
+    /// The MRZ read from the photo, when its access key is valid (Linux addition: the response's
+    /// `data.mrz`; iOS journeys ignore the key).
+    public var mrz: [String: JSONValue]?
 
     public init(imageData: Data, width: Int, height: Int, mimeType: String = "image/png") {
         self.imageData = imageData
@@ -21,8 +24,10 @@ public struct DocumentCaptureResult: Sendable, Hashable {
 
     /// The response `data` this result is sent as.
     public var responseData: [String: JSONValue] {
-        ["imageBase64": .string(imageData.base64EncodedString()), "imageWidth": .number(Double(width)),
-         "imageHeight": .number(Double(height)), "mimeType": .string(mimeType)]
+        var data: [String: JSONValue] = ["imageBase64": .string(imageData.base64EncodedString()), "imageWidth": .number(Double(width)),
+                                         "imageHeight": .number(Double(height)), "mimeType": .string(mimeType)]
+        if let mrz { data["mrz"] = .object(mrz) }
+        return data
     }
 }
 

@@ -26,6 +26,11 @@ package final class HostServices {
         self.countsRequests = countsRequests
         document = CameraService(role: .document, settings: documentCamera)
         selfie = CameraService(role: .selfie, settings: selfieCamera)
+        // nfc.read's {"fromDocumentCapture": true}: the MRZ the page's last document capture read.
+        let document = self.document
+        nfc.documentCaptureMRZ = { host in
+            document.takeMRZ(for: host).mapError { NFCReadService.DocumentCaptureMRZUnavailable($0.description) }
+        }
     }
 
     package var cameras: [CameraService] { [document, selfie] }

@@ -3,7 +3,9 @@ import MRTD
 
 /// A validated `nfc.read` request (design.md §4).
 struct NFCReadRequest: Sendable {
-    var accessKey: AccessKey
+    /// The key to open the chip with; nil when it comes from this page's last document capture
+    /// (`accessKey: {"fromDocumentCapture": true}`), which the service looks up.
+    var accessKey: AccessKey?
     var dataGroups: [Int]?
     var verifyPassive = true
     var verifyChip = true
@@ -32,7 +34,14 @@ struct NFCReadRequest: Sendable {
     init(_ data: [String: JSONValue]?) throws(Invalid) {
         guard let fields = data else { throw Invalid(message: "the request has no data; accessKey is required") }
         guard let key = fields["accessKey"], !key.isNull else { throw Invalid(message: "accessKey is required") }
-        accessKey = try Self.accessKey(key)
+        if case .object(let object) = key, object["fromDocumentCapture"] != nil {
+            guard object.count == 1, object["fromDocumentCapture"]?.boolValue == true else {
+                throw Invalid(message: "accessKey.fromDocumentCapture must be true, and alone in accessKey")
+            }
+            accessKey = nil
+        } else {
+            accessKey = try Self.accessKey(key)
+        }
 
         if let groups = fields["dataGroups"], !groups.isNull {
             guard let list = groups.arrayValue else { throw Invalid(message: "dataGroups must be an array such as [\"DG1\",\"DG2\"]") }
@@ -87,7 +96,7 @@ struct NFCReadRequest: Sendable {
 
     static func accessKey(_ value: JSONValue) throws(Invalid) -> AccessKey {
         guard case .object(let key) = value else {
-            throw Invalid(message: "accessKey must be an object: {documentNumber, dateOfBirth, dateOfExpiry}, {mrz} or {can}")
+            throw Invalid(message: "accessKey must be an object: {documentNumber, dateOfBirth, dateOfExpiry}, {mrz}, {can} or {fromDocumentCapture: true}")
         }
         do {
             if let mrz = key["mrz"] {

@@ -26,6 +26,10 @@ public final class NFCReadService {
     public var terminalCredentials: TerminalCredentials?
     /// How long a read may take once the card is there, for requests without `readTimeoutSeconds`.
     public var defaultReadTimeout: Duration = ReadOptions.defaultReadTimeout
+    /// The MRZ of a page's last document capture, for `accessKey: {"fromDocumentCapture": true}`:
+    /// its text, or why there is none (in words for the page). Taken once: the capture's MRZ is
+    /// gone after it has been used. Nil: no document camera reads MRZs here.
+    public var documentCaptureMRZ: (@MainActor (BridgeHost) -> Result<String, DocumentCaptureMRZUnavailable>)?
     /// The access-control protocols this reader performs (reported in `constraints`).
     public var accessControlProtocols: [String] = ["PACE", "BAC"]
 
@@ -44,6 +48,12 @@ public final class NFCReadService {
     public nonisolated let readLog = NFCReadLog()
 
     struct WeakHost { weak var host: BridgeHost? }
+
+    /// Why a page has no document-capture MRZ to read the chip with.
+    public struct DocumentCaptureMRZUnavailable: Error, Sendable, CustomStringConvertible {
+        public let description: String
+        public init(_ description: String) { self.description = description }
+    }
 
     public init(backend: any CardReaderBackend, trustStore: TrustStore = TrustStore(),
                 logger: Logger = Logger(label: "gbgbridge.nfc")) {
@@ -179,9 +189,29 @@ public final class NFCReadService {
             responder.fail(.busy, message: "another nfc.read is in progress", recoverable: true)
             return
         }
+        var parsedRequest = parsed
+        if parsedRequest.accessKey == nil {
+            // The key from this page's last document capture (held briefly, taken once, never logged).
+            guard let provider = documentCaptureMRZ else {
+                responder.fail(.invalidRequest, message: "accessKey.fromDocumentCapture: this host reads no MRZ from document captures", recoverable: false)
+                return
+            }
+            switch provider(host) {
+            case .failure(let reason):
+                responder.fail(.invalidRequest, message: "accessKey.fromDocumentCapture: \(reason.description)", recoverable: false)
+                return
+            case .success(let text):
+                do {
+                    parsedRequest.accessKey = try AccessKey.mrz(text)
+                } catch {
+                    responder.fail(.invalidRequest, message: "accessKey.fromDocumentCapture: the captured MRZ is not an access key", recoverable: false)
+                    return
+                }
+            }
+        }
         activeRead = request.correlationId
         defer { activeRead = nil }
-        await perform(parsed, requestId: request.correlationId, responder: responder, host: host)
+        await perform(parsedRequest, requestId: request.correlationId, responder: responder, host: host)
     }
 
     private func perform(_ request: NFCReadRequest, requestId: String, responder: BridgeResponder, host: BridgeHost) async {
@@ -251,7 +281,10 @@ public final class NFCReadService {
         options.activeAuthenticationChallenge = request.activeAuthenticationChallenge
         options.terminal = terminal
         options.readTimeout = request.readTimeout ?? ReadOptions.defaultReadTimeout
-        let job = ReadJob(reader: request.reader, accessKey: request.accessKey, options: options, cardTimeout: request.timeout)
+        guard let accessKey = request.accessKey else {
+            return .failure(Failure(code: .invalidRequest, message: "accessKey is required", recoverable: false))
+        }
+        let job = ReadJob(reader: request.reader, accessKey: accessKey, options: options, cardTimeout: request.timeout)
         let cardFound = { @Sendable (step: ReadProgress) in
             if step.phase == .cardDetected, let name = step.file { timeline?.read.cardFound(on: name) }
             report(step)

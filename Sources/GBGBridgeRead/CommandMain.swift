@@ -35,7 +35,8 @@ package enum CommandMain {
     /// /usr/libexec/gbgbridge; execv replaces this process, so the peak is the lean binary's alone.
     /// Returns only when there is no such binary (the read then runs in this process).
     package static func execLeanReader(arguments: [String] = CommandLine.arguments) {
-        guard arguments.count > 1, arguments[1] == "read",
+        // --mrz-from-camera needs the cameras and the MRZ reader, which only the full binary has.
+        guard arguments.count > 1, arguments[1] == "read", !arguments.contains("--mrz-from-camera"),
               ProcessInfo.processInfo.environment["GBGBRIDGE_READ_IN_PROCESS"] == nil else { return }
         let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? arguments[0]
         let directory = URL(fileURLWithPath: executable).deletingLastPathComponent()

@@ -62,10 +62,16 @@ package struct ReadCommand: AsyncParsableCommand {
             Access Control) opens DG3 (fingerprints) and DG4 (iris) on chips that protect them; \
             a refused TA is reported (verification.terminal) and does not fail the read.
 
+            With --mrz-from-camera nobody types the MRZ: frames from the camera (--camera, or \
+            the first that works) are read until two agree on an access key whose check \
+            digits hold (at most --mrz-timeout seconds, a progress line on a terminal), then \
+            the chip is read with it.
+
             Exit status: 0 read (verified, or not verifiable: untrusted or no EF.SOD), \
             2 bad arguments, 3 access denied (wrong MRZ/CAN), 4 no card, or the chip stopped answering \
             (--timeout, --read-timeout), \
-            5 communication failure or card removed, 6 verification failed.
+            5 communication failure or card removed, 6 verification failed, \
+            7 no MRZ read from the camera in time (--mrz-from-camera), or no camera.
             """
     )
 
@@ -86,6 +92,15 @@ package struct ReadCommand: AsyncParsableCommand {
 
     @Option(name: .long, help: "Card access number printed on the card (opens it with PACE).")
     var can: String?
+
+    @Flag(name: .long, help: "Read the MRZ from the document in front of the camera, then the chip (no typing).")
+    var mrzFromCamera = false
+
+    @Option(name: .long, help: ArgumentHelp("With --mrz-from-camera: the camera, /dev/videoN or a /dev/v4l/by-id/… link (default: the first that works).", valueName: "DEVICE"))
+    var camera: String?
+
+    @Option(name: .long, help: ArgumentHelp("With --mrz-from-camera: seconds to look for a readable MRZ.", valueName: "seconds"))
+    var mrzTimeout: Double = 30
 
     @Flag(name: .long, help: "Use PACE only (fail rather than fall back to BAC).")
     var paceOnly = false
@@ -126,9 +141,15 @@ package struct ReadCommand: AsyncParsableCommand {
 
     package func validate() throws {
         let fields = [documentNumber, birthDate, expiryDate].compactMap { $0 }
-        let ways = [mrz != nil, !fields.isEmpty, can != nil].filter { $0 }.count
+        let ways = [mrz != nil, !fields.isEmpty, can != nil, mrzFromCamera].filter { $0 }.count
         guard ways == 1 else {
-            throw ValidationError("give the access key as --mrz TEXT, or --document-number with --birth-date and --expiry-date, or --can NNNNNN")
+            throw ValidationError("give the access key as --mrz TEXT, or --document-number with --birth-date and --expiry-date, or --can NNNNNN, or --mrz-from-camera")
+        }
+        if camera != nil && !mrzFromCamera { throw ValidationError("--camera goes with --mrz-from-camera") }
+        guard mrzTimeout >= 1, mrzTimeout <= 600 else { throw ValidationError("--mrz-timeout must be between 1 and 600 seconds") }
+        if let camera, !camera.hasPrefix("/dev/") { throw ValidationError("--camera must be a device path under /dev, e.g. /dev/video0") }
+        if mrzFromCamera, Self.cameraMRZ == nil {
+            throw ValidationError("--mrz-from-camera runs in the full gbgbridge binary (this one reads chips only)")
         }
         if !fields.isEmpty, fields.count != 3 {
             throw ValidationError("--document-number, --birth-date and --expiry-date go together")
@@ -136,7 +157,7 @@ package struct ReadCommand: AsyncParsableCommand {
         if paceOnly && bacOnly { throw ValidationError("--pace-only and --bac-only exclude each other") }
         guard timeout > 0, timeout <= 3600 else { throw ValidationError("--timeout must be between 0 and 3600 seconds") }
         guard readTimeout >= 1, readTimeout <= 3600 else { throw ValidationError("--read-timeout must be between 1 and 3600 seconds") }
-        _ = try accessKey()
+        if !mrzFromCamera { _ = try accessKey() }
         _ = try requestedDataGroups()
         _ = try challengeBytes()
     }
@@ -185,9 +206,37 @@ package struct ReadCommand: AsyncParsableCommand {
         return numbers
     }
 
+    /// How `--mrz-from-camera` gets its MRZ: installed by the full `gbgbridge` binary (cameras
+    /// and the MRZ reader are not in the lean reader): the camera (nil: the first that works),
+    /// the time allowed, a progress callback; returns the MRZ text, or throws a message.
+    package nonisolated(unsafe) static var cameraMRZ: (@Sendable (String?, Duration, @escaping @Sendable (String) -> Void) async throws -> String)?
+
     package func run() async throws {
         CGBGBridgeCLI_line_buffer_stdout()
-        let key = try accessKey()
+        let key: AccessKey
+        if mrzFromCamera, let cameraMRZ = Self.cameraMRZ {
+            let terminal = isatty(STDERR_FILENO) == 1
+            let text: String
+            do {
+                text = try await cameraMRZ(camera, .milliseconds(Int(mrzTimeout * 1000))) { line in
+                    if terminal { writeStandardError("\r\u{1B}[K" + line) }
+                }
+                if terminal { writeStandardError("\r\u{1B}[K") }
+            } catch {
+                if terminal { writeStandardError("\r\u{1B}[K") }
+                printError("gbgbridge read: \(error)")
+                throw ExitCode(ReadExit.noMRZ)
+            }
+            do {
+                key = try AccessKey.mrz(text)
+            } catch {
+                printError("gbgbridge read: the MRZ read from the camera is no access key: \(error.reason)")
+                throw ExitCode(ReadExit.noMRZ)
+            }
+            printError("gbgbridge read: the MRZ was read from the camera; now the chip")
+        } else {
+            key = try accessKey()
+        }
         let trustStore = try trustOptions.load()
         let apduTrace: APDUTrace?
         if let trace {

@@ -9,6 +9,8 @@ package enum ReadExit {
     package static let noCard: Int32 = 4
     package static let communication: Int32 = 5
     package static let verificationFailed: Int32 = 6
+    /// `--mrz-from-camera`: no MRZ read in time, or no camera.
+    package static let noMRZ: Int32 = 7
 
     package static func status(for error: SmartCardError) -> Int32 {
         switch error.code {

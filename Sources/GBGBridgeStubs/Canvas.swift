@@ -1,3 +1,5 @@
+import MRZ
+
 /// A small RGB raster for drawing stub images: rectangles, ellipses, gradients and 5×7 bitmap text.
 struct Canvas {
     typealias Color = (r: UInt8, g: UInt8, b: UInt8)
@@ -19,6 +21,21 @@ struct Canvas {
         guard x >= 0, y >= 0, x < width, y < height else { return }
         let i = (y * width + x) * 3
         pixels[i] = color.r; pixels[i + 1] = color.g; pixels[i + 2] = color.b
+    }
+
+    /// Blends `color` over the pixel by `alpha` (0…1).
+    mutating func blend(_ x: Int, _ y: Int, _ color: Color, _ alpha: Float) {
+        guard x >= 0, y >= 0, x < width, y < height else { return }
+        let i = (y * width + x) * 3
+        func mix(_ a: UInt8, _ b: UInt8) -> UInt8 { UInt8(max(0, min(255, (Float(a) + (Float(b) - Float(a)) * alpha).rounded()))) }
+        pixels[i] = mix(pixels[i], color.r); pixels[i + 1] = mix(pixels[i + 1], color.g); pixels[i + 2] = mix(pixels[i + 2], color.b)
+    }
+
+    /// An MRZ line in OCR-B at ICAO's fixed pitch (what a reader of the page expects to find).
+    mutating func mrz(_ line: String, _ x: Int, baseline: Int, capHeight: Float, pitch: Float, _ color: Color) {
+        OCRBGlyphs.draw(line, x: Float(x), baseline: Float(baseline), capHeight: capHeight, pitch: pitch) { px, py, coverage in
+            blend(px, py, color, coverage)
+        }
     }
 
     mutating func rect(_ x: Int, _ y: Int, _ w: Int, _ h: Int, _ color: Color) {

@@ -8,6 +8,8 @@ import ImageCodecs
 public final class StubDocumentCamera {
     public nonisolated static let width = 1_000
     public nonisolated static let height = 700
+    /// The MRZ the page shows: ICAO 9303-4's specimen (the demo's virtual passport has the same).
+    public nonisolated static let mrzLines = ["P<UTOERIKSSON<<ANNA<MARIA<<<<<<<<<<<<<<<<<<<", "L898902C36UTO7408122F1204159ZE184226B<<<<<10"]
 
     public init() {}
 
@@ -32,7 +34,8 @@ public final class StubDocumentCamera {
         return DocumentCaptureResult(imageData: Data(png), width: width, height: height, mimeType: "image/png")
     }
 
-    nonisolated static func drawPage() -> ImageCodecs.RGBImage {
+    /// The page as RGB (what the capture encodes; a reader of the MRZ reads it).
+    package nonisolated static func drawPage() -> ImageCodecs.RGBImage {
         var canvas = Canvas(width: width, height: height, fill: (40, 44, 52))
         canvas.roundedRect(20, 20, width - 40, height - 40, radius: 28, (246, 241, 226))
         canvas.rect(20, 48, width - 40, 70, (27, 58, 110))
@@ -58,8 +61,10 @@ public final class StubDocumentCamera {
         }
         // Machine-readable zone.
         canvas.rect(20, 520, width - 40, 150, (255, 255, 255))
-        canvas.text("P<UTOERIKSSON<<ANNA<MARIA<<<<<<<<<<<<<<<<<<<", 44, 548, scale: 3, (0, 0, 0), spacing: 1)
-        canvas.text("L898902C36UTO7408122F1204159ZE184226B<<<<<10", 44, 604, scale: 3, (0, 0, 0), spacing: 1)
+        // ICAO 9303-4's specimen MRZ in OCR-B at its pitch: 8 px a millimetre on this 125 mm page.
+        for (index, line) in mrzLines.enumerated() {
+            canvas.mrz(line, 44, baseline: 584 + index * 40, capHeight: 19, pitch: 20.3, (20, 20, 28))
+        }
         return ImageCodecs.RGBImage(width: width, height: height, pixels: canvas.pixels)
     }
 }

@@ -8,6 +8,7 @@ struct GBGBridgeCommand: AsyncParsableCommand {
     /// Runs the tool (`read` in the lean gbgbridge-read binary when it is installed).
     static func main() async {
         CommandMain.execLeanReader()
+        ReadCommand.cameraMRZ = { camera, limit, progress in try await CameraMRZ.read(camera: camera, within: limit, progress: progress) }
         await CommandMain.run(Self.self)
     }
 
@@ -21,7 +22,7 @@ struct GBGBridgeCommand: AsyncParsableCommand {
         version: GBGBridgeVersion.current,
         subcommands: [ServeCommand.self, DemoCommand.self, ReadersCommand.self, ReadCommand.self, VerifyCommand.self,
                       EmulateCommand.self, TranscriptCommand.self, DoctorCommand.self, TrustCommand.self, TerminalCommand.self,
-                      CameraCommand.self],
+                      CameraCommand.self, MRZCommand.self],
         defaultSubcommand: nil
     )
 }

@@ -37,6 +37,38 @@ struct CameraServiceTests {
         #expect(service.status.lastCapture?.outcome == "stub")
     }
 
+    @Test("the capture's MRZ is its own page's, taken once, forgotten after its lifetime or a capture without one")
+    @MainActor
+    func capturedMRZ() async throws {
+        let page = BridgeHost(hostVersion: "test"), other = BridgeHost(hostVersion: "test")
+        let service = CameraService(role: .document, settings: CameraSettings(source: .stub, request: .document))
+        service.install(on: page)
+        service.install(on: other)
+        // Nothing captured yet: a reason, not an MRZ.
+        guard case .failure(let none) = service.takeMRZ(for: page) else { Issue.record("an MRZ before any capture"); return }
+        #expect(none.description.contains("capture the data page first"))
+        // The drawn page carries ICAO's TD3 specimen.
+        guard case .document(let document) = await service.capture(for: page) else { Issue.record("not a document"); return }
+        let mrz = try #require(document.mrz, "no data.mrz on the drawn page")
+        #expect(mrz["accessKeyValid"] == .bool(true) && mrz["documentNumber"] == .string("L898902C3"))
+        // Another page gets nothing of it; this page gets it once.
+        guard case .failure = service.takeMRZ(for: other) else { Issue.record("another page took this page's MRZ"); return }
+        guard case .success(let text) = service.takeMRZ(for: page) else { Issue.record("the page's MRZ was not there"); return }
+        #expect(text.hasPrefix("P<UTOERIKSSON<<ANNA<MARIA"))
+        guard case .failure = service.takeMRZ(for: page) else { Issue.record("the MRZ was taken twice"); return }
+        // Past its lifetime it is forgotten, with the reason.
+        service.mrzLifetimeHere = .milliseconds(1)
+        _ = await service.capture(for: page)
+        try await Task.sleep(for: .milliseconds(20))
+        guard case .failure(let old) = service.takeMRZ(for: page) else { Issue.record("an expired MRZ was handed out"); return }
+        #expect(old.description.contains("older than"))
+        // A page that goes away takes its MRZ with it.
+        service.mrzLifetimeHere = CameraService.mrzLifetime
+        _ = await service.capture(for: page)
+        service.detach(from: page)
+        guard case .failure = service.takeMRZ(for: page) else { Issue.record("a detached page's MRZ stayed"); return }
+    }
+
     @Test("a configured camera that is not there: CAMERA_ERROR (recoverable), state unplugged, and the slot stays")
     @MainActor
     func missingCamera() async throws {

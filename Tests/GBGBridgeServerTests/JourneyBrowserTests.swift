@@ -115,6 +115,37 @@ struct JourneyBrowserTests {
         }
     }
 
+    /// Nobody types the MRZ: the document capture (the drawn page, ICAO's specimen in OCR-B) gives
+    /// `data.mrz`, the journey opens the chip with `{"fromDocumentCapture": true}`, and the demo
+    /// passport (the same MRZ) reads with three valid badges; a second read finds the MRZ taken.
+    @Test func theChipOpensWithTheMRZReadFromTheDocumentPhoto() async throws {
+        let rig = try await ServerRig.start(staticDirectory: TestFixtures.url("journey").path, passport: "utopia-demo")
+        try await withPage(rig) { page in
+            try await page.navigate("\(rig.origin)/?autorun=1")
+            let state = try await page.wait(for: "document.body ? document.body.dataset.state : ''", in: ["done", "error"])
+            let captured = try await page.evaluate("document.body.dataset.capturedMrz || ''") as? String
+            let note = try await page.evaluate("document.getElementById('capture-mrz').textContent") as? String
+            let badges = try await page.evaluate("document.getElementById('badges').textContent") as? String
+            try await page.screenshot(to: Self.artifacts.appendingPathComponent("journey-mrz-from-capture.png"))
+            #expect(captured == "valid", "the drawn page's MRZ should read as valid")
+            #expect(note?.contains("TD3 L898902C3") == true, "\(note ?? "")")
+            let chipStatus = try await page.evaluate("document.getElementById('chip-status').textContent") as? String
+            #expect(state == "done", "\(chipStatus ?? "")")
+            #expect(badges?.contains("Passive: valid") == true, "\(badges ?? "")")
+            // The key was taken: asking again without a new capture is INVALID_REQUEST, naming why.
+            let again = try await page.evaluate("""
+                new Promise(function (resolve) {
+                  var id = 'again-' + Date.now();
+                  var previous = window.GBGBridge.receive;
+                  window.GBGBridge.receive = function (m) { if (m.correlationId === id) { resolve(JSON.stringify(m.payload)); } previous(m); };
+                  window.webkit.messageHandlers.gbgBridge.postMessage({version: '1.0', correlationId: id, type: 'request', timestamp: Date.now(),
+                    payload: {action: 'nfc.read', data: {accessKey: {fromDocumentCapture: true}}}});
+                })
+                """) as? String
+            #expect(again?.contains("INVALID_REQUEST") == true && again?.contains("fromDocumentCapture") == true, "\(again ?? "")")
+        }
+    }
+
     /// Opens the demo's journey with autorun and the demo passport's MRZ, once `demo` listens.
     static func openDemoJourney(_ page: Page, port: Int) async throws {
         var loaded = false

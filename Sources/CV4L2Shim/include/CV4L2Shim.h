@@ -54,6 +54,13 @@ int CV4L2Shim_capture(const char *path, unsigned int fourcc, unsigned int width,
                       int frame_timeout_ms, size_t max_bytes, int cancel_fd, unsigned char **data, size_t *size,
                       CV4L2Shim_frame *frame, char *stage, int stage_size);
 
+/* The same, keeping the last `keep` good frames (1…4; several frames of one stream let a reader
+   of the page check that they agree): data[0…keep-1] and sizes[0…keep-1], oldest first, each
+   malloc'd (free with CV4L2Shim_free). */
+int CV4L2Shim_capture_frames(const char *path, unsigned int fourcc, unsigned int width, unsigned int height, int warmup,
+                             int keep, int frame_timeout_ms, size_t max_bytes, int cancel_fd, unsigned char **data,
+                             size_t *sizes, CV4L2Shim_frame *frame, char *stage, int stage_size);
+
 void CV4L2Shim_free(unsigned char *data);
 
 /* Watches /dev (and /dev/v4l/by-id when it exists) for video devices that appear, go or change

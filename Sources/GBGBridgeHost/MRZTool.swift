@@ -1,0 +1,116 @@
+import BoundedFiles
+import Foundation
+import ImageCodecs
+import MRZ
+
+/// `gbgbridge mrz IMAGE…`: each image file read within bounds (its size before reading, its
+/// pixels from the header before decoding), the MRZ found and read, the verdicts.
+package enum MRZTool {
+    /// The largest image file taken (a 50-megapixel JPEG is about 20 MiB).
+    package static let fileCeiling = 48 * BoundedFile.mebibyte
+    /// What decoding an image may cost: 60 megapixels, 768 MiB of working memory.
+    package static let limits = ImageCodecs.Limits(maxPixels: 60 << 20, maxBytes: 768 << 20)
+
+    /// One image's outcome, as `--json` prints it.
+    package struct Outcome: Encodable, Sendable {
+        package var file: String
+        package var found = false
+        package var format: String?
+        package var lines: [String]?
+        package var valid = false
+        package var accessKeyValid = false
+        package var documentNumber: String?
+        package var dateOfBirth: String?
+        package var dateOfExpiry: String?
+        package var issuingState: String?
+        package var nationality: String?
+        package var surname: String?
+        package var givenNames: String?
+        package var sex: String?
+        package var optionalData: String?
+        package var checkDigits: [String: Bool]?
+        package var confidence: Double?
+        package var durationMs = 0
+        /// Why the image could not be looked at (unreadable, not an image, too large), and its code.
+        package var error: String?
+        package var errorCode: Problem.Code?
+
+        init(file: String) { self.file = file }
+
+        mutating func take(_ reading: MRZReading) {
+            (format, lines, valid, accessKeyValid) = (reading.format.rawValue, reading.lines, reading.valid, reading.accessKeyValid)
+            (documentNumber, dateOfBirth, dateOfExpiry) = (reading.documentNumber, reading.dateOfBirth, reading.dateOfExpiry)
+            (issuingState, nationality, surname, givenNames) = (reading.issuingState, reading.nationality, reading.surname, reading.givenNames)
+            (sex, optionalData, checkDigits, confidence) = (reading.sex, reading.optionalData, reading.checkDigits, reading.confidence)
+        }
+    }
+
+    /// The image at `path` decoded: PNG or JPEG by its first bytes.
+    package static func image(_ path: String) throws(Problem) -> ImageCodecs.RGBImage {
+        let bytes: [UInt8]
+        do {
+            bytes = try BoundedFile.read(path, ceiling: fileCeiling, what: "PNG or JPEG")
+        } catch {
+            switch error.problem {
+            case .tooLarge: throw Problem(.fileTooLarge, error.description)
+            case .cannotOpen(let code) where code == ENOENT: throw Problem(.fileNotFound, error.description)
+            default: throw Problem(.fileUnreadable, error.description)
+            }
+        }
+        do {
+            if bytes.starts(with: [0x89, 0x50, 0x4E, 0x47]) { return try ImageCodecs.decodePNG(bytes, limits: limits) }
+            if bytes.starts(with: [0xFF, 0xD8]) { return try ImageCodecs.decodeJPEG(bytes, limits: limits) }
+        } catch {
+            throw Problem(.imageInvalid, "\(path): \(error.reason)")
+        }
+        throw Problem(.notAnImage, "\(path): not a PNG or JPEG image")
+    }
+
+    /// Why an image could not be looked at, with a stable code (`--json`'s `errorCode`).
+    package struct Problem: Error, CustomStringConvertible {
+        package enum Code: String, Sendable, Encodable {
+            case fileNotFound = "FILE_NOT_FOUND"
+            case fileUnreadable = "FILE_UNREADABLE"
+            case fileTooLarge = "FILE_TOO_LARGE"
+            case notAnImage = "NOT_AN_IMAGE"
+            /// Truncated, corrupt, or larger than the decoding limits.
+            case imageInvalid = "IMAGE_INVALID"
+        }
+        package let code: Code
+        package let description: String
+        init(_ code: Code, _ description: String) { (self.code, self.description) = (code, description) }
+    }
+
+    /// Reads `path` with `recognizer`.
+    package static func read(_ path: String, recognizer: MRZRecognizer) -> Outcome {
+        let started = ContinuousClock.now
+        var outcome = Outcome(file: path)
+        do {
+            let result = recognizer.read(try image(path))
+            outcome.found = result.found
+            if let reading = result.reading { outcome.take(reading) }
+        } catch {
+            outcome.error = error.description
+            outcome.errorCode = error.code
+        }
+        let elapsed = ContinuousClock.now - started
+        outcome.durationMs = Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
+        return outcome
+    }
+
+    /// The outcome for a terminal.
+    package static func lines(_ outcome: Outcome) -> [String] {
+        if let error = outcome.error { return [error.hasPrefix(outcome.file) ? error : "\(outcome.file): \(error)"] }
+        guard outcome.found, let lines = outcome.lines, let format = outcome.format else {
+            return ["\(outcome.file): \(outcome.found ? "an MRZ-like zone, not read" : "no MRZ found") (\(outcome.durationMs) ms)"]
+        }
+        let verdict = outcome.valid ? "valid" : outcome.accessKeyValid ? "access key valid, not every character sure" : "not valid"
+        let failing = (outcome.checkDigits ?? [:]).filter { !$0.value }.keys.sorted()
+        var text = ["\(outcome.file): \(format), \(verdict)\(failing.isEmpty ? "" : " (check digits failing: \(failing.joined(separator: ", ")))") (\(outcome.durationMs) ms)"]
+        text += lines.map { "  \($0)" }
+        if outcome.accessKeyValid {
+            text.append("  document \(outcome.documentNumber ?? "") · born \(outcome.dateOfBirth ?? "") · expires \(outcome.dateOfExpiry ?? "")")
+        }
+        return text
+    }
+}
