@@ -60,28 +60,25 @@ int CV4L2Shim_sizes(const char *path, CV4L2Shim_size *out, int max, int *count) 
             size.index = size_index;
             size.pixel_format = description.pixelformat;
             if (xioctl(fd, VIDIOC_ENUM_FRAMESIZES, &size) != 0) break;
-            unsigned int sizes[2][2];
-            int entries = 1;
+            CV4L2Shim_size *entry = &out[*count];
+            memset(entry, 0, sizeof *entry);
+            entry->fourcc = description.pixelformat;
             if (size.type == V4L2_FRMSIZE_TYPE_DISCRETE) {
-                sizes[0][0] = size.discrete.width;
-                sizes[0][1] = size.discrete.height;
+                entry->width = entry->max_width = size.discrete.width;
+                entry->height = entry->max_height = size.discrete.height;
             } else {
-                sizes[0][0] = size.stepwise.min_width;
-                sizes[0][1] = size.stepwise.min_height;
-                sizes[1][0] = size.stepwise.max_width;
-                sizes[1][1] = size.stepwise.max_height;
-                entries = 2;
+                entry->width = size.stepwise.min_width;
+                entry->height = size.stepwise.min_height;
+                entry->max_width = size.stepwise.max_width;
+                entry->max_height = size.stepwise.max_height;
+                int continuous = size.type == V4L2_FRMSIZE_TYPE_CONTINUOUS;
+                entry->step_width = continuous || size.stepwise.step_width == 0 ? 1 : size.stepwise.step_width;
+                entry->step_height = continuous || size.stepwise.step_height == 0 ? 1 : size.stepwise.step_height;
             }
-            for (int e = 0; e < entries && *count < max; e++) {
-                CV4L2Shim_size *entry = &out[*count];
-                entry->fourcc = description.pixelformat;
-                entry->width = sizes[e][0];
-                entry->height = sizes[e][1];
-                entry->compressed = (description.flags & V4L2_FMT_FLAG_COMPRESSED) != 0;
-                strncpy(entry->description, (const char *)description.description, sizeof entry->description - 1);
-                entry->description[sizeof entry->description - 1] = 0;
-                (*count)++;
-            }
+            entry->compressed = (description.flags & V4L2_FMT_FLAG_COMPRESSED) != 0;
+            strncpy(entry->description, (const char *)description.description, sizeof entry->description - 1);
+            entry->description[sizeof entry->description - 1] = 0;
+            (*count)++;
             if (size.type != V4L2_FRMSIZE_TYPE_DISCRETE) break;
         }
     }

@@ -8,11 +8,42 @@ import TextSanitizing
 public struct CameraDevice: Sendable, Hashable {
     public struct Mode: Sendable, Hashable {
         public let format: PixelFormat
+        /// The size; for a range, its smallest.
         public let width: Int
         public let height: Int
         public let formatName: String
+        /// A stepwise or continuous range of sizes (HDMI and TV inputs, many industrial cameras):
+        /// up to this size in these steps. Nil for a discrete size.
+        public let range: SizeRange?
+
+        public struct SizeRange: Sendable, Hashable {
+            public let maxWidth: Int, maxHeight: Int, stepWidth: Int, stepHeight: Int
+        }
+
+        public init(format: PixelFormat, width: Int, height: Int, formatName: String, range: SizeRange? = nil) {
+            (self.format, self.width, self.height, self.formatName, self.range) = (format, width, height, formatName, range)
+        }
+
         /// Whether this host can convert frames of this format.
         public var supported: Bool { format.isSupported }
+
+        /// The size `camera list` shows: `1280x720`, or `16x16-4096x2304` for a range.
+        public var sizeText: String {
+            guard let range else { return "\(width)x\(height)" }
+            return "\(width)x\(height)-\(range.maxWidth)x\(range.maxHeight)"
+        }
+
+        /// This mode at the size nearest `target` it offers: the target clamped into a range and
+        /// snapped down to its steps; a discrete mode as it is.
+        func sized(for target: Resolution) -> Mode {
+            guard let range else { return self }
+            func fit(_ wanted: Int, _ low: Int, _ high: Int, _ step: Int) -> Int {
+                let clamped = min(max(wanted, low), max(low, high))
+                return low + (clamped - low) / max(1, step) * max(1, step)
+            }
+            return Mode(format: format, width: fit(target.width, width, range.maxWidth, range.stepWidth),
+                        height: fit(target.height, height, range.maxHeight, range.stepHeight), formatName: formatName)
+        }
     }
 
     public let path: String
@@ -69,7 +100,10 @@ public struct CameraDevice: Sendable, Hashable {
         return sizes.prefix(Int(count)).map { size in
             var description = size.description
             let name = LogText.clip(withUnsafeBytes(of: &description) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }, to: 32)
-            return Mode(format: PixelFormat(fourcc: size.fourcc), width: Int(size.width), height: Int(size.height), formatName: name)
+            let ranged = size.step_width > 0 && (size.max_width != size.width || size.max_height != size.height)
+            return Mode(format: PixelFormat(fourcc: size.fourcc), width: Int(size.width), height: Int(size.height), formatName: name,
+                        range: ranged ? Mode.SizeRange(maxWidth: Int(size.max_width), maxHeight: Int(size.max_height),
+                                                       stepWidth: Int(size.step_width), stepHeight: Int(size.step_height)) : nil)
         }
     }
 
@@ -92,10 +126,11 @@ public struct CameraDevice: Sendable, Hashable {
     public func choose(target: Resolution) -> Mode? { Self.choose(from: modes, target: target) }
 
     /// The mode to ask for among `modes`: the most preferred format this host converts, at the
-    /// largest size that fits in `target` (else the smallest above it). Nil when none converts.
+    /// largest size that fits in `target` (else the smallest above it); a range of sizes offers
+    /// the one nearest the target. Nil when none converts.
     public static func choose(from modes: [Mode], target: Resolution) -> Mode? {
         for format in PixelFormat.preference {
-            let candidates = modes.filter { $0.format == format }
+            let candidates = modes.filter { $0.format == format }.map { $0.sized(for: target) }
             guard !candidates.isEmpty else { continue }
             let fitting = candidates.filter { $0.width <= target.width && $0.height <= target.height }
             if let best = fitting.max(by: { $0.width * $0.height < $1.width * $1.height }) { return best }

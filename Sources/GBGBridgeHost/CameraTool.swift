@@ -14,7 +14,7 @@ package enum CameraTool {
             if !camera.accessible { entry["error"] = CameraError(errno: camera.openError, device: camera.path, stage: "").message }
             entry["formats"] = formats(camera).map { format -> [String: Any] in
                 ["format": format.format.description, "description": format.name, "supported": format.format.isSupported,
-                 "sizes": format.sizes.map(\.description)]
+                 "sizes": format.sizes]
             }
             if let chosen = camera.choose(target: CaptureRequest.document.target) {
                 entry["documentMode"] = ["format": chosen.format.description, "resolution": "\(chosen.width)x\(chosen.height)"]
@@ -34,7 +34,7 @@ package enum CameraTool {
             lines.append("\(camera.path)  \(camera.name)\(camera.accessible ? "" : "  — \(CameraError(errno: camera.openError, device: camera.path, stage: "").message)")")
             for link in camera.links { lines.append("  \(link)") }
             for format in formats(camera) {
-                let sizes = format.sizes.map(\.description).joined(separator: " ")
+                let sizes = format.sizes.joined(separator: " ")
                 lines.append("  \(format.format) (\(format.name))\(format.format.isSupported ? "" : " — not converted by this host"): \(sizes)")
             }
             if let chosen = camera.choose(target: CaptureRequest.document.target) {
@@ -44,12 +44,12 @@ package enum CameraTool {
         return lines
     }
 
-    private static func formats(_ camera: CameraDevice) -> [(format: PixelFormat, name: String, sizes: [Resolution])] {
+    private static func formats(_ camera: CameraDevice) -> [(format: PixelFormat, name: String, sizes: [String])] {
         var order: [PixelFormat] = []
-        var grouped: [PixelFormat: (String, [Resolution])] = [:]
+        var grouped: [PixelFormat: (String, [String])] = [:]
         for mode in camera.modes {
             if grouped[mode.format] == nil { order.append(mode.format) }
-            grouped[mode.format, default: (mode.formatName, [])].1.append(Resolution(width: mode.width, height: mode.height))
+            grouped[mode.format, default: (mode.formatName, [])].1.append(mode.sizeText)
         }
         return order.map { ($0, grouped[$0]?.0 ?? "", grouped[$0]?.1 ?? []) }
     }

@@ -137,4 +137,24 @@ struct CameraServiceTests {
         #expect(small.format == .mjpeg && small.width == 1280)
         #expect(CameraDevice.choose(from: [try mode("BA81", 640, 480)], target: Resolution(width: 640, height: 480)) == nil)
     }
+
+    // An HDMI or TV input (vivid's, a capture card's) offers a continuous or stepwise range: the
+    // capture asked for 16×16, its smallest, until a VM test looped a rendered page through one.
+    @Test("a range of sizes: the target clamped into it and snapped to its steps, never its smallest by default")
+    func rangedModes() throws {
+        let yuyv = try #require(PixelFormat("YUYV"))
+        let continuous = CameraDevice.Mode(format: yuyv, width: 16, height: 16, formatName: "YUYV",
+                                           range: .init(maxWidth: 4096, maxHeight: 2304, stepWidth: 1, stepHeight: 1))
+        let chosen = try #require(CameraDevice.choose(from: [continuous], target: Resolution(width: 1920, height: 1080)))
+        #expect(chosen.width == 1920 && chosen.height == 1080 && chosen.range == nil)
+        let small = try #require(CameraDevice.choose(from: [continuous], target: Resolution(width: 8, height: 8)))
+        #expect(small.width == 16 && small.height == 16)
+        let stepwise = CameraDevice.Mode(format: yuyv, width: 48, height: 32, formatName: "YUYV",
+                                         range: .init(maxWidth: 1280, maxHeight: 720, stepWidth: 16, stepHeight: 8))
+        let snapped = try #require(CameraDevice.choose(from: [stepwise], target: Resolution(width: 1000, height: 700)))
+        #expect(snapped.width == 48 + 59 * 16 && snapped.height == 32 + 83 * 8)
+        let capped = try #require(CameraDevice.choose(from: [stepwise], target: Resolution(width: 3840, height: 2160)))
+        #expect(capped.width == 1280 && capped.height == 720)
+        #expect(continuous.sizeText == "16x16-4096x2304" && chosen.sizeText == "1920x1080")
+    }
 }

@@ -1,3 +1,4 @@
+import GBGBridgeStubs
 /// What the vivid VM runs (as root, in the guest's busybox shell): the command-line tool against
 /// the kernel's test camera, vivid's error injection, then `gbgbridge serve` as a user without the
 /// camera's group, driven from the host through the forwarded port and `cmd-N` files in /share.
@@ -7,6 +8,37 @@ enum VividScenario {
                           "GREY", "RGBP", "RGB3", "BGR3", "BX24", "XR24", "BA24", "AR24", "XB24", "RX24", "AB24"]
     static let byID = "/dev/v4l/by-id/usb-GBGBridge_Test_Camera-video-index0"
     static let origin = "http://journey.test"
+
+    /// The drawn data page (ICAO's TD3 specimen MRZ in OCR-B), letterboxed into a 1280×720 YUYV
+    /// frame (BT.709, limited range, as vivid's HDMI output takes it) for the loop.
+    static func loopFrame() -> [UInt8] {
+        let page = StubDocumentCamera.drawPage()
+        let width = 1280, height = 720
+        let scale = min(Double(width - 40) / Double(page.width), Double(height - 40) / Double(page.height))
+        let pageWidth = Int(Double(page.width) * scale), pageHeight = Int(Double(page.height) * scale)
+        let left = (width - pageWidth) / 2, top = (height - pageHeight) / 2
+        func rgb(_ x: Int, _ y: Int) -> (Double, Double, Double) {
+            let px = x - left, py = y - top
+            guard px >= 0, py >= 0, px < pageWidth, py < pageHeight else { return (70, 80, 90) }
+            let sx = min(page.width - 1, Int(Double(px) / scale)), sy = min(page.height - 1, Int(Double(py) / scale))
+            let i = (sy * page.width + sx) * 3
+            return (Double(page.pixels[i]), Double(page.pixels[i + 1]), Double(page.pixels[i + 2]))
+        }
+        func clip(_ v: Double) -> UInt8 { UInt8(max(0, min(255, v.rounded()))) }
+        var frame = [UInt8]()
+        frame.reserveCapacity(width * height * 2)
+        for y in 0..<height {
+            for x in stride(from: 0, to: width, by: 2) {
+                let a = rgb(x, y), b = rgb(x + 1, y)
+                func luma(_ c: (Double, Double, Double)) -> Double { 16 + (0.2126 * c.0 + 0.7152 * c.1 + 0.0722 * c.2) * 219 / 255 }
+                let r = (a.0 + b.0) / 2, g = (a.1 + b.1) / 2, bl = (a.2 + b.2) / 2
+                let yAverage = 0.2126 * r + 0.7152 * g + 0.0722 * bl
+                let cb = 128 + (bl - yAverage) / 1.8556 * 224 / 255, cr = 128 + (r - yAverage) / 1.5748 * 224 / 255
+                frame += [clip(luma(a)), clip(cb), clip(luma(b)), clip(cr)]
+            }
+        }
+        return frame
+    }
 
     static var script: String {
         """
@@ -53,7 +85,7 @@ enum VividScenario {
         sleep 2; v4l2-ctl -d /dev/video0 -c disconnect=1; wait $c; echo $? > $S/gone.status
         reload; bars; chmod 0600 /dev/video0
         # serve, as the kiosk user, behind a relay from the forwarded port to its loopback port.
-        as_kiosk $G serve --port 8450 --allow-origin \(origin) --diagnostics --document-camera $BYID --document-resolution 640x360 \\
+        as_kiosk $G serve --port 8450 --allow-origin \(origin) --diagnostics --document-camera $BYID --document-resolution 1280x720 \\
           --selfie-camera auto --selfie-resolution 640x360 > $S/serve.log 2>&1 & serve=$!
         nc -ll -p 8451 -e nc 127.0.0.1 8450 & relay=$!
         i=0; until wget -q -O /dev/null http://127.0.0.1:8450/gbg-bridge.js 2>/dev/null || [ $i -gt 600 ]; do sleep 0.1; i=$((i+1)); done
@@ -69,6 +101,14 @@ enum VividScenario {
             slow) v4l2-ctl -d /dev/video0 -p 1 ;;
             fast) v4l2-ctl -d /dev/video0 -p 30 ;;
             disconnect-later) (sleep 2; v4l2-ctl -d /dev/video0 -c disconnect=1) & ;;
+            loop-start)
+              # vivid's loop: what is written to its HDMI output (video1) is what its HDMI input
+              # (input 3 of video0) shows — a rendered data page in front of the camera.
+              v4l2-ctl -d /dev/video0 -i 3 && v4l2-ctl -d /dev/video1 -o 1 && v4l2-ctl -d /dev/video0 -c osd_text_mode=2 -c loop_video=1
+              v4l2-ctl -d /dev/video1 --set-fmt-video-out=width=1280,height=720,pixelformat=YUYV
+              v4l2-ctl -d /dev/video1 --stream-out-mmap --stream-from=$S/page.yuyv --stream-loop --stream-count=1000000 > /dev/null 2>&1 & looper=$!
+              sleep 1 ;;
+            loop-stop) kill $looper; wait $looper; v4l2-ctl -d /dev/video0 -c loop_video=0 -i 0 ;;
             unload) rmmod vivid ;;
             load) insmod /lib/modules/vivid.ko; i=0; while [ ! -e /dev/video0 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; bars; chmod 0666 /dev/video0 ;;
             finish) touch $S/done-$n; break ;;

@@ -27,14 +27,14 @@ struct ServePage {
         // Access granted (the node's mode changes): the slot follows without a restart.
         try await guest.command("grant")
         document = try await waitFor(socket, "camera.document", state: "ready")
-        #expect(document.permission == "granted" && document.device == "/dev/video0" && document.format == "YUYV" && document.resolution == "640x360",
+        #expect(document.permission == "granted" && document.device == "/dev/video0" && document.format == "YUYV" && document.resolution == "1280x720",
                 "\(document)")
         answer = try await capture(socket, "camera.document.capture")
-        #expect(answer.status == "success" && answer.mimeType == "image/png", "\(answer)")
+        #expect(answer.status == "success" && answer.mimeType == "image/png" && answer.mrz == nil, "colour bars hold no MRZ: \(answer)")
         if let data = answer.image {
             let image = try ImageCodecs.decodePNG(data)
-            #expect(image.width == 640 && image.height == 360)
-            FrameConversionTests.assertBars(image, FrameConversionTests.barsRGB, barWidth: 80, tolerance: 8, "serve's document PNG")
+            #expect(image.width == 1280 && image.height == 720)
+            FrameConversionTests.assertBars(image, FrameConversionTests.barsRGB, barWidth: 160, tolerance: 8, "serve's document PNG")
         }
         let selfie = try await capture(socket, "camera.selfie.capture")
         #expect(selfie.status == "success" && selfie.mimeType == "image/jpeg", "\(selfie)")
@@ -80,6 +80,17 @@ struct ServePage {
         document = try await waitFor(socket, "camera.document", state: "ready")
         answer = try await capture(socket, "camera.document.capture")
         #expect(answer.status == "success", "after the camera came back: \(answer)")
+        // A data page in front of the camera (vivid's HDMI loop): the capture's data.mrz, read from
+        // frames that agree; the operator's page says an MRZ was read, never what it says.
+        try await guest.command("loop-start")
+        answer = try await capture(socket, "camera.document.capture")
+        #expect(answer.status == "success", "\(answer)")
+        #expect(answer.mrz?["documentNumber"] as? String == "L898902C3" && answer.mrz?["accessKeyValid"] as? Bool == true
+                && answer.mrz?["dateOfBirth"] as? String == "740812" && answer.mrz?["format"] as? String == "TD3",
+                "the looped page's MRZ: \(answer.mrz ?? [:])")
+        let afterLoop = try await get("/diagnostics.json")
+        #expect(afterLoop.contains("\"mrz\"") && !afterLoop.contains("L898902C3"), "\(afterLoop.prefix(800))")
+        try await guest.command("loop-stop")
         try await guest.command("finish")
     }
 
@@ -99,7 +110,8 @@ struct ServePage {
         var mimeType: String?
         var image: [UInt8]?
         var message: String?
-        var description: String { "\(status ?? "-") \(code ?? "") \(message ?? "") \(mimeType ?? "")" }
+        var mrz: [String: Any]?
+        var description: String { "\(status ?? "-") \(code ?? "") \(message ?? "") \(mimeType ?? "") mrz \(mrz.map { "\($0["accessKeyValid"] ?? "-")" } ?? "none")" }
     }
 
     private static let ids = Guest.Counter()
@@ -160,7 +172,7 @@ struct ServePage {
         let encoded = data?["imageBase64"] as? String
         return Answer(status: payload["status"] as? String, code: error?["code"] as? String, recoverable: error?["recoverable"] as? Bool,
                       mimeType: data?["mimeType"] as? String, image: encoded.flatMap { Data(base64Encoded: $0) }.map { [UInt8]($0) },
-                      message: error?["message"] as? String)
+                      message: error?["message"] as? String, mrz: data?["mrz"] as? [String: Any])
     }
 
     /// A plain HTTP GET through the forwarded port (no Origin: an operator's tool, not a page).

@@ -45,6 +45,7 @@ struct VividVMTests {
         try FileManager.default.createDirectory(at: share, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: share) }
         try VividScenario.script.write(to: share.appendingPathComponent("scenario.sh"), atomically: true, encoding: .utf8)
+        try Data(VividScenario.loopFrame()).write(to: share.appendingPathComponent("page.yuyv"))
         let port = try freePort()
         let log = open(share.appendingPathComponent("vm.log").path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         defer { close(log) }

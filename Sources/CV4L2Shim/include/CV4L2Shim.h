@@ -12,11 +12,17 @@
 int CV4L2Shim_query(const char *path, int *is_capture, char *card, int card_size);
 
 /* One pixel format at one frame size a device offers (VIDIOC_ENUM_FMT × VIDIOC_ENUM_FRAMESIZES).
-   A stepwise or continuous range is given as its smallest and largest size (two entries). */
+   A stepwise or continuous range (HDMI and TV inputs, many industrial cameras) is one entry:
+   width × height its smallest size, max_width × max_height its largest, step_* its steps (1 for
+   continuous); for a discrete size max_* equal width/height and step_* are 0. */
 typedef struct {
     unsigned int fourcc;
     unsigned int width;
     unsigned int height;
+    unsigned int max_width;
+    unsigned int max_height;
+    unsigned int step_width;
+    unsigned int step_height;
     int compressed;
     char description[32];
 } CV4L2Shim_size;
