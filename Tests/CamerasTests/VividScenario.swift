@@ -108,6 +108,7 @@ enum VividScenario {
               v4l2-ctl -d /dev/video1 --set-fmt-video-out=width=1280,height=720,pixelformat=YUYV
               v4l2-ctl -d /dev/video1 --stream-out-mmap --stream-from=$S/page.yuyv --stream-loop --stream-count=1000000 > /dev/null 2>&1 & looper=$!
               sleep 1 ;;
+            read-mrz) $G read --mrz-from-camera --camera /dev/video0 --mrz-timeout 60 --timeout 2 > $S/read-mrz.out 2> $S/read-mrz.err; echo $? > $S/read-mrz.status ;;
             loop-stop) kill $looper; wait $looper; v4l2-ctl -d /dev/video0 -c loop_video=0 -i 0 ;;
             unload) rmmod vivid ;;
             load) insmod /lib/modules/vivid.ko; i=0; while [ ! -e /dev/video0 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; bars; chmod 0666 /dev/video0 ;;
