@@ -92,6 +92,32 @@ public enum BoundedFile {
         return info.st_mode & S_IFMT == S_IFDIR ? .directory : .other
     }
 
+    /// Why `path` cannot be written as an output (a file, or with `directory` a directory that is
+    /// created if missing), in words naming the option, or nil: checked before any work is done, so
+    /// that a read of a chip does not end with nowhere to put it.
+    public static func outputProblem(_ path: String, option: String, directory: Bool = false) -> String? {
+        guard !path.isEmpty else { return "\(option) needs a path" }
+        let here = kind(path)
+        if directory {
+            if here == .other { return "\(option) \(path) is a file, not a directory" }
+            if here == .directory { return access(path, W_OK) == 0 ? nil : "\(option) \(path): cannot write in it (\(BoundedFileError.text(errno)))" }
+        } else if here == .directory {
+            return "\(option) \(path) is a directory; give a file name"
+        }
+        func parent(of path: String) -> String {
+            guard let slash = path.lastIndex(of: "/") else { return "." }
+            return slash == path.startIndex ? "/" : String(path[..<slash])
+        }
+        var folder = parent(of: path)
+        // A directory output is created with its missing parents: the nearest one that exists counts.
+        while directory, kind(folder) == .missing, folder != "/", folder != "." { folder = parent(of: folder) }
+        switch kind(folder) {
+        case .missing: return "\(option) \(path): the directory \(folder) does not exist"
+        case .other: return "\(option) \(path): \(folder) is not a directory"
+        case .directory: return access(folder, W_OK) == 0 ? nil : "\(option) \(path): cannot write in \(folder) (\(BoundedFileError.text(errno)))"
+        }
+    }
+
     /// Creates `path` and its missing parents with `mode`; an existing directory is fine.
     public static func makeDirectory(_ path: String, mode: mode_t = 0o755, what: String) throws(BoundedFileError) {
         var info = stat()

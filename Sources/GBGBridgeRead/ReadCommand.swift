@@ -1,4 +1,5 @@
 import TextSanitizing
+import BoundedFiles
 import ChipRead
 import ArgumentParser
 import CGBGBridgeCLI
@@ -157,6 +158,10 @@ package struct ReadCommand: AsyncParsableCommand {
         if paceOnly && bacOnly { throw ValidationError("--pace-only and --bac-only exclude each other") }
         guard timeout > 0, timeout <= 3600 else { throw ValidationError("--timeout must be between 0 and 3600 seconds") }
         guard readTimeout >= 1, readTimeout <= 3600 else { throw ValidationError("--read-timeout must be between 1 and 3600 seconds") }
+        for (option, path) in [("--photo", photo), ("--trace", trace), ("--evidence", evidence)] {
+            if let path, let problem = BoundedFile.outputProblem(path, option: option) { throw ValidationError(problem) }
+        }
+        if let dump, let problem = BoundedFile.outputProblem(dump, option: "--dump", directory: true) { throw ValidationError(problem) }
         if !mrzFromCamera { _ = try accessKey() }
         _ = try requestedDataGroups()
         _ = try challengeBytes()

@@ -10,7 +10,7 @@ public final class CMSSignedData: @unchecked Sendable {
     /// Parses a ContentInfo holding SignedData.
     public init(bytes: [UInt8]) throws(CryptoError) {
         let parsed: OpaquePointer? = try withMemoryBIO(bytes) { bio in d2i_CMS_bio(bio, nil) }
-        guard let parsed else { throw CryptoError(.malformedData, "not a CMS ContentInfo: \(CryptoError.openSSL("d2i_CMS_bio").reason)") }
+        guard let parsed else { throw CryptoError(.malformedData, "not a CMS ContentInfo (\(bytes.count) bytes; \(CryptoError.openSSL("decoding").reason))") }
         guard let type = CMS_get0_type(parsed), OBJ_obj2nid(type) == NID_pkcs7_signed else {
             CMS_ContentInfo_free(parsed)
             throw CryptoError(.malformedData, "the CMS content is not SignedData")

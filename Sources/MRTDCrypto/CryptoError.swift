@@ -30,9 +30,18 @@ public struct CryptoError: Error, Sendable, Hashable, CustomStringConvertible {
     static func openSSL(_ operation: String, file: String = #fileID, line: UInt = #line) -> CryptoError {
         var buffer = [CChar](repeating: 0, count: 256)
         COpenSSLShim_last_error(&buffer, Int32(buffer.count))
-        let detail = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let detail = readable(String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
         return CryptoError(.openSSLFailure, detail.isEmpty ? "\(operation) failed" : "\(operation) failed: \(detail)",
                            file: file, line: line)
+    }
+
+    /// OpenSSL's queued message in words: "error:0680008E:asn1 encoding routines::not enough data"
+    /// becomes "asn1 encoding routines: not enough data" (the packed code means nothing to a user).
+    static func readable(_ message: String) -> String {
+        let parts = message.split(separator: ":", maxSplits: 4, omittingEmptySubsequences: false)
+        guard parts.count == 5, parts[0] == "error" else { return message }
+        let library = parts[2], reason = parts[4]
+        return library.isEmpty ? String(reason) : "\(library): \(reason)"
     }
 
     public var description: String { "CryptoError.\(code): \(reason)" }

@@ -124,7 +124,9 @@ public struct TrustStore: Sendable {
         } catch let error as MRTDError {
             throw error
         } catch {
-            throw MRTDError(.malformedData, "not a certificate, master list or CRL: \(error)")
+            // OpenSSL's own words (error:0680008E:asn1 encoding routines::…) help nobody here.
+            let looksPEM = bytes.starts(with: Array("-----BEGIN".utf8))
+            throw MRTDError(.malformedData, "not a certificate, master list or CRL (\(bytes.count) bytes\(looksPEM ? ", PEM that does not decode" : " that are neither DER nor PEM"))")
         }
     }
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BoundedFiles
 import Cameras
 import Foundation
 import GBGBridgeHost
@@ -90,6 +91,7 @@ struct CameraCaptureCommand: AsyncParsableCommand {
         guard lowered.hasSuffix(".png") || lowered.hasSuffix(".jpg") || lowered.hasSuffix(".jpeg") else {
             throw ValidationError("--out must end in .png, .jpg or .jpeg (the format is taken from it)")
         }
+        if let problem = BoundedFile.outputProblem(out, option: "--out") { throw ValidationError(problem) }
     }
 
     func run() async throws {

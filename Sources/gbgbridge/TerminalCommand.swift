@@ -145,6 +145,7 @@ struct TerminalRequestCommand: AsyncParsableCommand {
 
     func validate() throws {
         if (authenticateKey == nil) != (authenticateAs == nil) { throw ValidationError("--authenticate-key and --authenticate-as go together") }
+        if let problem = BoundedFile.outputProblem(out, option: "--out") { throw ValidationError(problem) }
         if let scheme, CVSignatureAlgorithm.allCases.first(where: { $0.schemeName == scheme }) == nil {
             throw ValidationError("unknown --scheme \(scheme); one of \(CVSignatureAlgorithm.allCases.map(\.schemeName).joined(separator: ", "))")
         }
