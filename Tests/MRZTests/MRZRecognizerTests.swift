@@ -22,17 +22,34 @@ struct MRZRecognizerTests {
         }
     }
 
+    /// Recognition in a debug build takes seconds an image. It runs on one serial queue of its own,
+    /// never on the cooperative pool: on a 2-core CI machine these tests held both of the pool's
+    /// threads for over a minute, and the in-process chip reads of other suites, starved, ran into
+    /// their 60-second limit.
+    static let work = DispatchQueue(label: "MRZRecognizerTests", qos: .utility)
+
+    static func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            work.async { continuation.resume(with: Result { try body() }) }
+        }
+    }
+
     /// Reads `count` photographs of a tier; returns how many gave the right access key, and fails
     /// on any access key or MRZ claimed valid that is wrong.
-    static func run(_ conditions: Photographer.Conditions, count: Int, seed: UInt64) throws -> Int {
+    static func run(_ conditions: Photographer.Conditions, count: Int, seed: UInt64) async throws -> Int {
         let photographer = try #require(photographer, "the OCR-B and DejaVu fonts (fonts-ocr-b, fonts-dejavu-core) are needed")
         let recognizer = try #require(recognizer, "no trained glyph model")
-        var generator = SeededGenerator(state: seed)
+        let results = try await offPool { () -> [(MRZSample, MRZReading?)] in
+            var generator = SeededGenerator(state: seed)
+            return (0..<count).map { index in
+                let sample = MRZSample(format: MRZFormat.allCases[index % MRZFormat.allCases.count], generator: &generator)
+                let shot = photographer.shoot(sample, conditions, generator: &generator)
+                return (sample, recognizer.read(shot.frame).reading)
+            }
+        }
         var right = 0
-        for index in 0..<count {
-            let sample = MRZSample(format: MRZFormat.allCases[index % MRZFormat.allCases.count], generator: &generator)
-            let shot = photographer.shoot(sample, conditions, generator: &generator)
-            guard let reading = recognizer.read(shot.frame).reading else { continue }
+        for (index, (sample, reading)) in results.enumerated() {
+            guard let reading else { continue }
             if reading.accessKeyValid {
                 #expect(reading.documentNumber == sample.documentNumber.replacingOccurrences(of: "<", with: "")
                         && reading.dateOfBirth == sample.dateOfBirth && reading.dateOfExpiry == sample.dateOfExpiry,
@@ -47,34 +64,35 @@ struct MRZRecognizerTests {
     }
 
     @Test("kiosk photographs: every access key read, none wrong")
-    func kiosk() throws {
-        #expect(try Self.run(.kiosk, count: 10, seed: 31) == 10)
+    func kiosk() async throws {
+        #expect(try await Self.run(.kiosk, count: 8, seed: 31) == 8)
     }
 
     @Test("flat scans: every access key read")
-    func scans() throws {
-        #expect(try Self.run(.scan, count: 5, seed: 32) == 5)
+    func scans() async throws {
+        #expect(try await Self.run(.scan, count: 4, seed: 32) == 4)
     }
 
     @Test("hard photographs (±15°, glare, 12-pixel characters, upside down): most read, none wrong")
-    func hard() throws {
-        #expect(try Self.run(.hard, count: 10, seed: 33) >= 7)
+    func hard() async throws {
+        #expect(try await Self.run(.hard, count: 8, seed: 33) >= 6)
     }
 
     @Test("ICAO 9303's specimens drawn onto a page read exactly, every format", arguments: MRZDecoderTests.specimens.indices)
-    func specimens(index: Int) throws {
+    func specimens(index: Int) async throws {
         let photographer = try #require(Self.photographer)
         let recognizer = try #require(Self.recognizer)
         let (format, lines) = MRZDecoderTests.specimens[index]
         let key = MRZDecoderTests.keyFields(format, lines)
         let sample = MRZSample(lines: lines, format: format, documentNumber: key.0, dateOfBirth: key.1, dateOfExpiry: key.2)
         var generator = SeededGenerator(state: 9303 + UInt64(index))
-        let reading = try #require(recognizer.read(photographer.shoot(sample, .kiosk, generator: &generator).frame).reading)
+        let frame = photographer.shoot(sample, .kiosk, generator: &generator).frame
+        let reading = try #require(try await Self.offPool { recognizer.read(frame).reading })
         #expect(reading.format == format && reading.lines == lines && reading.valid)
     }
 
     @Test("no MRZ: noise, a blank page, a single pixel, a page of text without one — nothing found, nothing claimed")
-    func nothingThere() throws {
+    func nothingThere() async throws {
         let recognizer = try #require(Self.recognizer)
         var generator = SeededGenerator(state: 7)
         let noise = ImageCodecs.RGBImage(width: 1280, height: 720, pixels: (0..<(1280 * 720 * 3)).map { _ in UInt8.random(in: 0...255, using: &generator) })
@@ -87,9 +105,10 @@ struct MRZRecognizerTests {
                 for y in row..<(row + 16) { for x in column..<(column + 12) { for c in 0..<3 { dots[(y * 1280 + x) * 3 + c] = 20 } } }
             }
         }
-        for image in [noise, blank, pixel, ImageCodecs.RGBImage(width: 1280, height: 720, pixels: dots)] {
-            let result = recognizer.read(image)
-            #expect(result.reading?.accessKeyValid != true && result.reading?.valid != true)
+        let images = [noise, blank, pixel, ImageCodecs.RGBImage(width: 1280, height: 720, pixels: dots)]
+        let readings = try await Self.offPool { images.map { recognizer.read($0).reading } }
+        for reading in readings {
+            #expect(reading?.accessKeyValid != true && reading?.valid != true)
         }
     }
 }

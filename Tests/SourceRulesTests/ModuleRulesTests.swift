@@ -7,7 +7,8 @@ import Testing
 /// - `MRTDVerification` (passive authentication, trust, evidence) links neither pcsc-lite, libnfc nor
 ///   the image codecs: a backend verifies evidence with the package alone.
 /// - `SmartCardCore` (APDUs, TLV, the reader protocol) links no C library at all.
-/// - No Swift file under Sources/ is over 500 lines.
+/// - No Swift file under Sources/ is over 500 lines, save generated data a tool writes (its first
+///   lines name the tool and say "Do not edit by hand", like the MRZ reader's glyph weights).
 /// - The reader library (`LDS`, `MRTDVerification`, `MRTD`) keeps at most 300 public declarations:
 ///   what the emulator and the tests need is `package`.
 /// - Every module `gbgbridge-read` is built from imports FoundationEssentials, never Foundation:
@@ -78,8 +79,10 @@ struct ModuleRulesTests {
     func fileSizes() throws {
         var long: [String] = []
         for file in try SourceRulesTests.sourceFiles() {
-            let lines = try String(contentsOf: file, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false).count
-            if lines > 500 { long.append("\(file.lastPathComponent): \(lines)") }
+            let text = try String(contentsOf: file, encoding: .utf8)
+            let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+            let generated = lines.prefix(3).contains { $0.hasPrefix("//") && $0.contains("Do not edit by hand") }
+            if lines.count > 500, !generated { long.append("\(file.lastPathComponent): \(lines.count)") }
         }
         #expect(long.isEmpty, "files over 500 lines: \(long)")
     }
