@@ -243,7 +243,22 @@ package enum DoctorChecks {
             finding += "; unreadable: \(problems.joined(separator: "; "))"
             fixes.append("remove or replace the files that cannot be read")
         }
+        let testAnchors = anchors.filter(isTestAnchor)
+        details["testAnchors"] = testAnchors.count
+        if !testAnchors.isEmpty {
+            status = status == .error ? .error : .warning
+            finding += "; TEST anchors trusted (\(testAnchors.map(\.subject).joined(separator: "; "))): a document signed with the kit's published test key would verify as valid"
+            fixes.append("remove the test CSCA (/usr/share/gbgbridge/pki, or Utopia's) from the trust paths of a kiosk that reads real documents")
+        }
         return DoctorCheck(name: "trust-store", status: status, finding: finding, fix: fixes.joined(separator: "; "), details: details)
+    }
+
+    /// A CSCA for tests only: the kit's (whose private key is installed in /usr/share/gbgbridge/pki),
+    /// one marked as a test, or one of ICAO's fictional Utopia (UT), whose specimen documents are
+    /// public.
+    package static func isTestAnchor(_ certificate: Certificate) -> Bool {
+        let subject = certificate.subject.uppercased()
+        return subject.contains("GBGBRIDGE TEST PKI") || subject.contains("NOT FOR PRODUCTION") || certificate.country?.uppercased() == "UT"
     }
 
     package static func iso8601(_ seconds: Double) -> String {

@@ -36,6 +36,10 @@ package final class HostApplication {
         let readers = backend ?? (settings.libnfcDevice.isEmpty && !settings.libnfcDiscover
             ? PCSCBackend() : CombinedReaderBackend.standard(libnfcDevices: settings.libnfcDevice, libnfcDiscovery: settings.libnfcDiscover))
         nfc = NFCReadService(backend: readers, trustStore: trust, logger: logger)
+        let testAnchors = trust.certificates.filter(DoctorChecks.isTestAnchor)
+        if !testAnchors.isEmpty {
+            logger.warning("trusting \(testAnchors.count) TEST CSCA certificate\(testAnchors.count == 1 ? "" : "s") (\(testAnchors.map(\.subject).joined(separator: "; "))): documents signed with a published test key verify as valid; never on a kiosk that reads real documents")
+        }
         nfc.defaultReadTimeout = .seconds(settings.readTimeout)
         if let terminal {
             nfc.terminalCredentials = terminal
