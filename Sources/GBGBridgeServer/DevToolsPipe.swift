@@ -111,11 +111,20 @@ public final class DevToolsConnection: Sendable {
         var bindingBytes = 0
         var bindingCount = 0
         var dropped = 0
+        /// Console errors and exceptions waiting (for operators' diagnostics).
+        var consoleCount = 0
+        var consoleDropped = 0
     }
     private let queue = Mutex(Queue())
     private let maxQueuedBindingBytes: Int
     /// At most this many page messages wait (the event stream keeps 10,000 events of all kinds).
     static let maxQueuedBindingEvents = 5_000
+    /// At most this many console errors and exceptions wait: a page logging in a loop cannot push
+    /// the bridge's own events out of the stream.
+    static let maxQueuedConsoleEvents = 200
+    /// The console calls passed on: errors and failed assertions (console.log is never read).
+    static let consoleTypes: Set<String> = ["error", "assert"]
+    static func isConsole(_ method: String) -> Bool { method == "Runtime.consoleAPICalled" || method == "Runtime.exceptionThrown" }
     /// The events passed on (`nil`: all). Others — console output, exceptions, network chatter a
     /// page can produce without bound — are dropped as they are read.
     private let eventMethods: Set<String>?
@@ -243,9 +252,15 @@ public final class DevToolsConnection: Sendable {
 
     /// Page messages dropped because they were too large or the queue was full.
     public var droppedPageMessages: Int { queue.withLock { $0.dropped } }
+    /// Console errors and exceptions dropped because too many were waiting.
+    public var droppedConsoleEvents: Int { queue.withLock { $0.consoleDropped } }
 
     /// Called by the consumer of `events` for each event it took (frees its queue space).
     public func consumed(_ event: Event) {
+        if Self.isConsole(event.method) {
+            queue.withLock { $0.consoleCount -= 1 }
+            return
+        }
         guard event.method == "Runtime.bindingCalled" else { return }
         queue.withLock {
             $0.bindingBytes -= event.bytes
@@ -274,6 +289,19 @@ public final class DevToolsConnection: Sendable {
                     }
                     queue.bindingBytes += bytes.count
                     queue.bindingCount += 1
+                    return true
+                }
+                guard admitted else { return }
+            }
+            if Self.isConsole(method) {
+                if method == "Runtime.consoleAPICalled",
+                   !Self.consoleTypes.contains((object["params"] as? [String: Any])?["type"] as? String ?? "") { return }
+                let admitted = queue.withLock { queue -> Bool in
+                    guard queue.consoleCount < Self.maxQueuedConsoleEvents else {
+                        queue.consoleDropped += 1
+                        return false
+                    }
+                    queue.consoleCount += 1
                     return true
                 }
                 guard admitted else { return }

@@ -159,15 +159,24 @@ enum DiagnosticsPage {
           function renderPages(d) {
             const pages = d.pages || [];
             if (!pages.length) return replace("pages", el("p", { class: "muted" }, "No page connected."));
-            replace("pages", table(["Page", "Origin", "Via", "Connected", "Last error", "Open requests", "Pending", "Recent messages"],
+            replace("pages", table(["Page", "Origin", "Via", "Connected", "Last error", "Open requests", "Pending", "Console", "Recent messages"],
               pages.map((p) => {
                 const messages = el("details", {}, el("summary", {}, (p.recentMessages || []).length + " messages (payloads elided)"),
                   table(["Time", "Dir", "Type", "Action", "Id", "Status"], (p.recentMessages || []).slice().reverse().map((m) =>
                     [time(m.time), m.direction, m.count ? m.type + " ×" + m.count : m.type, m.action, el("span", { class: "mono" }, m.correlationId),
                      m.errorCode ? m.status + " " + m.errorCode : (m.status || "")])));
+                // Console errors and uncaught exceptions, newest first, as text (a page's message is
+                // never markup here).
+                const entries = p.console || [];
+                const where = (c) => (c.url ? c.url.slice(c.url.lastIndexOf("/") + 1) + (c.line ? ":" + c.line : "") : "");
+                const console_ = entries.length
+                  ? el("details", { open: "" }, el("summary", {}, (p.consoleErrors || 0) + " errors, " + (p.exceptions || 0) + " exceptions"),
+                      table(["Time", "Kind", "Message", "Where"], entries.slice().reverse().map((c) =>
+                        [time(c.time), badge(c.kind, c.kind === "exception" ? "error" : "warning"), el("span", { class: "mono" }, c.text), where(c)])))
+                  : el("span", { class: "muted" }, p.via === "kiosk" ? "none" : "not seen (browser page)");
                 return [p.page, p.origin, p.via, time(p.connected), p.lastError ? badge(p.lastError, "error") : el("span", { class: "muted" }, "none"),
                   (p.openRequests || []).map((r) => r.action + " (" + r.ageSeconds + " s)").join(", ") || "none",
-                  (p.pendingRequests || []).map((r) => r.action).join(", ") || "none", messages];
+                  (p.pendingRequests || []).map((r) => r.action).join(", ") || "none", console_, messages];
               })));
           }
           function render(d) {

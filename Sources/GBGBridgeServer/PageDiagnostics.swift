@@ -26,6 +26,10 @@ public final class PageDiagnostics {
         var received = 0
         var sent = 0
         var watcher: Task<Void, Never>?
+        /// Console errors and uncaught exceptions (kiosk pages: DevTools sees them), newest last.
+        var console: [JSONValue] = []
+        var consoleErrors = 0
+        var exceptions = 0
 
         init(number: Int, origin: String, via: String, host: BridgeHost) {
             self.number = number
@@ -35,7 +39,47 @@ public final class PageDiagnostics {
         }
     }
 
-    public init(recentMessages: Int = 30) { self.recentMessages = max(1, recentMessages) }
+    /// Console entries kept per page.
+    public let consoleEntries: Int
+
+    public init(recentMessages: Int = 30, consoleEntries: Int = 50) {
+        self.recentMessages = max(1, recentMessages)
+        self.consoleEntries = max(1, consoleEntries)
+    }
+
+    /// What a page's console said that an operator looks for: an error it logged
+    /// (`console.error`, a failed `console.assert`) or an exception nothing caught.
+    public struct ConsoleEntry: Sendable {
+        public enum Kind: String, Sendable { case error, assert, exception }
+        public var kind: Kind
+        /// The message, as text (never interpreted as HTML anywhere).
+        public var text: String
+        public var url: String?
+        public var line: Int?
+        public var column: Int?
+
+        public init(kind: Kind, text: String, url: String? = nil, line: Int? = nil, column: Int? = nil) {
+            (self.kind, self.text, self.url, self.line, self.column) = (kind, text, url, line, column)
+        }
+    }
+
+    /// Records `entry` on `host`'s page: clipped (500 characters of text, 300 of URL), the
+    /// newest `consoleEntries` kept, every one counted.
+    public func console(_ entry: ConsoleEntry, on host: BridgeHost) {
+        guard let page = pages[ObjectIdentifier(host)] else { return }
+        var item: [String: JSONValue] = [
+            "time": .string(Self.iso8601(Date())),
+            "kind": .string(entry.kind.rawValue),
+            "text": .string(LogText.clip(entry.text, to: 500)),
+        ]
+        if let url = entry.url, !url.isEmpty { item["url"] = .string(LogText.clip(url, to: 300)) }
+        if let line = entry.line { item["line"] = .number(Double(line)) }
+        if let column = entry.column { item["column"] = .number(Double(column)) }
+        page.console.append(.object(item))
+        if page.console.count > consoleEntries { page.console.removeFirst(page.console.count - consoleEntries) }
+        if entry.kind == .exception { page.exceptions += 1 } else { page.consoleErrors += 1 }
+    }
+
 
     /// Starts following `host` (a page from `origin`, `via` "websocket" or "kiosk").
     public func track(_ host: BridgeHost, origin: String, via: String) {
@@ -68,6 +112,9 @@ public final class PageDiagnostics {
                 "messagesReceived": .number(Double(page.received)),
                 "messagesSent": .number(Double(page.sent)),
                 "recentMessages": .array(page.messages),
+                "console": .array(page.console),
+                "consoleErrors": .number(Double(page.consoleErrors)),
+                "exceptions": .number(Double(page.exceptions)),
                 "openRequests": .array(page.open.sorted { $0.value.since < $1.value.since }.map { id, request in
                     .object(["correlationId": .string(id), "action": .string(request.action),
                              "ageSeconds": .number((now.timeIntervalSince(request.since) * 10).rounded() / 10)])

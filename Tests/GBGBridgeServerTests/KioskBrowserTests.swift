@@ -31,13 +31,15 @@ struct KioskBrowserTests {
         }
     }
 
-    func kiosk(_ url: URL, chip: VirtualPassportChip? = nil, maxMessagesPerSecond: Int? = nil) throws -> (KioskBrowser, NFCReadService) {
+    func kiosk(_ url: URL, chip: VirtualPassportChip? = nil, maxMessagesPerSecond: Int? = nil,
+               pages: PageDiagnostics? = nil) throws -> (KioskBrowser, NFCReadService) {
         var trust = TrustStore()
         try trust.add(path: TestFixtures.url("pki/csca.cert.pem"))
         let chip = try chip ?? VirtualPassportChip(passport: try TestFixtures.passport("utopia-td3-jpeg"))
         let nfc = NFCReadService(backend: EmulatedReaderBackend(chip: chip), trustStore: trust)
         var configuration = KioskConfiguration(journeyURL: url)
         configuration.headless = true
+        configuration.pages = pages
         if let maxMessagesPerSecond { configuration.maxMessagesPerSecond = maxMessagesPerSecond }
         var logger = Logger(label: "test.kiosk")
         logger.logLevel = ProcessInfo.processInfo.environment["GBGBRIDGE_TEST_LOG"] != nil ? .debug : .critical
@@ -78,6 +80,37 @@ struct KioskBrowserTests {
         #expect(surname == "ERIKSSON")
         #expect(passive == "valid")
         #expect((progressEvents ?? 0) > 3)
+    }
+
+    /// What Safari's Web Inspector shows an iOS integrator, /diagnostics shows a kiosk's operator:
+    /// console errors, failed assertions and uncaught exceptions (console.log is not collected),
+    /// as text, with where they happened.
+    @Test func consoleErrorsAndUncaughtExceptionsReachTheDiagnostics() async throws {
+        let origins = try await Origins.start()
+        let pages = PageDiagnostics()
+        let (kiosk, _) = try kiosk(URL(string: "\(origins.journey.origin)/console-errors.html")!, pages: pages)
+        try await kiosk.start()
+        #expect(try await wait(kiosk, for: "window.thrown === true"))
+        var entries: [[String: JSONValue]] = []
+        let deadline = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < deadline {
+            let page = pages.snapshot().first?.objectValue
+            entries = (page?["console"]?.arrayValue ?? []).compactMap(\.objectValue)
+            if entries.count >= 4 { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let snapshot = pages.snapshot().first?.objectValue
+        await kiosk.stop()
+        await origins.stop()
+        let texts = entries.map { $0["text"]?.stringValue ?? "" }
+        #expect(entries.map { $0["kind"]?.stringValue ?? "" } == ["error", "assert", "exception", "exception"], "\(entries)")
+        #expect(texts.first == "capture failed: <b>not markup</b> 42")
+        #expect(texts.contains { $0.contains("TypeError: receive is not a function") })
+        #expect(texts.contains { $0.contains("nobody handled this") })
+        #expect(!texts.contains { $0.contains("ordinary log line") })
+        #expect(entries.first?["url"]?.stringValue?.hasSuffix("/console-errors.html") == true)
+        #expect(entries.first?["line"]?.intValue == 8)
+        #expect(snapshot?["consoleErrors"]?.intValue == 2 && snapshot?["exceptions"]?.intValue == 2)
     }
 
     @Test func crossOriginFrameAndForeignOriginsCannotReachTheHost() async throws {
