@@ -1,4 +1,5 @@
 import Foundation
+import GBGBridgeServer
 import GBGBridgeStubs
 import MRTD
 import MRTDCrypto
@@ -155,6 +156,18 @@ package enum DoctorChecks {
                                         fix: "Set metrics-listen to an address and port, e.g. 0.0.0.0:9450"), settings)
                 }
                 set.append("metrics on \(listen)")
+            }
+            if let inspect = settings.inspect {
+                guard let address = KioskInspectAddress(argument: inspect) else {
+                    return (DoctorCheck(name: "config", status: .error, finding: "\(file): 'inspect' is not PORT or HOST:PORT",
+                                        fix: "Set inspect to a port, e.g. 9222, or remove it"), settings)
+                }
+                // The DevTools protocol has no authentication: the port is the kiosk.
+                return (DoctorCheck(name: "config", status: .warning,
+                                    finding: "\(file): inspect is on: Chrome DevTools can attach to the kiosk's page on \(address)"
+                                        + (address.isLoopback ? "" : " (not loopback: anyone on that network controls the kiosk)"),
+                                    fix: "Remove 'inspect' from \(file) once the journey is debugged (reach a loopback port through an SSH tunnel)",
+                                    details: ["file": file, "inspect": address.description]), settings)
             }
             return (DoctorCheck(name: "config", status: .ok, finding: "\(file) is valid" + (set.isEmpty ? "" : ": " + set.joined(separator: ", ")),
                                 fix: "", details: ["file": file]), settings)

@@ -70,6 +70,7 @@ package final class HostApplication {
             kiosk.userDataDirectory = settings.kioskProfile.map { URL(fileURLWithPath: $0) }
             kiosk.bridge = configuration.bridge
             kiosk.pages = diagnostics?.pages
+            kiosk.inspect = settings.inspect
             self.kiosk = kiosk
         } else {
             kiosk = nil

@@ -1,6 +1,7 @@
 import Cameras
 import Foundation
 import GBGBridge
+import GBGBridgeServer
 
 /// What the host runs with, once the command line has been laid over the configuration file
 /// (`ServeSettings`) and the defaults. `validate()` checks what no single value can: ranges, the
@@ -13,6 +14,8 @@ package struct HostSettings: Sendable {
     package var kiosk: String?
     package var headless = false
     package var kioskProfile: String?
+    /// Chrome DevTools may attach to the kiosk's page here (`--inspect`); off unless given.
+    package var inspect: KioskInspectAddress?
     package var libnfcDevice: [String] = []
     package var libnfcDiscover = false
     package var verbose = false
@@ -48,6 +51,12 @@ package struct HostSettings: Sendable {
         kiosk = pick(\.kiosk)
         headless = pick(\.headless) ?? headless
         kioskProfile = pick(\.kioskProfile)
+        if let text = pick(\.inspect) {
+            guard let address = KioskInspectAddress(argument: text) else {
+                throw Problem("\(given.inspect == nil ? "configuration: \(filePath ?? ""): 'inspect'" : "--inspect") must be PORT or HOST:PORT (port 1-65535), e.g. 9222 or 127.0.0.1:9222, got '\(LogText.clip(text))'")
+            }
+            inspect = address
+        }
         libnfcDevice = list(\.libnfcDevice)
         libnfcDiscover = pick(\.libnfcDiscover) ?? libnfcDiscover
         verbose = pick(\.verbose) ?? verbose
@@ -110,6 +119,7 @@ package struct HostSettings: Sendable {
             }
         }
         if headless && kiosk == nil { throw Problem("--headless goes with --kiosk URL") }
+        if inspect != nil && kiosk == nil { throw Problem("--inspect goes with --kiosk URL (a journey in a browser tab is inspected with that browser's own DevTools)") }
         if let staticDirectory {
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: staticDirectory, isDirectory: &isDirectory), isDirectory.boolValue else {

@@ -32,6 +32,7 @@ package struct ServeSettings: Sendable, Equatable {
     package var kiosk: String?
     package var headless: Bool?
     package var kioskProfile: String?
+    package var inspect: String?
     package var libnfcDevice: [String]?
     package var libnfcDiscover: Bool?
     package var verbose: Bool?
@@ -48,7 +49,7 @@ package struct ServeSettings: Sendable, Equatable {
     package var selfieResolution: String?
 
     /// The keys a file may hold, as `serve`'s long options name them.
-    package static let keys = ["port", "allow-origin", "trust", "static", "kiosk", "headless", "kiosk-profile", "libnfc-device",
+    package static let keys = ["port", "allow-origin", "trust", "static", "kiosk", "headless", "kiosk-profile", "inspect", "libnfc-device",
                        "libnfc-discover", "verbose", "metrics-listen", "log-format", "diagnostics", "terminal-certificates", "terminal-key",
                        "read-timeout", "diagnostics-streams", "document-camera", "selfie-camera", "document-resolution", "selfie-resolution"]
 
@@ -106,6 +107,7 @@ package struct ServeSettings: Sendable, Equatable {
             case "kiosk": settings.kiosk = try field.string()
             case "headless": settings.headless = try field.bool()
             case "kiosk-profile": settings.kioskProfile = try field.string()
+            case "inspect": settings.inspect = try field.string()
             case "libnfc-device": settings.libnfcDevice = try field.strings()
             case "libnfc-discover": settings.libnfcDiscover = try field.bool()
             case "verbose": settings.verbose = try field.bool()

@@ -34,6 +34,8 @@ public struct KioskConfiguration: Sendable {
     public var maxQueuedMessageBytes = 64 << 20
     /// Follows the kiosk's page for operators' diagnostics (as `BridgeServerConfiguration.pages`).
     public var pages: PageDiagnostics?
+    /// Chrome DevTools may attach to the kiosk's page here (`--inspect`); off when `nil`.
+    public var inspect: KioskInspectAddress?
 
     public init(journeyURL: URL) { self.journeyURL = journeyURL }
 }
@@ -67,6 +69,8 @@ public final class KioskBrowser {
     private var eventTask: Task<Void, Never>?
     private var restarts = 0
     private var stopping = false
+    /// Forwards `configuration.inspect` to Chromium's loopback DevTools port (non-loopback addresses).
+    private var inspector: KioskInspector?
 
     /// The document currently bridged: its execution context and host.
     private var page: PageBinding?
@@ -119,6 +123,14 @@ public final class KioskBrowser {
     /// Starts Chromium and opens the journey.
     public func start() async throws {
         stopping = false
+        if let address = configuration.inspect {
+            if address.chromiumListensItself {
+                try KioskInspector.check(address)
+            } else if inspector == nil {
+                inspector = try KioskInspector(address: address)
+            }
+            logger.warning("Chrome DevTools can attach to the kiosk's page on \(address) (--inspect): whoever reaches it controls the kiosk")
+        }
         try await launch()
     }
 
@@ -128,6 +140,8 @@ public final class KioskBrowser {
         eventTask?.cancel()
         eventTask = nil
         dropPage(reason: "the kiosk is shutting down")
+        inspector?.stop()
+        inspector = nil
         if let browser { await browser.terminate(removeProfile: configuration.userDataDirectory == nil) }
         browser = nil
     }
@@ -137,8 +151,16 @@ public final class KioskBrowser {
             ? ["--headless=new", "--window-size=\(configuration.windowSize.width),\(configuration.windowSize.height)", "--hide-scrollbars"]
             : ["--kiosk", "--start-fullscreen", "--noerrdialogs", "--disable-infobars", "--disable-session-crashed-bubble"]
         arguments += ["--disable-gpu", "--disable-features=Translate,MediaRouter", "--autoplay-policy=no-user-gesture-required"]
+        if let address = configuration.inspect {
+            // Chromium's DevTools server listens on 127.0.0.1 only; elsewhere it takes a free
+            // loopback port (written to DevToolsActivePort) and the inspector forwards to it.
+            arguments.append("--remote-debugging-port=\(address.chromiumListensItself ? address.port : 0)")
+        }
         arguments += configuration.extraArguments
         arguments.append("about:blank")
+        if configuration.inspect != nil, let profile = configuration.userDataDirectory {
+            try? FileManager.default.removeItem(at: profile.appendingPathComponent("DevToolsActivePort"))
+        }
         let browser = try ChromiumProcess(arguments: arguments, userDataDirectory: configuration.userDataDirectory,
                                           maxQueuedPageMessageBytes: configuration.maxQueuedMessageBytes,
                                           eventMethods: Self.handledEvents)
@@ -171,6 +193,21 @@ public final class KioskBrowser {
         }
         try await devTools.send("Page.navigate", params: ["url": configuration.journeyURL.absoluteString], sessionId: sessionId)
         logger.info("kiosk showing \(configuration.journeyURL.absoluteString)")
+        if let inspector { await forward(inspector, to: browser) }
+    }
+
+    /// Points the inspector at the port Chromium chose (its profile's DevToolsActivePort, first line).
+    private func forward(_ inspector: KioskInspector, to browser: ChromiumProcess) async {
+        let file = browser.userDataDirectory.appendingPathComponent("DevToolsActivePort")
+        for _ in 0..<100 {
+            if let text = try? String(contentsOf: file, encoding: .utf8),
+               let port = text.split(separator: "\n").first.flatMap({ Int($0) }), (1...65_535).contains(port) {
+                inspector.forward(to: port)
+                return
+            }
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+        logger.error("--inspect: Chromium did not say which DevTools port it listens on; DevTools cannot attach")
     }
 
     /// Sets up a page session: injection, binding, context tracking, navigation policy, and

@@ -12,14 +12,15 @@ public final class RawSocket: @unchecked Sendable {  // a file descriptor; used 
     /// would starve (two threads on a two-core machine).
     let queue = DispatchQueue(label: "gbgbridge.raw-socket")
 
-    /// Connects to 127.0.0.1:`port` (blocking, with receive and send timeouts).
-    public init(port: Int, timeout: Int = 30) throws {
+    /// Connects to `address` (IPv4, 127.0.0.1 unless given):`port`, blocking, with receive and send timeouts.
+    public init(port: Int, timeout: Int = 30, address: String = "127.0.0.1") throws {
+        let host = address
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw RawSocketError("socket: errno \(errno)") }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_addr.s_addr = inet_addr(host)
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
@@ -58,6 +59,18 @@ public final class RawSocket: @unchecked Sendable {  // a file descriptor; used 
     }
 
     public func send(_ text: String) -> Bool { send(Array(text.utf8)) }
+
+    /// A plain HTTP/1.1 GET (Connection: close) on this connection: the status code and the body.
+    public func get(_ path: String, host: String) -> (status: Int, body: [UInt8])? {
+        guard send("GET \(path) HTTP/1.1\r\nHost: \(host)\r\nConnection: close\r\n\r\n") else { return nil }
+        var response: [UInt8] = []
+        while let chunk = receive(), !chunk.isEmpty, response.count < 16 << 20 { response += chunk }
+        let separator: [UInt8] = [13, 10, 13, 10]
+        guard let end = (0..<max(0, response.count - 3)).first(where: { Array(response[$0..<($0 + 4)]) == separator }),
+              let statusLine = String(decoding: response[..<end], as: UTF8.self).split(separator: "\r\n").first,
+              let status = statusLine.split(separator: " ").dropFirst().first.flatMap({ Int($0) }) else { return nil }
+        return (status, Array(response[(end + 4)...]))
+    }
 
     /// Reads what is there (up to `max`); empty at end of stream, `nil` on timeout or error.
     public func receive(max: Int = 65_536) -> [UInt8]? {

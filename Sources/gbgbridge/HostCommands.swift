@@ -80,6 +80,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Chromium profile directory for the kiosk (default: a fresh temporary one).")
     var kioskProfile: String?
 
+    @Option(name: .long, help: ArgumentHelp("With --kiosk: let Chrome DevTools attach to the kiosk's page (chrome://inspect, through an SSH tunnel), as Web Inspector does on iOS. Off by default; loopback unless HOST is given. No authentication: whoever reaches the port controls the kiosk.", valueName: "[HOST:]PORT"))
+    var inspect: String?
+
     @Option(name: .long, help: ArgumentHelp("Also read through this libnfc device (PN532/PN533), e.g. pn532_uart:/dev/ttyUSB0; repeatable. Its reader name is libnfc:<connstring>.", valueName: "CONNSTRING"))
     var libnfcDevice: [String] = []
 
@@ -112,7 +115,7 @@ struct ServeCommand: AsyncParsableCommand {
             let loaded = try ServeSettings.load(path: config)
             var given = ServeSettings()
             (given.port, given.allowOrigin, given.trust, given.staticDirectory) = (port, allowOrigin, trustOptions.trust, `static`)
-            (given.kiosk, given.headless, given.kioskProfile) = (kiosk, headless, kioskProfile)
+            (given.kiosk, given.headless, given.kioskProfile, given.inspect) = (kiosk, headless, kioskProfile, inspect)
             (given.libnfcDevice, given.libnfcDiscover, given.verbose) = (libnfcDevice, libnfcDiscover, verbose)
             (given.metricsListen, given.logFormat, given.diagnostics) = (metricsListen?.description, logFormat?.rawValue, diagnostics)
             (given.terminalCertificates, given.terminalKey) = (terminalOptions.terminalCertificates, terminalOptions.terminalKey)

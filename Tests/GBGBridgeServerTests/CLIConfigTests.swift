@@ -31,6 +31,9 @@ struct CLIConfigTests {
               ("port: [8450\n", "not valid YAML"),
               ("static: /nonexistent-gbg-dir\n", "--static /nonexistent-gbg-dir is not a directory"),
               ("kiosk: javascript:alert(1)\n", "--kiosk needs an http(s) URL"),
+              ("inspect: 9222\n", "--inspect goes with --kiosk URL"),
+              ("kiosk: http://127.0.0.1:1/\ninspect: 70000\n", "'inspect' must be PORT or HOST:PORT"),
+              ("kiosk: http://127.0.0.1:1/\ninspect: host:port\n", "'inspect' must be PORT or HOST:PORT"),
               ("document-camera: video0\n", "'document-camera' must be auto, stub, or a device path"),
               ("selfie-camera: /etc/passwd\n", "'selfie-camera' must be auto, stub, or a device path"),
               ("document-resolution: 1920\n", "'document-resolution' must be WIDTHxHEIGHT"),
@@ -80,7 +83,8 @@ struct CLIConfigTests {
         // diagnostics: true from the file; the trust store from the file.
         let diagnostics = try await CLIMetricsTests.get(port: filePort, path: "/diagnostics.json")
         #expect(diagnostics.status == 200)
-        #expect(diagnostics.body.contains(#""status":"ok""#), "\(diagnostics.body.prefix(600))")
+        // (the file's trust is the kit's test CSCA: loaded, and flagged as test anchors)
+        #expect(diagnostics.body.contains(#""anchors":1"#) && diagnostics.body.contains(#""testAnchors":1"#), "\(diagnostics.body.prefix(600))")
         var metrics = 0
         for _ in 0..<100 where metrics != 200 {
             metrics = (try? await CLIMetricsTests.get(port: metricsPort, path: "/metrics").status) ?? 0

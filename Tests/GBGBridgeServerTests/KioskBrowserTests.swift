@@ -32,7 +32,7 @@ struct KioskBrowserTests {
     }
 
     func kiosk(_ url: URL, chip: VirtualPassportChip? = nil, maxMessagesPerSecond: Int? = nil,
-               pages: PageDiagnostics? = nil) throws -> (KioskBrowser, NFCReadService) {
+               pages: PageDiagnostics? = nil, inspect: KioskInspectAddress? = nil) throws -> (KioskBrowser, NFCReadService) {
         var trust = TrustStore()
         try trust.add(path: TestFixtures.url("pki/csca.cert.pem"))
         let chip = try chip ?? VirtualPassportChip(passport: try TestFixtures.passport("utopia-td3-jpeg"))
@@ -40,6 +40,7 @@ struct KioskBrowserTests {
         var configuration = KioskConfiguration(journeyURL: url)
         configuration.headless = true
         configuration.pages = pages
+        configuration.inspect = inspect
         if let maxMessagesPerSecond { configuration.maxMessagesPerSecond = maxMessagesPerSecond }
         var logger = Logger(label: "test.kiosk")
         logger.logLevel = ProcessInfo.processInfo.environment["GBGBRIDGE_TEST_LOG"] != nil ? .debug : .critical
@@ -111,6 +112,50 @@ struct KioskBrowserTests {
         #expect(entries.first?["url"]?.stringValue?.hasSuffix("/console-errors.html") == true)
         #expect(entries.first?["line"]?.intValue == 8)
         #expect(snapshot?["consoleErrors"]?.intValue == 2 && snapshot?["exceptions"]?.intValue == 2)
+    }
+
+    /// `serve --kiosk URL --inspect [HOST:]PORT`: Chrome DevTools finds the journey's page on the
+    /// port (chrome://inspect reads /json/list). On 127.0.0.1 Chromium listens itself; on another
+    /// address (127.0.0.2 here) the host forwards to Chromium's loopback port. A taken port is an
+    /// error at start, not a kiosk without its inspector.
+    @Test func chromeDevToolsFindsTheJourneyOnTheInspectPort() async throws {
+        let origins = try await Origins.start()
+        for host in ["127.0.0.1", "127.0.0.2"] {
+            let port = try freeLoopbackPort()
+            let (kiosk, _) = try kiosk(URL(string: "\(origins.journey.origin)/second-page.html")!,
+                                       inspect: KioskInspectAddress(host: host, port: port))
+            try await kiosk.start()
+            #expect(try await wait(kiosk, for: "document.getElementById('title') !== null"))
+            var pages: [[String: Any]] = []
+            var lastError = ""
+            let deadline = ContinuousClock.now + .seconds(20)
+            while ContinuousClock.now < deadline, !pages.contains(where: { ($0["url"] as? String)?.hasSuffix("/second-page.html") == true }) {
+                // (Chromium's DevTools server writes headers FoundationNetworking's curl refuses.)
+                let answer: (status: Int, body: [UInt8])? = await withCheckedContinuation { continuation in
+                    DispatchQueue.global().async {
+                        continuation.resume(returning: (try? RawSocket(port: port, timeout: 5, address: host))?.get("/json/list", host: "\(host):\(port)"))
+                    }
+                }
+                if let answer, answer.status == 200 {
+                    pages = (try? JSONSerialization.jsonObject(with: Data(answer.body))) as? [[String: Any]] ?? []
+                } else {
+                    lastError = answer.map { "HTTP \($0.status)" } ?? "no answer"
+                }
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            let journey = pages.first { ($0["url"] as? String)?.hasSuffix("/second-page.html") == true }
+            #expect(journey?["type"] as? String == "page", "\(host): \(pages) \(lastError)")
+            #expect((journey?["webSocketDebuggerUrl"] as? String)?.hasPrefix("ws://") == true)
+            await kiosk.stop()
+        }
+        // A port something else holds.
+        let holder = try LoopbackSocket(listening: true)
+        let (kiosk, _) = try kiosk(URL(string: "\(origins.journey.origin)/second-page.html")!,
+                                   inspect: KioskInspectAddress(host: "127.0.0.1", port: holder.port))
+        await #expect(throws: KioskInspectError.self) { try await kiosk.start() }
+        await kiosk.stop()
+        withExtendedLifetime(holder) {}
+        await origins.stop()
     }
 
     @Test func crossOriginFrameAndForeignOriginsCannotReachTheHost() async throws {
