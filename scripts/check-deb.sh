@@ -3,10 +3,13 @@
 # DPKG_ROOT set) and checks what an operator gets: the files, the conffiles, the service user,
 # the installed binary running `gbgbridge doctor --json` on this machine's libraries alone (no
 # Swift toolchain), a changed configuration kept across a reinstall, and a clean purge.
-# Usage: scripts/check-deb.sh [DEB]   (default: the newest dist/gbgbridge_*.deb)
+# Usage: scripts/check-deb.sh [--update-golden] [DEB]   (default: the newest dist/gbgbridge_*.deb)
+#        --update-golden rewrites packaging/debian/files.golden from DEB (after an intended change)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+update_golden=0
+if [ "${1:-}" = "--update-golden" ]; then update_golden=1; shift; fi
 deb=${1:-$(ls -t dist/gbgbridge_*.deb 2>/dev/null | head -1)}
 [ -f "$deb" ] || { echo "check-deb: no package; run scripts/package-deb.sh first" >&2; exit 1; }
 root=$(mktemp -d)
@@ -28,6 +31,18 @@ dpkg_root() {
   dpkg --root="$root" --force-script-chrootless --force-depends --force-not-root --log=/dev/null "$@" 2>> "$root/dpkg.log" \
     || { cat "$root/dpkg.log" >&2; fail "dpkg $*"; }
 }
+
+# The package's files against the golden list: nothing from the build tree, no test-only binary,
+# nothing lost on the way.
+dpkg-deb -c "$deb" | awk '{print $6}' | sed 's|^\./||; s|/$||' | grep -v '^$' | LC_ALL=C sort > "$root/files.actual"
+if [ "$update_golden" = 1 ]; then
+  cp "$root/files.actual" packaging/debian/files.golden
+  echo "check-deb: packaging/debian/files.golden rewritten ($(wc -l < packaging/debian/files.golden) entries)"
+fi
+diff -u packaging/debian/files.golden "$root/files.actual" > "$root/files.diff" \
+  || fail "the package's files differ from packaging/debian/files.golden (scripts/check-deb.sh --update-golden if intended):
+$(cat "$root/files.diff")"
+grep -E '\.build|\.swiftmodule|\.o$|bench|soak|mrz-lab|Tests' "$root/files.actual" && fail "build-tree or test-only files in the package"
 
 echo "check-deb: installing $deb into $root"
 dpkg_root -i "$deb" >/dev/null
@@ -102,6 +117,59 @@ else:
     raise SystemExit("no answer")
 assert "<html" in page.lower() and "GBGBridge" in script, (page[:200], script[:200])
 EOF
+# ... and a page's nfc.read reads the virtual passport (a raw RFC 6455 client: the page's socket).
+/usr/bin/python3 - "$demo_port" "$root/usr/share/gbgbridge/passports/utopia-demo.json" <<'EOF' || { kill "$demo" 2>/dev/null; fail "nfc.read from a page on gbgbridge demo: $(tail -5 "$root/demo.err")"; }
+import base64, json, os, re, socket, struct, sys, urllib.request
+port, passport = sys.argv[1], json.load(open(sys.argv[2]))
+origin = f"http://127.0.0.1:{port}"
+script = urllib.request.urlopen(origin + "/gbg-bridge.js", timeout=5).read().decode()
+token = re.search(r'var token = "([^"]+)";', script).group(1)
+sock = socket.create_connection(("127.0.0.1", int(port)), timeout=60)
+key = base64.b64encode(os.urandom(16)).decode()
+sock.sendall((f"GET /gbg-bridge/ws?token={token} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
+              f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\nOrigin: {origin}\r\n\r\n").encode())
+head = b""
+while b"\r\n\r\n" not in head:
+    head += sock.recv(1)
+assert head.startswith(b"HTTP/1.1 101"), head
+def send(text):
+    data, mask = text.encode(), os.urandom(4)
+    header = bytes([0x81]) + (bytes([0x80 | len(data)]) if len(data) < 126 else bytes([0x80 | 126]) + struct.pack(">H", len(data)))
+    sock.sendall(header + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(data)))
+def exactly(n):
+    out = b""
+    while len(out) < n:
+        chunk = sock.recv(n - len(out))
+        if not chunk:
+            raise SystemExit("the socket closed")
+        out += chunk
+    return out
+def receive():
+    first, second = exactly(2)
+    length = second & 0x7F
+    if length == 126:
+        length = struct.unpack(">H", exactly(2))[0]
+    elif length == 127:
+        length = struct.unpack(">Q", exactly(8))[0]
+    return first & 0x0F, exactly(length)
+lines = passport["mrz"]
+access = {"documentNumber": lines[1][0:9].rstrip("<"), "dateOfBirth": lines[1][13:19], "dateOfExpiry": lines[1][21:27]}
+send(json.dumps({"version": "1.0", "correlationId": "check-deb-1", "type": "request", "timestamp": 1700000000000,
+                 "payload": {"action": "nfc.read", "data": {"accessKey": access, "dataGroups": ["DG1", "DG2"]}}}))
+for _ in range(5000):
+    opcode, body = receive()
+    if opcode != 1:
+        continue
+    message = json.loads(body)
+    if message.get("correlationId") == "check-deb-1" and message.get("type") == "response":
+        payload = message["payload"]
+        assert payload.get("status") == "success", payload
+        assert payload["data"]["document"]["documentNumber"] == access["documentNumber"], payload["data"]["document"]
+        print("check-deb: a page's nfc.read on demo read the virtual passport (" + str(payload["data"].get("accessControl")) + ")")
+        break
+else:
+    raise SystemExit("no response to nfc.read")
+EOF
 kill "$demo"; wait "$demo" 2>/dev/null || true
 grep -q 'Open in a browser' "$root/demo.out" || fail "gbgbridge demo from / printed: $(cat "$root/demo.out" "$root/demo.err")"
 # emulate a field profile behind an emulated PN532 and read it with the installed `gbgbridge read`
@@ -128,6 +196,85 @@ python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["document"
   || fail "gbgbridge read gave: $(head -c 400 "$root/read.json")"
 grep -q 'libexec/gbgbridge/gbgbridge-read$' "$root/read-exe" || fail "gbgbridge read did not run in the lean reader: $(sort -u "$root/read-exe")"
 echo "check-deb: from /, demo served the sample journey, and read (in the lean reader, through libnfc) the chip emulate --profile de-passport-2023 put behind $first"
+
+# The same through PC/SC: emulate a passport by name into the vpcd reader of a private pcscd and
+# read it from /tmp with the installed gbgbridge read. Debian's pcscd always binds
+# /run/pcscd/pcscd.comm, so this one runs in a mount namespace of its own (as the tests' harness
+# does), on two free vpcd ports, and the reader reaches it through PCSCLITE_CSOCK_NAME.
+vpcd_driver=/usr/lib/pcsc/drivers/serial/libifdvpcd.so
+if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null && [ -x /usr/sbin/pcscd ] && [ -f "$vpcd_driver" ]; then
+  pcsc_dir=$(mktemp -d /tmp/gbg-check-deb-pcscd.XXXXXX)
+  chmod 0755 "$pcsc_dir"
+  vport=$(python3 -c '
+import socket
+for port in range(36100, 37000, 2):
+    try:
+        for p in (port, port + 1):
+            s = socket.socket(); s.bind(("127.0.0.1", p)); s.close()
+        print(port); break
+    except OSError:
+        pass')
+  hex=$(printf '0x%X' "$vport")
+  printf 'FRIENDLYNAME "Virtual PCD"\nDEVICENAME   /dev/null:%s\nLIBPATH      %s\nCHANNELID    %s\n' "$hex" "$vpcd_driver" "$hex" > "$pcsc_dir/reader.conf"
+  unshare --mount --propagation private -- /bin/sh -c 'mkdir -p /run/pcscd && mount --bind "$0" /run/pcscd && exec /usr/sbin/pcscd --foreground -c "$1"' \
+    "$pcsc_dir" "$pcsc_dir/reader.conf" > "$pcsc_dir/pcscd.log" 2>&1 &
+  pcscd_pid=$!
+  for _ in $(seq 100); do [ -S "$pcsc_dir/pcscd.comm" ] && break; sleep 0.05; done
+  [ -S "$pcsc_dir/pcscd.comm" ] || fail "the private pcscd did not start: $(cat "$pcsc_dir/pcscd.log")"
+  (cd / && exec env -i PATH=/usr/bin:/bin HOME=/nonexistent "$root/usr/bin/gbgbridge" emulate --passport utopia-demo \
+    --vpcd-port "$vport" > "$root/emulate-pcsc.out" 2> "$root/emulate-pcsc.err") &
+  emulator=$!
+  demo_mrz=$(python3 -c 'import json,sys; print("\n".join(json.load(open(sys.argv[1]))["mrz"]))' "$root/usr/share/gbgbridge/passports/utopia-demo.json")
+  set +e
+  (cd /tmp && exec env -i PATH=/usr/bin:/bin HOME=/nonexistent PCSCLITE_CSOCK_NAME="$pcsc_dir/pcscd.comm" "$root/usr/bin/gbgbridge" read \
+    --reader "Virtual PCD 00 00" --mrz "$demo_mrz" --trust "$root/usr/share/gbgbridge/pki/csca.cert.pem" --data-groups DG1,DG2 \
+    --json --timeout 30 > "$root/read-pcsc.json" 2> "$root/read-pcsc.err")
+  status=$?
+  set -e
+  kill "$emulator" "$pcscd_pid" 2>/dev/null || true
+  wait "$emulator" "$pcscd_pid" 2>/dev/null || true
+  rm -rf "$pcsc_dir"
+  [ "$status" = 0 ] || fail "gbgbridge read (PC/SC) of emulate --passport utopia-demo exited $status: $(cat "$root/read-pcsc.err" "$root/emulate-pcsc.err")"
+  python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["verification"]["passive"]["status"]=="valid", r["verification"]["passive"]' "$root/read-pcsc.json" \
+    || fail "gbgbridge read (PC/SC) gave: $(head -c 400 "$root/read-pcsc.json")"
+  echo "check-deb: from /tmp, read (through a private pcscd) the passport emulate --passport utopia-demo put into vpcd; passive authentication valid"
+else
+  echo "check-deb: SKIPPED the PC/SC read (needs root for a private pcscd, unshare, pcscd and vsmartcard-vpcd)"
+fi
+
+# The shell completions, generated from the commands: bash completes `gbgbridge re<TAB>` to read
+# and readers, and an option of read; zsh and fish files are there.
+for path in usr/share/bash-completion/completions/gbgbridge usr/share/zsh/vendor-completions/_gbgbridge \
+            usr/share/fish/vendor_completions.d/gbgbridge.fish; do
+  [ -s "$root/$path" ] || fail "$path is not installed"
+done
+completions=$(env -i PATH="$root/usr/bin:/usr/bin:/bin" bash --norc -c '
+  source "$1"
+  fn=$(complete -p gbgbridge | sed "s/.*-F \([^ ]*\).*/\1/")
+  COMP_WORDS=(gbgbridge re); COMP_CWORD=1; COMP_LINE="gbgbridge re"; COMP_POINT=${#COMP_LINE}
+  "$fn" gbgbridge re gbgbridge; echo "${COMPREPLY[*]}"
+  COMP_WORDS=(gbgbridge read --mrz-f); COMP_CWORD=2; COMP_LINE="gbgbridge read --mrz-f"; COMP_POINT=${#COMP_LINE}
+  "$fn" gbgbridge --mrz-f read; echo "${COMPREPLY[*]}"' _ "$root/usr/share/bash-completion/completions/gbgbridge")
+echo "$completions" | head -1 | grep -qw read && echo "$completions" | head -1 | grep -qw readers \
+  || fail "bash completion of 'gbgbridge re': $completions"
+echo "$completions" | tail -1 | grep -q -- '--mrz-from-camera' || fail "bash completion of 'gbgbridge read --mrz-f': $completions"
+
+# The man pages, generated from the same definitions: each renders without errors, and
+# gbgbridge-read(1) names every option `gbgbridge read --help` does.
+for page in "$root"/usr/share/man/man1/*.1.gz; do
+  man --warnings=w -l "$page" > "$root/man.txt" 2> "$root/man.err" || fail "man $(basename "$page"): $(cat "$root/man.err")"
+  grep -v 'cannot adjust line\|cannot break line' "$root/man.err" | grep -q . && fail "man $(basename "$page") warns: $(cat "$root/man.err")"
+  [ -s "$root/man.txt" ] || fail "man $(basename "$page") is empty"
+done
+for command in read serve emulate mrz "trust import" "camera capture"; do
+  page="$root/usr/share/man/man1/gbgbridge-${command// /-}.1.gz"
+  [ -f "$page" ] || fail "no man page for gbgbridge $command"
+  MANWIDTH=200 man -l "$page" 2>/dev/null | grep -o -- '--[a-z0-9-]*' | sort -u > "$root/man-options"
+  "$root/usr/bin/gbgbridge" $command --help | grep -o -- '--[a-z0-9-]*' | sort -u > "$root/help-options"
+  missing=$(comm -13 "$root/man-options" "$root/help-options" | tr '\n' ' ')
+  [ -z "$missing" ] || fail "man gbgbridge-${command// /-} lacks what --help lists: $missing"
+done
+echo "check-deb: completions (bash completes 'gbgbridge re' to: $(echo "$completions" | head -1)), $(ls "$root"/usr/share/man/man1 | wc -l) man pages rendering and matching --help"
 
 # A changed configuration survives a reinstall (it is a conffile); the package's is not forced on it.
 echo "port: 8461" >> "$root/etc/gbgbridge/gbgbridge.conf"

@@ -96,9 +96,24 @@ gbgbridge ($version) unstable; urgency=medium
  -- $maintainer  $date_rfc2822
 EOF
 gzip -9n "$doc/changelog"
+# Man pages and shell completions from the command definitions themselves (ArgumentParser's
+# --experimental-dump-help and --generate-completion-script), so they cannot drift from --help:
+# gbgbridge(1) with the hand-written FILES and SECURITY sections, and one page per command
+# (gbgbridge-read(1), gbgbridge-trust-import(1) …).
 install -d -m 0755 "$root/usr/share/man/man1"
-sed "s/@VERSION@/$version/" "$src/gbgbridge.1" | gzip -9n > "$root/usr/share/man/man1/gbgbridge.1.gz"
-chmod 0644 "$root/usr/share/man/man1/gbgbridge.1.gz"
+python3 scripts/generate-man.py "$binary" "$stage/man" "$version" "$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y-%m-%d)" \
+  --extra "$src/gbgbridge.1.extra" >/dev/null
+for page in "$stage"/man/*.1; do
+  gzip -9n < "$page" > "$root/usr/share/man/man1/$(basename "$page").gz"
+  chmod 0644 "$root/usr/share/man/man1/$(basename "$page").gz"
+done
+install -d -m 0755 "$root/usr/share/bash-completion/completions" "$root/usr/share/zsh/vendor-completions" \
+  "$root/usr/share/fish/vendor_completions.d"
+"$binary" --generate-completion-script bash > "$root/usr/share/bash-completion/completions/gbgbridge"
+"$binary" --generate-completion-script zsh > "$root/usr/share/zsh/vendor-completions/_gbgbridge"
+"$binary" --generate-completion-script fish > "$root/usr/share/fish/vendor_completions.d/gbgbridge.fish"
+chmod 0644 "$root/usr/share/bash-completion/completions/gbgbridge" "$root/usr/share/zsh/vendor-completions/_gbgbridge" \
+  "$root/usr/share/fish/vendor_completions.d/gbgbridge.fish"
 
 # The shared libraries the binary needs, as Debian packages with versions.
 mkdir -p "$stage/debian"
