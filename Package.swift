@@ -30,6 +30,8 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
         // serve's configuration file (YAML).
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
+        // API documentation (DocC) for GBGBridge, MRTDVerification and MRTD: scripts/docs.sh.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
     ],
     targets: [
         // Outside text made safe for one log line (LogText); shared by the bridge and the card layers.

@@ -36,6 +36,10 @@ kill "$watchdog" 2>/dev/null || true
 wait "$watchdog" 2>/dev/null || true
 [ "$status" -eq 0 ] || exit "$status"
 
+# The API documentation (DocC) builds without a warning: every public parameter documented,
+# every symbol link in the articles resolving.
+scripts/docs.sh
+
 # The Debian package as an operator gets it: built (lintian clean of errors), installed into a
 # throwaway root, its gbgbridge doctor run there.
 if [ "${GBGBRIDGE_SKIP_DEB:-0}" != 1 ]; then

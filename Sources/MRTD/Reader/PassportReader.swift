@@ -68,6 +68,11 @@ public final class PassportReader {
     private let recovery: TagLossRecovery
 
     /// - Parameters:
+    ///   - connection: the card, connected (PC/SC, libnfc or an emulated chip); the caller
+    ///     disconnects it when the read is over (see `connection`, which may be a newer one).
+    ///   - accessKey: the MRZ, its three fields or the CAN, as printed on the document.
+    ///   - options: the data groups, the checks to run, the trust store, the time limit.
+    ///   - progress: called as the read goes, from the read's own task; keep it short.
     ///   - reconnect: how to get the card back after it left the field (see the type's notes);
     ///     `nil` makes tag loss end the read with `cardRemoved`.
     public init(connection: any CardConnection, accessKey: AccessKey, options: ReadOptions = ReadOptions(),
