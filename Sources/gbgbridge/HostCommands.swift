@@ -159,19 +159,23 @@ struct DemoCommand: AsyncParsableCommand {
         commandName: "demo",
         abstract: "Run the host with a virtual passport and the bundled sample journey (no hardware needed).",
         discussion: """
-            Serves Fixtures/journey at http://127.0.0.1:PORT/ and answers nfc.read from an \
-            in-process virtual passport (Fixtures/passports/NAME.json, EF.SOD signed by the test \
-            PKI, trusted by the demo). Open the printed URL in a browser.
+            Serves the sample journey at http://127.0.0.1:PORT/ and answers nfc.read from an \
+            in-process virtual passport (passports/NAME.json, EF.SOD signed by the test PKI, \
+            trusted by the demo only). Open the printed URL in a browser.
+
+            The journey, passports and test PKI are looked for in $GBGBRIDGE_DATA, ./Fixtures \
+            (a checkout), the checkout above the executable, then /usr/share/gbgbridge (the \
+            Debian package), so demo works from any directory.
             """
     )
 
     @Option(name: .long, help: "Port on 127.0.0.1 (0 picks a free one).")
     var port: Int = 8450
 
-    @Option(name: .long, help: "Virtual passport: a name in Fixtures/passports (utopia-demo: PACE, Chip and Active Authentication, a drawn face; utopia-td3-jpeg, utopia-td1-idcard, utopia-td3-jpeg2000, utopia-td3-pace, utopia-id-pace-only), a field profile (field/de-passport-2023 …, see gbgbridge emulate --help) or a description file.")
+    @Option(name: .long, help: "Virtual passport: a name in passports/ (utopia-demo: PACE, Chip and Active Authentication, a drawn face; utopia-td3-jpeg, utopia-td1-idcard, utopia-td3-jpeg2000, utopia-td3-pace, utopia-id-pace-only), a field profile (field/de-passport-2023 …, see gbgbridge emulate --help) or a description file.")
     var passport = "utopia-demo"
 
-    @Option(name: .long, help: "The journey directory to serve (default: Fixtures/journey).")
+    @Option(name: .long, help: "The journey directory to serve (default: the sample journey, journey/ in the data directory).")
     var journey: String?
 
     @Flag(name: .long, help: "Log debug details.")
