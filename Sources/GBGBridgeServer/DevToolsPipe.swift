@@ -124,6 +124,31 @@ public final class DevToolsConnection: Sendable {
     static let maxQueuedConsoleEvents = 200
     /// The console calls passed on: errors and failed assertions (console.log is never read).
     static let consoleTypes: Set<String> = ["error", "assert"]
+    /// A console event larger than this (a page logging a huge string or object) is kept only as
+    /// where it happened and how large it was: 200 waiting events stay within a few MiB.
+    static let maxKeptConsoleEventBytes = 16 << 10
+
+    /// `params` of a console event without its (large) content: the kind, the page's context,
+    /// the first stack frame and a note of the size.
+    static func shortened(_ method: String, _ params: [String: Any], bytes: Int) -> [String: Any] {
+        let note = "(a message of \(bytes) bytes: too large to keep)"
+        func frame(_ trace: Any?) -> [String: Any]? {
+            guard let first = ((trace as? [String: Any])?["callFrames"] as? [[String: Any]])?.first else { return nil }
+            return first.filter { ["url", "lineNumber", "columnNumber"].contains($0.key) && !(($0.value as? String)?.utf8.count ?? 0 > 2048) }
+        }
+        if method == "Runtime.consoleAPICalled" {
+            var short: [String: Any] = ["type": params["type"] ?? "error", "args": [["type": "string", "value": note]]]
+            short["executionContextId"] = params["executionContextId"]
+            if let first = frame(params["stackTrace"]) { short["stackTrace"] = ["callFrames": [first]] }
+            return short
+        }
+        let details = params["exceptionDetails"] as? [String: Any] ?? [:]
+        var short: [String: Any] = ["text": note]
+        for key in ["executionContextId", "lineNumber", "columnNumber"] { short[key] = details[key] }
+        if let url = details["url"] as? String, url.utf8.count <= 2048 { short["url"] = url }
+        return ["exceptionDetails": short]
+    }
+
     static func isConsole(_ method: String) -> Bool { method == "Runtime.consoleAPICalled" || method == "Runtime.exceptionThrown" }
     /// The events passed on (`nil`: all). Others — console output, exceptions, network chatter a
     /// page can produce without bound — are dropped as they are read.
@@ -306,8 +331,11 @@ public final class DevToolsConnection: Sendable {
                 }
                 guard admitted else { return }
             }
-            eventSink.yield(Event(method: method, params: object["params"] as? [String: Any] ?? [:],
-                                  sessionId: object["sessionId"] as? String, bytes: bytes.count))
+            var params = object["params"] as? [String: Any] ?? [:]
+            if Self.isConsole(method), bytes.count > Self.maxKeptConsoleEventBytes {
+                params = Self.shortened(method, params, bytes: bytes.count)
+            }
+            eventSink.yield(Event(method: method, params: params, sessionId: object["sessionId"] as? String, bytes: bytes.count))
         }
     }
 

@@ -101,6 +101,23 @@ struct KioskBrowserTests {
             try await Task.sleep(for: .milliseconds(100))
         }
         let snapshot = pages.snapshot().first?.objectValue
+
+        // A page that logs a megabyte, then floods: the huge one is kept as a note of its size,
+        // and the page keeps its newest 50, each clipped.
+        _ = try await kiosk.evaluate("console.error('x'.repeat(1000000)); true")
+        var big: [String: JSONValue]?
+        for _ in 0..<100 where big == nil {
+            big = (pages.snapshot().first?.objectValue?["console"]?.arrayValue ?? []).compactMap(\.objectValue)
+                .first { $0["text"]?.stringValue?.contains("too large to keep") == true }
+            if big == nil { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(big?["text"]?.stringValue?.hasPrefix("(a message of ") == true, "\(String(describing: big))")
+        _ = try await kiosk.evaluate("for (var i = 0; i < 2000; i++) { console.error('flood ' + i + ' ' + 'y'.repeat(900)); } true")
+        try await Task.sleep(for: .seconds(2))
+        let flooded = (pages.snapshot().first?.objectValue?["console"]?.arrayValue ?? []).compactMap(\.objectValue)
+        #expect(flooded.count == pages.consoleEntries)
+        #expect(flooded.allSatisfy { ($0["text"]?.stringValue?.count ?? 0) <= 520 })
+        #expect(try await kiosk.evaluate("1 + 1") as? Int == 2, "the kiosk still answers")
         await kiosk.stop()
         await origins.stop()
         let texts = entries.map { $0["text"]?.stringValue ?? "" }
