@@ -168,7 +168,10 @@ final class KioskInspector: Sendable {
                 let peer = index == 0 ? b : a
                 var sent = 0
                 while sent < count {
-                    let written = buffer.withUnsafeBytes { send(peer, $0.baseAddress! + sent, count - sent, Int32(MSG_NOSIGNAL)) }
+                    let written = buffer.withUnsafeBytes { raw -> Int in
+                        guard let base = raw.baseAddress else { return -1 }
+                        return send(peer, base + sent, count - sent, Int32(MSG_NOSIGNAL))
+                    }
                     if written < 0, errno == EINTR { continue }
                     guard written > 0 else { return }
                     sent += written

@@ -29,7 +29,8 @@ struct DocCArticleTests {
 
         var trust = TrustStore()
         try trust.add(path: TestFixtures.url("pki"))
-        let options = ReadOptions(dataGroups: [1, 2], trustStore: trust)
+        var options = ReadOptions(dataGroups: [1, 2], trustStore: trust)
+        options.readTimeout = ReadOptions.forTest().readTimeout  // (not in the article: a busy CI machine)
         let percents = Mutex<[Int]>([])
         let passportReader = PassportReader(connection: connection, accessKey: key, options: options,
                                             progress: { progress in percents.withLock { $0.append(progress.percent) } })
@@ -56,7 +57,7 @@ struct DocCArticleTests {
         // What the kiosk sends: nfc.read's evidence, as JSON.
         let challengeForThisSession: [UInt8] = [0x3A, 0x91, 0x0C, 0x5D, 0xE2, 0x47, 0x18, 0xB6]
         let backend = try Self.backend()
-        var options = ReadOptions(dataGroups: [1, 2, 14, 15])
+        var options = ReadOptions.forTest(dataGroups: [1, 2, 14, 15])
         options.activeAuthenticationChallenge = challengeForThisSession
         let read = try await PassportReader(connection: try await backend.connect(reader: try await backend.waitForCard(readerMatching: nil, timeout: .seconds(30)).name),
                                             accessKey: try AccessKey.fields(documentNumber: "L898902C3", dateOfBirth: "740812", dateOfExpiry: "120415"),

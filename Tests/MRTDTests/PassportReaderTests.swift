@@ -224,7 +224,7 @@ struct PACEReaderTests {
         let chip = VirtualPassportChip(passport: passport)
         let connection = EmulatedCardConnection(chip: chip)
         await #expect {
-            _ = try await PassportReader(connection: connection, accessKey: .can("654321")).read()
+            _ = try await PassportReader(connection: connection, accessKey: .can("654321"), options: .forTest()).read()
         } throws: { ($0 as? MRTDError)?.code == .accessDenied }
         #expect(chip.statistics.paceFailures == 1)
         // No lock-up: the right CAN works on the same connection right after.
@@ -533,7 +533,7 @@ struct PACECAMTests {
 
     @Test func untrustedCardSecurityIsReported() async throws {
         let chip = VirtualPassportChip(passport: try passport())
-        let result = try await PassportReader(connection: EmulatedCardConnection(chip: chip), accessKey: .can("123456")).read()
+        let result = try await PassportReader(connection: EmulatedCardConnection(chip: chip), accessKey: .can("123456"), options: .forTest()).read()
         #expect(result.chip.status == .untrusted)
     }
 }
@@ -569,7 +569,7 @@ struct PACEIMTests {
     @Test func aWrongCANIsAccessDenied() async throws {
         let chip = VirtualPassportChip(passport: try passport(parameterId: 13))
         await #expect {
-            _ = try await PassportReader(connection: EmulatedCardConnection(chip: chip), accessKey: .can("654321")).read()
+            _ = try await PassportReader(connection: EmulatedCardConnection(chip: chip), accessKey: .can("654321"), options: .forTest()).read()
         } throws: { ($0 as? MRTDError)?.code == .accessDenied }
     }
 

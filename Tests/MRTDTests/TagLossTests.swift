@@ -188,7 +188,7 @@ struct TagLossTests {
         let chip = try tagLossChip("utopia-td3-jpeg", afterAPDUs: 6)
         await #expect {
             _ = try await PassportReader(connection: EmulatedCardConnection(chip: chip),
-                                         accessKey: try TestFixtures.accessKey("utopia-td3-jpeg")).read()
+                                         accessKey: try TestFixtures.accessKey("utopia-td3-jpeg"), options: .forTest()).read()
         } throws: { ($0 as? MRTDError)?.code == .cardRemoved }
     }
 
@@ -225,7 +225,7 @@ struct TagLossTests {
         let name = backend.readerName
         await #expect {
             _ = try await PassportReader(connection: try await backend.connect(reader: name),
-                                         accessKey: try TestFixtures.accessKey("utopia-td3-jpeg"),
+                                         accessKey: try TestFixtures.accessKey("utopia-td3-jpeg"), options: .forTest(),
                                          reconnect: {
                                              // Back, and gone again before the chip is open.
                                              chip.reinsert()

@@ -210,7 +210,7 @@ struct LibNFCHardwareInTheLoopTests {
             faults.removeAfterAPDUs = 12
             chip.setFaults(faults)
             await #expect {
-                _ = try await PassportReader(connection: connection, accessKey: try Self.key("utopia-td3-jpeg")).read()
+                _ = try await PassportReader(connection: connection, accessKey: try Self.key("utopia-td3-jpeg"), options: .forTest()).read()
             } throws: { error in
                 guard let error = error as? MRTDError else { return false }
                 return error.code == .cardRemoved

@@ -18,8 +18,19 @@ import Testing
 struct ModuleRulesTests {
     static let root = SourceRulesTests.root
 
-    /// Target name → its direct target dependencies, from `swift package describe`.
-    static func targetGraph() throws -> [String: [String]] {
+    /// Target name → its direct target dependencies, from `swift package describe`: run once, on
+    /// a thread of its own. In a fresh clone it resolves the package into a scratch directory
+    /// (a minute or two on a busy CI machine); run synchronously in each test, it held both of
+    /// the cooperative pool's threads that long and starved other suites' in-process reads.
+    static let graphTask = Task<[String: [String]], any Error> {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(with: Result { try describe() }) }
+        }
+    }
+
+    static func targetGraph() async throws -> [String: [String]] { try await graphTask.value }
+
+    static func describe() throws -> [String: [String]] {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("describe-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: scratch) }
         let process = Process()
@@ -32,7 +43,7 @@ struct ModuleRulesTests {
         try process.run()
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        try #require(process.terminationStatus == 0, "swift package describe failed")
+        guard process.terminationStatus == 0 else { throw DescribeFailed() }
         struct Description: Decodable {
             struct Target: Decodable {
                 var name: String
@@ -42,6 +53,10 @@ struct ModuleRulesTests {
         }
         let description = try JSONDecoder().decode(Description.self, from: data)
         return Dictionary(description.targets.map { ($0.name, $0.target_dependencies ?? []) }, uniquingKeysWith: { a, _ in a })
+    }
+
+    struct DescribeFailed: Error, CustomStringConvertible {
+        var description: String { "swift package describe failed" }
     }
 
     static func closure(of target: String, in graph: [String: [String]]) -> Set<String> {
@@ -54,8 +69,8 @@ struct ModuleRulesTests {
     }
 
     @Test("MRTDVerification links neither pcsc-lite, libnfc, the PC/SC or libnfc back ends nor the image codecs")
-    func verificationIsSelfContained() throws {
-        let graph = try Self.targetGraph()
+    func verificationIsSelfContained() async throws {
+        let graph = try await Self.targetGraph()
         try #require(graph["MRTDVerification"] != nil, "no MRTDVerification target in the package")
         let reached = Self.closure(of: "MRTDVerification", in: graph)
         let forbidden: Set = ["CPCSCLite", "CSmartCardShim", "CLibNFC", "CLibNFCShim", "SmartCardPCSC", "SmartCardLibNFC",
@@ -67,8 +82,8 @@ struct ModuleRulesTests {
     }
 
     @Test("SmartCardCore and LDS link no card-reader C library")
-    func coreHasNoReaderLibrary() throws {
-        let graph = try Self.targetGraph()
+    func coreHasNoReaderLibrary() async throws {
+        let graph = try await Self.targetGraph()
         for target in ["SmartCardCore", "LDS", "MRTD"] {
             let reached = Self.closure(of: target, in: graph)
             #expect(!reached.contains("CPCSCLite") && !reached.contains("CLibNFC"), "\(target) reaches \(reached.sorted())")
@@ -124,8 +139,8 @@ struct ModuleRulesTests {
     }
 
     @Test("the modules gbgbridge-read is built from import FoundationEssentials only, never Foundation")
-    func leanReaderHasNoFoundation() throws {
-        let graph = try Self.targetGraph()
+    func leanReaderHasNoFoundation() async throws {
+        let graph = try await Self.targetGraph()
         try #require(graph["gbgbridge-read"] != nil, "no gbgbridge-read target in the package")
         let targets = Self.closure(of: "gbgbridge-read", in: graph).union(["gbgbridge-read"])
         #expect(targets.isSuperset(of: ["GBGBridgeRead", "ChipRead", "MRTD", "LDS", "SmartCardPCSC"]), "\(targets.sorted())")
