@@ -159,6 +159,9 @@ package struct ReadCommand: AsyncParsableCommand {
         guard timeout > 0, timeout <= 3600 else { throw ValidationError("--timeout must be between 0 and 3600 seconds") }
         guard readTimeout >= 1, readTimeout <= 3600 else { throw ValidationError("--read-timeout must be between 1 and 3600 seconds") }
         for (option, path) in [("--photo", photo), ("--trace", trace), ("--evidence", evidence)] {
+            // The evidence and the photo are written after the dump, so they may go into the
+            // directory --dump creates (e.g. --dump DIR --photo DIR/face.jpg).
+            if let path, let dump, option != "--trace", path.hasPrefix(dump.hasSuffix("/") ? dump : dump + "/") { continue }
             if let path, let problem = BoundedFile.outputProblem(path, option: option) { throw ValidationError(problem) }
         }
         if let dump, let problem = BoundedFile.outputProblem(dump, option: "--dump", directory: true) { throw ValidationError(problem) }
