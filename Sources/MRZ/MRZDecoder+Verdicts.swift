@@ -27,7 +27,7 @@ extension MRZDecoder {
             }
             if !keySafe { break }
         }
-        let accessKeyValid = checksHold && keySafe && wellFormedKey(text)
+        let accessKeyValid = checksHold && keySafe && wellFormedKey(text) && keyGroupsUnambiguous(text, picks: picks)
 
         // Everything else: confident, and well formed.
         var restConfident = true

@@ -21,6 +21,13 @@ struct MRZDecoder {
         var validMargin: Float = 0.5
         var minimumRunnerUp: Float = 0.08
         var maximumCorrections = 2
+        /// Where a field allows both a digit and the letter it looks like in OCR-B (document
+        /// numbers, optional data), each is taken as at least this fraction as likely as the
+        /// other, however sure the classifier: at 12-pixel characters it called a `0` an `O` with
+        /// 0.9996, a correction then "repaired" a `6` into a `4` that compensated, and every check
+        /// digit held on a wrong number (hard tier, benchmark). Only the check digits may choose
+        /// between look-alikes, and only when exactly one choice makes them hold.
+        var lookAlikeFloor: Float = 0.3
 
         static let standard = Policy()
     }
@@ -50,7 +57,9 @@ struct MRZDecoder {
         var picks: [[Pick]] = []
         for (line, cells) in scores.enumerated() {
             picks.append(cells.enumerated().map { position, probabilities in
-                Self.pick(probabilities, allowed: classes[line][position])
+                let allowed = classes[line][position]
+                return Self.pick(allowed == .any ? Self.lookAlikesFloored(probabilities, policy.lookAlikeFloor) : probabilities,
+                                 allowed: allowed)
             })
         }
         var text = picks.map { $0.map(\.glyph) }
@@ -75,6 +84,23 @@ struct MRZDecoder {
             corrected.insert([fix.line, fix.position])
         }
         return reading(text, picks: picks, corrected: corrected, groups: groups, faint: faint ?? scores.map { $0.map { _ in false } })
+    }
+
+    /// OCR-B's digit/letter look-alikes (ICAO 9303-3's font makes them distinct, a blurred,
+    /// 12-pixel or glared photo does not) whose check values differ modulo 10, so that a check
+    /// digit tells them apart. `6`/`G` (and `K`/`<`, `5`/`F` …) are twins no check digit can
+    /// tell apart: `keyUndetectableRatio` holds those to the classifier's own odds instead.
+    static let lookAlikes: [(MRZGlyph, MRZGlyph)] = [("0", "O"), ("0", "D"), ("0", "Q"), ("1", "I"), ("2", "Z"), ("5", "S"), ("8", "B")]
+        .map { (MRZGlyph(Character($0.0)), MRZGlyph(Character($0.1))) }
+
+    /// `probabilities` with each look-alike at least `floor` times its partner.
+    static func lookAlikesFloored(_ probabilities: Scores, _ floor: Float) -> Scores {
+        var out = probabilities
+        for (a, b) in lookAlikes {
+            out[a.index] = max(out[a.index], floor * probabilities[b.index])
+            out[b.index] = max(out[b.index], floor * probabilities[a.index])
+        }
+        return out
     }
 
     private static func pick(_ probabilities: Scores, allowed: MRZCharacterClass) -> Pick {

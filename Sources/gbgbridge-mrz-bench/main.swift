@@ -1,6 +1,6 @@
 // The MRZ reader's benchmark (release build; not a test):
 //   swift build -c release --product gbgbridge && swift run -c release gbgbridge-mrz-bench [--count 1000]
-//       [--tiers scan,kiosk,hard] [--yardstick 100] [--seed 9303]
+//       [--tiers scan,kiosk,hard] [--yardstick 100] [--seed 9303] [--only N]
 // A corpus made here with fixed seeds (TD1, TD2, TD3, MRV-A, MRV-B on synthetic data pages,
 // photographed in three tiers), read by gbgbridge's reader; on a sample of the same images,
 // PassportEye driving Tesseract 5 with Debian's `eng` model (scripts/mrz-yardstick.py) as the
@@ -18,6 +18,8 @@ let count = Int(option("--count") ?? "1000") ?? 1000
 let tiers = (option("--tiers") ?? "scan,kiosk,hard").split(separator: ",").map(String.init)
 let yardstickSample = Int(option("--yardstick") ?? "100") ?? 100
 let seed = UInt64(option("--seed") ?? "9303") ?? 9303
+/// `--only N`: image N of each tier alone (to look again at one a run reported).
+let only = option("--only").flatMap { Int($0) }
 
 struct SeededGenerator: RandomNumberGenerator, Sendable {
     var state: UInt64
@@ -66,7 +68,7 @@ for tier in tiers {
     var sampleFiles: [(path: String, sample: MRZSample)] = []
     let batch = 16
     for start in stride(from: 0, to: count, by: batch) {
-        let indices = Array(start..<min(count, start + batch))
+        let indices = only.map { start == 0 ? [$0] : [] } ?? Array(start..<min(count, start + batch))
         let shots = Mutex<[Int: Photographer.Shot]>([:])
         DispatchQueue.concurrentPerform(iterations: indices.count) { k in
             let index = indices[k]

@@ -135,6 +135,37 @@ struct MRZDecoderTests {
         #expect(!reading.accessKeyValid)
     }
 
+    @Test("two misreadings that cancel out (8→9 and 9→6 in the number): every check digit holds, no verdict")
+    func compensatingPair() throws {
+        let lines = Self.specimens[0].1
+        // L898902C3 read as L968902C3: +3 at weight 3, −3 at weight 1; the number's check digit and
+        // the composite (which weighs the number the same way) both hold.
+        let scores = Self.scores(lines, overrides: [[1, 1]: ["9": 0.6, "8": 0.38], [1, 2]: ["6": 0.6, "9": 0.38]])
+        let reading = try #require(MRZDecoder(format: .td3, policy: .standard).decode(scores))
+        #expect(reading.documentNumber == "L968902C3")
+        #expect(reading.checkDigits["documentNumber"] == true && reading.checkDigits["composite"] == true)
+        #expect(!reading.accessKeyValid && !reading.valid)
+        // The same cells read surely: the key and the MRZ are valid again.
+        let sure = Self.scores(lines, overrides: [[1, 1]: ["8": 0.95], [1, 2]: ["9": 0.95]])
+        #expect(try #require(MRZDecoder(format: .td3, policy: .standard).decode(sure)).accessKeyValid)
+    }
+
+    /// The benchmark's false accept (hard tier, seed 9303, image 138 of a hard-only run): a `0`
+    /// read as `O` with 0.9996, the check digit failing, and a correction turning a `6` (0.71)
+    /// into its runner-up `4` (0.24), which compensated: `301106970` claimed as `3O1104970`.
+    @Test("a sure O for a 0, then a correction that compensates: the number is refused, never a wrong key")
+    func lookAlikeThenCompensatingCorrection() throws {
+        let lines = ["V<NLDMUELLER<<CHIOMA<<<<<<<<<<<<<<<<<<<<<<<<", "3011069709SWE7206247<3408113<<<<<<<<<<<<<<<<"]
+        let scores = Self.scores(lines, sure: 0.999, overrides: [[1, 1]: ["O": 0.9996, "0": 0.0003],
+                                                                 [1, 5]: ["6": 0.711, "4": 0.236, "A": 0.034]])
+        let reading = try #require(MRZDecoder(format: .mrvA, policy: .standard).decode(scores))
+        #expect(!reading.accessKeyValid && !reading.valid, "\(reading.lines)")
+        // Read right, the same number is valid.
+        let right = Self.scores(lines, sure: 0.999)
+        let clear = try #require(MRZDecoder(format: .mrvA, policy: .standard).decode(right))
+        #expect(clear.accessKeyValid && clear.documentNumber == "301106970")
+    }
+
     @Test("the wrong shape is no reading")
     func wrongShape() {
         #expect(MRZDecoder(format: .td3, policy: .standard).decode(Self.scores(["P<UTO", "L898"])) == nil)

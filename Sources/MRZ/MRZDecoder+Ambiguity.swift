@@ -1,0 +1,86 @@
+import Glibc
+
+/// The check digit's blind spots, beyond one character: two misreadings whose changes cancel
+/// (a `0` read as `O` adds 24 × 3 ≡ 2, a `6` read as `4` two positions on takes 2 away) pass the
+/// check digit — and, over the same positions, the composite — as surely as the truth. Found by
+/// the benchmark on a hard-tier frame: `301106970` read `3O1104970`, check digit and composite
+/// holding. The single-character rule (`keyUndetectableRatio`) cannot see such a pair.
+///
+/// So each access-key group is weighed as a whole: of every reading of its characters and check
+/// digit that the check digit accepts (each position limited to what its field allows), the most
+/// likely one other than the chosen text must be at most `keyUndetectableRatio` as likely as the
+/// chosen text (probabilities multiplied over the group). One character of difference is the old
+/// rule; two or more that compensate are caught the same way.
+extension MRZDecoder {
+    /// The likelihood ratio of the best other reading of `group`'s characters that its check
+    /// digit accepts, over `text`'s own. 0 when there is none.
+    func strongestRival(positions: [(Int, Int)], check: (Int, Int), text: [[MRZGlyph]], picks: [[Pick]]) -> Float {
+        let classes = MRZLayout.classes(format)
+        func logP(_ line: Int, _ position: Int, _ glyph: MRZGlyph) -> Float {
+            log(max(picks[line][position].probabilities[glyph.index], 1e-7))
+        }
+        // Per residue of the weighted sum (mod 10), the two most likely partial readings.
+        var states: [[RivalPartial]] = Array(repeating: [], count: 10)
+        states[0] = [RivalPartial(score: 0, glyphs: [])]
+        for (offset, (line, position)) in positions.enumerated() {
+            let weight = MRZCheckDigit.weights[offset % 3]
+            var next: [[RivalPartial]] = Array(repeating: [], count: 10)
+            for residue in 0..<10 {
+                for partial in states[residue] {
+                    for glyph in MRZGlyph.all where classes[line][position].allows(glyph) {
+                        let target = (residue + weight * glyph.checkValue) % 10
+                        let candidate = RivalPartial(score: partial.score + logP(line, position, glyph), glyphs: partial.glyphs + [glyph])
+                        Self.keepTwoBest(&next[target], candidate)
+                    }
+                }
+            }
+            states = next
+        }
+        let own = positions.map { text[$0.0][$0.1] } + [text[check.0][check.1]]
+        let ownScore = zip(positions + [check], own).reduce(Float(0)) { $0 + logP($1.0.0, $1.0.1, $1.1) }
+        var rival: Float = -.infinity
+        for digit in MRZGlyph.all where digit.isDigit && classes[check.0][check.1].allows(digit) {
+            for partial in states[digit.checkValue] {
+                let glyphs = partial.glyphs + [digit]
+                guard glyphs != own else { continue }
+                rival = max(rival, partial.score + logP(check.0, check.1, digit))
+            }
+        }
+        return rival == -.infinity ? 0 : exp(rival - ownScore)
+    }
+
+    private static func keepTwoBest(_ list: inout [RivalPartial], _ candidate: RivalPartial) {
+        if list.count < 2 {
+            list.append(candidate)
+            list.sort { $0.score > $1.score }
+        } else if candidate.score > list[1].score {
+            list[1] = candidate
+            list.sort { $0.score > $1.score }
+        }
+    }
+
+    /// Whether every access-key group of `text` is far more likely than any rival reading its
+    /// check digit would also accept (the long document number of TD1/TD2 included).
+    func keyGroupsUnambiguous(_ text: [[MRZGlyph]], picks: [[Pick]]) -> Bool {
+        for group in checkGroups() where ["documentNumber", "dateOfBirth", "dateOfExpiry"].contains(group.name) {
+            var positions = group.positions
+            var check = group.check
+            if group.name == "documentNumber", format == .td1 || format == .td2, text[check.0][check.1] == .filler {
+                // The number goes on in the optional data; its last character there is the check digit.
+                let (line, start) = format == .td1 ? (0, 15) : (1, 28)
+                let overflow = text[line][start...].prefix { $0 != .filler }.count
+                guard overflow >= 2 else { return false }
+                positions += (start..<(start + overflow - 1)).map { (line, $0) }
+                check = (line, start + overflow - 1)
+            }
+            if strongestRival(positions: positions, check: check, text: text, picks: picks) > policy.keyUndetectableRatio { return false }
+        }
+        return true
+    }
+}
+
+/// A reading of the first positions of a group, and how likely it is (a sum of log probabilities).
+struct RivalPartial {
+    var score: Float
+    var glyphs: [MRZGlyph]
+}
