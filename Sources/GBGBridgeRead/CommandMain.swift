@@ -11,7 +11,13 @@ import Glibc
 /// a peer that goes away (a signer command that exits early, a closed pipe on stdout) is an EPIPE
 /// error where it happens, never a SIGPIPE that kills the process.
 package enum CommandMain {
-    package static func run<Root: ParsableCommand>(_ root: Root.Type) async {
+    ///
+    /// The process ends with `_exit` once the output is flushed, never `exit`: `exit` runs the C
+    /// libraries' destructors while their threads may still be inside a call — pcsc-lite's card
+    /// thread, blocked in a transmit or a status wait, dereferenced freed memory and crashed a
+    /// `read` that had already printed its error (a clean-clone CI run). Nothing this program needs
+    /// happens in a destructor: files are closed where they are written.
+    package static func run<Root: ParsableCommand>(_ root: Root.Type) async -> Never {
         signal(SIGPIPE, SIG_IGN)
         do {
             var command = try Root.parseAsRoot()
@@ -20,14 +26,26 @@ package enum CommandMain {
             } else {
                 try command.run()
             }
+            end(0)
         } catch {
-            if Root.exitCode(for: error) == .validationFailure {
-                let message = Root.fullMessage(for: error)
+            let code = Root.exitCode(for: error)
+            let message = Root.fullMessage(for: error)
+            if code == .validationFailure {
                 if !message.isEmpty { printError(message) }
-                Glibc.exit(2)
+                end(2)
             }
-            Root.exit(withError: error)
+            if !message.isEmpty {
+                // Help and version go to standard output, errors to standard error (as ArgumentParser's exit does).
+                if code == .success { print(message) } else { printError(message) }
+            }
+            end(code.rawValue)
         }
+    }
+
+    /// Flushes standard output and error, then ends the process without running destructors.
+    static func end(_ status: Int32) -> Never {
+        fflush(nil)
+        _exit(status)
     }
 
     /// `gbgbridge read …` runs in `gbgbridge-read` (the reader's code without the server's: about
