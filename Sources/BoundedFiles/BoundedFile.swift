@@ -114,7 +114,21 @@ public enum BoundedFile {
         switch kind(folder) {
         case .missing: return "\(option) \(path): the directory \(folder) does not exist"
         case .other: return "\(option) \(path): \(folder) is not a directory"
-        case .directory: return access(folder, W_OK) == 0 ? nil : "\(option) \(path): cannot write in \(folder) (\(BoundedFileError.text(errno)))"
+        case .directory:
+            guard access(folder, W_OK) == 0 else { return "\(option) \(path): cannot write in \(folder) (\(BoundedFileError.text(errno)))" }
+            // access() answers yes to root for any directory, /proc's included: a file created and
+            // removed at once says whether one can really be made there.
+            let probe = (folder == "/" ? "" : folder) + "/.gbgbridge-write-check-\(getpid())"
+            let fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            guard fd >= 0 || errno == EEXIST else {
+                let why = errno == ENOENT ? "it takes no new files" : BoundedFileError.text(errno)
+                return "\(option) \(path): cannot write in \(folder) (\(why))"
+            }
+            if fd >= 0 {
+                close(fd)
+                unlink(probe)
+            }
+            return nil
         }
     }
 

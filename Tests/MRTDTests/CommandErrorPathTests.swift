@@ -34,7 +34,9 @@ struct CommandErrorPathTests {
     static func cases(_ p: Paths) -> [(name: String, arguments: [String], report: Bool)] {
         let key = TestFixtures.packageRoot.appendingPathComponent("Fixtures/cvc/UTIS0000001.pkcs8").path
         let csca = TestFixtures.packageRoot.appendingPathComponent("Fixtures/pki/csca.cert.pem").path
-        let can = ["--can", "123456", "--timeout", "1"]
+        // A reader no test has: each of these must fail on its file before any card is touched,
+        // and none may open another suite's emulated card meanwhile (one did, with a wrong CAN).
+        let can = ["--can", "123456", "--timeout", "1", "--reader", "no such reader (error-path test)"]
         var all: [(String, [String], Bool)] = []
         for (kind, path) in [("missing", p.missing), ("directory", p.directory), ("through a file", p.throughFile)] {
             all += [
