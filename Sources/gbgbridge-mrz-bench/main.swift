@@ -21,25 +21,6 @@ let seed = UInt64(option("--seed") ?? "9303") ?? 9303
 /// `--only N`: image N of each tier alone (to look again at one a run reported).
 let only = option("--only").flatMap { Int($0) }
 
-struct SeededGenerator: RandomNumberGenerator, Sendable {
-    var state: UInt64
-    init(seed: UInt64) { state = seed &+ 0x9E37_79B9_7F4A_7C15 }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
-func conditions(_ tier: String) -> Photographer.Conditions {
-    switch tier {
-    case "scan": return .scan
-    case "hard": return .hard
-    default: return .kiosk
-    }
-}
 
 guard let recognizer = MRZRecognizer() else {
     print("this build has no trained glyph model")
@@ -75,7 +56,7 @@ for tier in tiers {
             var generator = SeededGenerator(seed: seed &+ UInt64(index) &* 104_729 &+ UInt64(tier.hashValue & 0) &+ UInt64(tiers.firstIndex(of: tier) ?? 0) << 40)
             let format = MRZFormat.allCases[index % MRZFormat.allCases.count]
             let sample = MRZSample(format: format, generator: &generator)
-            let shot = photographer.shoot(sample, conditions(tier), generator: &generator)
+            let shot = photographer.shoot(sample, Photographer.Conditions(tier: tier), generator: &generator)
             shots.withLock { $0[index] = shot }
         }
         for index in indices {

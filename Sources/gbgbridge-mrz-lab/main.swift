@@ -8,25 +8,6 @@ import MRZSynthesis
 let arguments = CommandLine.arguments
 func option(_ name: String) -> String? { zip(arguments, arguments.dropFirst()).first { $0.0 == name }?.1 }
 
-struct SeededGenerator: RandomNumberGenerator, Sendable {
-    var state: UInt64
-    init(seed: UInt64) { state = seed &+ 0x9E37_79B9_7F4A_7C15 }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
-func conditions(_ tier: String) -> Photographer.Conditions {
-    switch tier {
-    case "scan": return .scan
-    case "hard": return .hard
-    default: return .kiosk
-    }
-}
 
 switch arguments.dropFirst().first {
 case "samples":
@@ -39,7 +20,7 @@ case "samples":
     for index in 0..<(Int(option("--count") ?? "8") ?? 8) {
         let format = MRZFormat.allCases[index % MRZFormat.allCases.count]
         let sample = MRZSample(format: format, generator: &generator)
-        let shot = photographer.shoot(sample, conditions(tier), generator: &generator)
+        let shot = photographer.shoot(sample, Photographer.Conditions(tier: tier), generator: &generator)
         let png = try ImageCodecs.encodePNG(shot.frame)
         try Data(png).write(to: URL(fileURLWithPath: "\(directory)/\(tier)-\(index).png"))
         print("\(tier)-\(index).png \(format.rawValue) cap \(shot.capHeight)\n\(sample.text)")
@@ -52,7 +33,7 @@ case "locate":
     for index in 0..<(Int(option("--count") ?? "8") ?? 8) {
         let format = MRZFormat.allCases[index % MRZFormat.allCases.count]
         let sample = MRZSample(format: format, generator: &generator)
-        let shot = photographer.shoot(sample, conditions(tier), generator: &generator)
+        let shot = photographer.shoot(sample, Photographer.Conditions(tier: tier), generator: &generator)
         let gray = GrayImage(shot.frame)
         let c = shot.cellCentres[0]
         let trueAngle = atan2(c[c.count - 1].y - c[0].y, c[c.count - 1].x - c[0].x) * 180 / .pi
@@ -104,7 +85,7 @@ case "evaluate":
     for index in 0..<count {
         let format = MRZFormat.allCases[index % MRZFormat.allCases.count]
         let sample = MRZSample(format: format, generator: &generator)
-        let shot = photographer.shoot(sample, conditions(tier), generator: &generator)
+        let shot = photographer.shoot(sample, Photographer.Conditions(tier: tier), generator: &generator)
         let started = Date()
         let result = recognizer.read(shot.frame)
         times.append(Date().timeIntervalSince(started) * 1000)

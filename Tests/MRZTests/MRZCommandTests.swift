@@ -22,7 +22,7 @@ struct MRZCommandTests {
         let photographer = try #require(try? Photographer(renderer: PageRenderer()), "fonts-ocr-b and fonts-dejavu-core are needed")
         let (format, lines) = MRZDecoderTests.specimens[0]
         let key = MRZDecoderTests.keyFields(format, lines)
-        var generator = MRZRecognizerTests.SeededGenerator(state: 4242)
+        var generator = SeededGenerator(state: 4242)
         let frame = photographer.shoot(MRZSample(lines: lines, format: format, documentNumber: key.0, dateOfBirth: key.1, dateOfExpiry: key.2),
                                        .kiosk, generator: &generator).frame
         let png = directory.appendingPathComponent("page.png"), jpeg = directory.appendingPathComponent("page.jpg")

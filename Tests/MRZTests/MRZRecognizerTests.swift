@@ -11,17 +11,6 @@ struct MRZRecognizerTests {
     static let photographer: Photographer? = try? Photographer(renderer: PageRenderer())
     static let recognizer = MRZRecognizer()
 
-    struct SeededGenerator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// Recognition in a debug build takes seconds an image. It runs on one serial queue of its own,
     /// never on the cooperative pool: on a 2-core CI machine these tests held both of the pool's
     /// threads for over a minute, and the in-process chip reads of other suites, starved, ran into
