@@ -9,31 +9,31 @@ let arguments = CommandLine.arguments
 func option(_ name: String) -> String? { zip(arguments, arguments.dropFirst()).first { $0.0 == name }?.1 }
 
 
+/// `--count` photographs (default 8) of a tier, formats in turn, from `--seed` (default 1).
+func forEachShot(tier: String, _ body: (Int, MRZFormat, MRZSample, Photographer.Shot) throws -> Void) throws {
+    var generator = SeededGenerator(seed: UInt64(option("--seed") ?? "1") ?? 1)
+    let photographer = Photographer(renderer: try PageRenderer())
+    for index in 0..<(Int(option("--count") ?? "8") ?? 8) {
+        let format = MRZFormat.allCases[index % MRZFormat.allCases.count]
+        let sample = MRZSample(format: format, generator: &generator)
+        try body(index, format, sample, photographer.shoot(sample, Photographer.Conditions(tier: tier), generator: &generator))
+    }
+}
+
 switch arguments.dropFirst().first {
 case "samples":
     guard arguments.count > 2 else { print("usage: samples DIR"); exit(2) }
     let directory = arguments[2]
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-    var generator = SeededGenerator(seed: UInt64(option("--seed") ?? "1") ?? 1)
-    let photographer = Photographer(renderer: try PageRenderer())
     let tier = option("--tier") ?? "kiosk"
-    for index in 0..<(Int(option("--count") ?? "8") ?? 8) {
-        let format = MRZFormat.allCases[index % MRZFormat.allCases.count]
-        let sample = MRZSample(format: format, generator: &generator)
-        let shot = photographer.shoot(sample, Photographer.Conditions(tier: tier), generator: &generator)
+    try forEachShot(tier: tier) { index, format, sample, shot in
         let png = try ImageCodecs.encodePNG(shot.frame)
         try Data(png).write(to: URL(fileURLWithPath: "\(directory)/\(tier)-\(index).png"))
         print("\(tier)-\(index).png \(format.rawValue) cap \(shot.capHeight)\n\(sample.text)")
     }
 case "locate":
     // Why the locator misses: per photograph, the blobs, the angle, the long lines, the blocks.
-    var generator = SeededGenerator(seed: UInt64(option("--seed") ?? "1") ?? 1)
-    let photographer = Photographer(renderer: try PageRenderer())
-    let tier = option("--tier") ?? "kiosk"
-    for index in 0..<(Int(option("--count") ?? "8") ?? 8) {
-        let format = MRZFormat.allCases[index % MRZFormat.allCases.count]
-        let sample = MRZSample(format: format, generator: &generator)
-        let shot = photographer.shoot(sample, Photographer.Conditions(tier: tier), generator: &generator)
+    try forEachShot(tier: option("--tier") ?? "kiosk") { index, format, sample, shot in
         let gray = GrayImage(shot.frame)
         let c = shot.cellCentres[0]
         let trueAngle = atan2(c[c.count - 1].y - c[0].y, c[c.count - 1].x - c[0].x) * 180 / .pi
