@@ -15,6 +15,19 @@ package enum CellSampler {
         return raw.indices.map { normalize(raw[$0], levels[$0]) }
     }
 
+    /// Whether a cell's character lies wholly in the image (its box: one pitch by 1.1 cap heights,
+    /// centred on the cell).
+    static func inside(_ image: GrayImage, _ cell: CellGeometry.Cell) -> Bool {
+        let across = (x: -cell.along.y, y: cell.along.x)
+        let halfAlong = cell.pitch / 2, halfAcross = cell.capHeight * 0.55
+        for (a, b) in [(-1, -1), (-1, 1), (1, -1), (1, 1)] as [(Float, Float)] {
+            let x = cell.x + cell.along.x * a * halfAlong + across.x * b * halfAcross
+            let y = cell.y + cell.along.y * a * halfAlong + across.y * b * halfAcross
+            guard x >= 0, y >= 0, x <= Float(image.width), y <= Float(image.height) else { return false }
+        }
+        return true
+    }
+
     /// Cells whose own contrast is under a quarter of the line's median: washed out by glare, a
     /// reflection or a stain. What the classifier says of them does not earn `valid` (a `<` under
     /// glare read as a confident `K`). Thin glyphs (`<`, `1`) at 12 pixels already fall under half.
@@ -24,7 +37,7 @@ package enum CellSampler {
             return sorted[size * 19 / 20] - sorted[size / 32]
         }
         let median = contrasts.sorted()[contrasts.count / 2]
-        return contrasts.map { $0 < 0.25 * median }
+        return zip(cells, contrasts).map { cell, contrast in contrast < 0.25 * median || !inside(image, cell) }
     }
 
     /// Each cell sampled at `offsets` (fractions of the pitch along, and of the cap height across,

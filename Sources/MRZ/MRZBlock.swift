@@ -71,6 +71,8 @@ package struct CellGeometry: Sendable {
 
     package var lines: [[Cell]]
 
+    package init(lines: [[Cell]]) { self.lines = lines }
+
     /// The cells of `block` read with `length` characters a line; `reversed` reads it upside down.
     init?(_ block: MRZBlock, length: Int, reversed: Bool) {
         let sign: Float = reversed ? -1 : 1

@@ -49,6 +49,51 @@ extension MRZDecoder {
         return rival == -.infinity ? 0 : exp(rival - ownScore)
     }
 
+    /// The probability of `text`'s reading of a group among every reading its check digit accepts
+    /// (each position limited to what its field allows): `own / Σ accepted`, the probabilities
+    /// first tempered (`p^(1/temperature)`, renormalized over the position's allowed characters),
+    /// since a classifier trained to be right is more sure of itself than it should be.
+    func groupPosterior(positions: [(Int, Int)], check: (Int, Int), text: [[MRZGlyph]], picks: [[Pick]], temperature: Float) -> Float {
+        let classes = MRZLayout.classes(format)
+        func logTempered(_ line: Int, _ position: Int) -> [Float] {
+            let allowed = classes[line][position]
+            var logs = picks[line][position].probabilities.map { log(max($0, 1e-7)) / temperature }
+            let top = MRZGlyph.all.filter { allowed.allows($0) }.map { logs[$0.index] }.max() ?? 0
+            let total = MRZGlyph.all.filter { allowed.allows($0) }.reduce(Float(0)) { $0 + exp(logs[$1.index] - top) }
+            for glyph in MRZGlyph.all { logs[glyph.index] = allowed.allows(glyph) ? logs[glyph.index] - top - log(total) : -.infinity }
+            return logs
+        }
+        func logSum(_ a: Float, _ b: Float) -> Float {
+            if a == -.infinity { return b }
+            if b == -.infinity { return a }
+            let top = max(a, b)
+            return top + log(exp(a - top) + exp(b - top))
+        }
+        var states = [Float](repeating: -.infinity, count: 10)
+        states[0] = 0
+        var own: Float = 0
+        for (offset, (line, position)) in positions.enumerated() {
+            let weight = MRZCheckDigit.weights[offset % 3]
+            let logs = logTempered(line, position)
+            own += logs[text[line][position].index]
+            var next = [Float](repeating: -.infinity, count: 10)
+            for residue in 0..<10 where states[residue] > -.infinity {
+                for glyph in MRZGlyph.all where logs[glyph.index] > -.infinity {
+                    let target = (residue + weight * glyph.checkValue) % 10
+                    next[target] = logSum(next[target], states[residue] + logs[glyph.index])
+                }
+            }
+            states = next
+        }
+        let checkLogs = logTempered(check.0, check.1)
+        own += checkLogs[text[check.0][check.1].index]
+        var total: Float = -.infinity
+        for digit in MRZGlyph.all where digit.isDigit && checkLogs[digit.index] > -.infinity {
+            total = logSum(total, states[digit.checkValue] + checkLogs[digit.index])
+        }
+        return total == -.infinity ? 0 : min(1, exp(own - total))
+    }
+
     private static func keepTwoBest(_ list: inout [RivalPartial], _ candidate: RivalPartial) {
         if list.count < 2 {
             list.append(candidate)
@@ -59,9 +104,11 @@ extension MRZDecoder {
         }
     }
 
-    /// Whether every access-key group of `text` is far more likely than any rival reading its
-    /// check digit would also accept (the long document number of TD1/TD2 included).
-    func keyGroupsUnambiguous(_ text: [[MRZGlyph]], picks: [[Pick]]) -> Bool {
+    /// The access key's groups as `text` has them: positions and check digit of the number (a
+    /// TD1/TD2 long number going on in the optional data), the birth date and the expiry date.
+    /// Nil when a long number's continuation is too short to hold one.
+    func keyGroups(_ text: [[MRZGlyph]]) -> [(positions: [(Int, Int)], check: (Int, Int))]? {
+        var result: [(positions: [(Int, Int)], check: (Int, Int))] = []
         for group in checkGroups() where ["documentNumber", "dateOfBirth", "dateOfExpiry"].contains(group.name) {
             var positions = group.positions
             var check = group.check
@@ -69,13 +116,20 @@ extension MRZDecoder {
                 // The number goes on in the optional data; its last character there is the check digit.
                 let (line, start) = format == .td1 ? (0, 15) : (1, 28)
                 let overflow = text[line][start...].prefix { $0 != .filler }.count
-                guard overflow >= 2 else { return false }
+                guard overflow >= 2 else { return nil }
                 positions += (start..<(start + overflow - 1)).map { (line, $0) }
                 check = (line, start + overflow - 1)
             }
-            if strongestRival(positions: positions, check: check, text: text, picks: picks) > policy.keyUndetectableRatio { return false }
+            result.append((positions, check))
         }
-        return true
+        return result
+    }
+
+    /// Whether every access-key group of `text` is far more likely than any rival reading its
+    /// check digit would also accept (the long document number of TD1/TD2 included).
+    func keyGroupsUnambiguous(_ text: [[MRZGlyph]], picks: [[Pick]]) -> Bool {
+        guard let groups = keyGroups(text) else { return false }
+        return groups.allSatisfy { strongestRival(positions: $0.positions, check: $0.check, text: text, picks: picks) <= policy.keyUndetectableRatio }
     }
 }
 

@@ -50,6 +50,12 @@ struct MRZDecoder {
     /// characters are watched by their check digits instead: refusing faint ones there cost 5–13
     /// points of hard-tier reads for no false accept avoided (Docs/mrz.md).
     func decode(_ scores: [[Scores]], faint: [[Bool]]? = nil) -> MRZReading? {
+        guard let (text, picks, corrected) = decodeText(scores) else { return nil }
+        return reading(text, picks: picks, corrected: corrected, groups: checkGroups(), faint: faint ?? scores.map { $0.map { _ in false } })
+    }
+
+    /// Each position's pick and the text after the correction budget (the verdicts come after).
+    func decodeText(_ scores: [[Scores]]) -> (text: [[MRZGlyph]], picks: [[Pick]], corrected: Set<[Int]>)? {
         guard scores.count == format.lineCount, scores.allSatisfy({ $0.count == format.lineLength && $0.allSatisfy { $0.count == MRZGlyph.count } }) else {
             return nil
         }
@@ -83,7 +89,7 @@ struct MRZDecoder {
             text[fix.line][fix.position] = fix.glyph
             corrected.insert([fix.line, fix.position])
         }
-        return reading(text, picks: picks, corrected: corrected, groups: groups, faint: faint ?? scores.map { $0.map { _ in false } })
+        return (text, picks, corrected)
     }
 
     /// OCR-B's digit/letter look-alikes (ICAO 9303-3's font makes them distinct, a blurred,

@@ -27,6 +27,15 @@ public struct MRZRecognizer: Sendable {
         self.init(classifier: classifier, policy: .standard)
     }
 
+    /// The standard recognizer with some verdict thresholds changed (the lab's `analyze`: which
+    /// rule refused a reading).
+    package func loosened(keyMinimum: Float? = nil, keyUndetectableRatio: Float? = nil) -> MRZRecognizer {
+        var policy = self.policy
+        if let keyMinimum { policy.keyMinimum = keyMinimum }
+        if let keyUndetectableRatio { policy.keyUndetectableRatio = keyUndetectableRatio }
+        return MRZRecognizer(classifier: classifier, policy: policy)
+    }
+
     init(classifier: GlyphClassifier, policy: MRZDecoder.Policy) {
         self.classifier = classifier
         self.policy = policy
@@ -38,19 +47,51 @@ public struct MRZRecognizer: Sendable {
 
     public func read(_ gray: GrayImage) -> Result {
         var best: (reading: MRZReading, score: Double)?
-        var found = false
-        for hypothesis in Self.hypotheses(gray, workingSide: workingSide) {
-            found = true
-            let scores = hypothesis.geometry.lines.map { probabilities(gray, $0) }
-            let faint = hypothesis.geometry.lines.map { CellSampler.faint(gray, $0) }
+        let found = eachHypothesis(gray) { scores, faint in
             for format in MRZFormat.candidates(lines: scores.count, length: scores[0].count) {
                 guard let reading = MRZDecoder(format: format, policy: policy).decode(scores, faint: faint) else { continue }
                 let score = Self.score(reading)
                 if best == nil || score > best?.score ?? 0 { best = (reading, score) }
             }
-            if best?.reading.valid == true { break }
+            return best?.reading.valid == true
         }
         return Result(reading: best?.reading, found: found)
+    }
+
+    /// The reading whose key checks hold with the strongest evidence, and that evidence, with no
+    /// verdict threshold applied (the lab's `evidence`).
+    package func bestEvidence(_ gray: GrayImage) -> (reading: MRZReading, evidence: MRZKeyEvidence)? {
+        var best: (reading: MRZReading, evidence: MRZKeyEvidence)?
+        _ = eachHypothesis(gray) { scores, _ in
+            for format in MRZFormat.candidates(lines: scores.count, length: scores[0].count) {
+                guard let (reading, evidence) = MRZDecoder(format: format, policy: policy).evidence(scores), evidence.checksHold else { continue }
+                if best == nil || evidence.posteriors[0] > best?.evidence.posteriors[0] ?? 0 { best = (reading, evidence) }
+            }
+            return false
+        }
+        return best
+    }
+
+    /// Each hypothesis's cell probabilities and faint cells, until `body` says stop.
+    private func eachHypothesis(_ gray: GrayImage, _ body: ([[[Float]]], [[Bool]]) -> Bool) -> Bool {
+        var found = false
+        for hypothesis in Self.hypotheses(gray, workingSide: workingSide) {
+            found = true
+            let scores = hypothesis.geometry.lines.map { probabilities(gray, $0) }
+            let faint = hypothesis.geometry.lines.map { CellSampler.faint(gray, $0) }
+            if body(scores, faint) { break }
+        }
+        return found
+    }
+
+    /// Every format's reading of one geometry (the lab's `analyze`: what the cells say where the
+    /// locator, or the truth, puts them).
+    package func readings(_ gray: GrayImage, _ geometry: CellGeometry) -> [MRZReading] {
+        let scores = geometry.lines.map { probabilities(gray, $0) }
+        let faint = geometry.lines.map { CellSampler.faint(gray, $0) }
+        return MRZFormat.candidates(lines: scores.count, length: scores[0].count).compactMap {
+            MRZDecoder(format: $0, policy: policy).decode(scores, faint: faint)
+        }
     }
 
     /// Each cell's probabilities, averaged over the cell and four neighbours a sixth of a pitch
@@ -61,6 +102,10 @@ public struct MRZRecognizer: Sendable {
     func probabilities(_ gray: GrayImage, _ cells: [CellGeometry.Cell]) -> [[Float]] {
         let samples = CellSampler.sample(gray, cells, offsets: Self.offsets)
         return cells.indices.map { index in
+            // A character cut by the frame's edge is not read: the edge's pixels, repeated, make
+            // a confident wrong one (a `B` half out of the frame read as `M` with 0.999, and a
+            // correction elsewhere made the number's check digit hold: a false key).
+            guard CellSampler.inside(gray, cells[index]) else { return [Float](repeating: 1 / Float(MRZGlyph.count), count: MRZGlyph.count) }
             var sum = [Float](repeating: 0, count: MRZGlyph.count)
             for shifted in samples {
                 let p = classifier.probabilities(shifted[index])

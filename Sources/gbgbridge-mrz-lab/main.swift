@@ -4,6 +4,7 @@ import Foundation
 import ImageCodecs
 import MRZ
 import MRZSynthesis
+import Synchronization
 
 let arguments = CommandLine.arguments
 func option(_ name: String) -> String? { zip(arguments, arguments.dropFirst()).first { $0.0 == name }?.1 }
@@ -112,6 +113,89 @@ case "evaluate":
     times.sort()
     func pct(_ n: Int) -> String { String(format: "%.1f%%", Double(n) / Double(count) * 100) }
     print("\(tier) \(count): access key right \(pct(keyRight)), exact valid \(pct(exact)), valid \(pct(valid)), no read \(pct(noRead)) (zone not found \(notFound)), false keys \(falseKey), false valid \(falseValid), p50 \(Int(times[times.count / 2])) ms, p95 \(Int(times[times.count * 95 / 100])) ms")
+case "analyze":
+    // Why the benchmark's images are not read: its own seeds (`--tier-index` is the tier's place in
+    // the bench's --tiers, 2 for hard in the default run), each failure put in one bin.
+    guard let recognizer = MRZRecognizer() else { print("no trained model"); exit(1) }
+    let tier = option("--tier") ?? "hard", count = Int(option("--count") ?? "200") ?? 200
+    let seed = UInt64(option("--seed") ?? "9303") ?? 9303, tierIndex = UInt64(option("--tier-index") ?? "2") ?? 2
+    let photographer = Photographer(renderer: try PageRenderer())
+    var bins: [String: [Int]] = [:]
+    var trueGeometryWouldRead = 0
+    for index in 0..<count {
+        var generator = SeededGenerator(seed: seed &+ UInt64(index) &* 104_729 &+ tierIndex << 40)
+        let format = MRZFormat.allCases[index % MRZFormat.allCases.count]
+        let sample = MRZSample(format: format, generator: &generator)
+        let shot = photographer.shoot(sample, Photographer.Conditions(tier: tier), generator: &generator)
+        let gray = GrayImage(shot.frame)
+        func keyRight(_ r: MRZReading) -> Bool {
+            r.documentNumber == sample.documentNumber.replacingOccurrences(of: "<", with: "") && r.dateOfBirth == sample.dateOfBirth && r.dateOfExpiry == sample.dateOfExpiry
+        }
+        func differences(_ r: MRZReading) -> String {
+            zip(r.lines, sample.lines).map { a, b in String(zip(a, b).map { $0 == $1 ? "." : $0 }) }.joined(separator: "|")
+        }
+        if let reading = recognizer.read(gray).reading, reading.accessKeyValid, keyRight(reading) { continue }
+        var generator2 = SeededGenerator(seed: 1)
+        let truth = CellGeometry(lines: zip(shot.cellCentres, sample.lines).map { centres, _ in
+            Training.trueCells(centres, capHeight: shot.capHeight, jitter: false, generator: &generator2)
+        })
+        let ideal = recognizer.readings(gray, truth).first { $0.format == format }
+        if let ideal, ideal.accessKeyValid, keyRight(ideal) { trueGeometryWouldRead += 1 }
+        let idealNote = ideal.map { "ideal key \($0.accessKeyValid) " + differences($0) } ?? "ideal none"
+        let hypotheses = MRZRecognizer.hypotheses(gray).filter { $0.geometry.lines.count == format.lineCount && $0.geometry.lines[0].count == format.lineLength }
+        let bin: String
+        var note = ""
+        if hypotheses.isEmpty {
+            bin = "no zone"
+        } else if let right = hypotheses.first(where: { Training.matches($0.geometry, shot) }) {
+            let reading = recognizer.readings(gray, right.geometry).first { $0.format == format }
+            if let reading {
+                let keyText = keyRight(reading)
+                bin = keyText ? "refused (key read right)" : "misread"
+                if keyText {
+                    let byMinimum = recognizer.loosened(keyMinimum: 0).readings(gray, right.geometry).first { $0.format == format }?.accessKeyValid == true
+                    let byRatio = recognizer.loosened(keyUndetectableRatio: 1).readings(gray, right.geometry).first { $0.format == format }?.accessKeyValid == true
+                    let byBoth = recognizer.loosened(keyMinimum: 0, keyUndetectableRatio: 1).readings(gray, right.geometry).first { $0.format == format }?.accessKeyValid == true
+                    note += "[minimum alone \(byMinimum), ratio alone \(byRatio), both \(byBoth)] "
+                }
+                note += "checks \(reading.checkDigits.filter { !$0.value }.keys.sorted()) conf \(String(format: "%.2f", reading.confidence)) " + differences(reading)
+            } else { bin = "no decode" }
+        } else {
+            bin = "geometry"
+            let errors = hypotheses.map { h in zip(h.geometry.lines, shot.cellCentres).map { cells, centres in
+                zip(cells, centres).filter { cell, centre in ((cell.x - centre.x) * (cell.x - centre.x) + (cell.y - centre.y) * (cell.y - centre.y)).squareRoot() > 0.35 * cell.pitch }.count
+            } }
+            note = "cells off per line: \(errors.prefix(2))"
+        }
+        bins[bin, default: []].append(index)
+        print("#\(index) \(format.rawValue) cap \(String(format: "%.1f", shot.capHeight)) [\(bin)] \(note)\n      \(idealNote)")
+    }
+    for (bin, indices) in bins.sorted(by: { $0.value.count > $1.value.count }) { print("\(bin): \(indices.count)") }
+    print("of the failures, read right from the true cell positions: \(trueGeometryWouldRead)")
+case "evidence":
+    // Every reading whose key checks hold, with no threshold: right or wrong, and its evidence
+    // (one line each, for sorting): what a verdict rule would let through.
+    guard let recognizer = MRZRecognizer() else { print("no trained model"); exit(1) }
+    let tier = option("--tier") ?? "hard", count = Int(option("--count") ?? "200") ?? 200
+    let seed = UInt64(option("--seed") ?? "9303") ?? 9303, tierIndex = UInt64(option("--tier-index") ?? "2") ?? 2
+    let photographer = Photographer(renderer: try PageRenderer())
+    let lines = Mutex<[String]>([])
+    let only = option("--only").flatMap { Int($0) }
+    DispatchQueue.concurrentPerform(iterations: only == nil ? count : 1) { k in
+        let index = only ?? k
+        var generator = SeededGenerator(seed: seed &+ UInt64(index) &* 104_729 &+ tierIndex << 40)
+        let format = MRZFormat.allCases[index % MRZFormat.allCases.count]
+        let sample = MRZSample(format: format, generator: &generator)
+        let shot = photographer.shoot(sample, Photographer.Conditions(tier: tier), generator: &generator)
+        if let path = option("--dump"), only != nil, let png = try? ImageCodecs.encodePNG(shot.frame) { try? Data(png).write(to: URL(fileURLWithPath: path)) }
+        guard let (r, e) = recognizer.bestEvidence(GrayImage(shot.frame)) else { return }
+        let right = r.documentNumber == sample.documentNumber.replacingOccurrences(of: "<", with: "") && r.dateOfBirth == sample.dateOfBirth && r.dateOfExpiry == sample.dateOfExpiry
+        let figures = [e.minimumProbability, e.twinRatio, e.rival] + e.posteriors
+        let detail = right ? "" : " read \(r.lines) for \(sample.lines) corrections \(r.corrections) normal read: \(recognizer.read(GrayImage(shot.frame)).reading.map { "\($0.lines) key \($0.accessKeyValid)" } ?? "none")"
+        lines.withLock { $0.append("\(right ? "right" : "WRONG") #\(index) \(r.accessKeyValid ? "accepted" : "refused") " + figures.map { String(format: "%.4f", $0) }.joined(separator: " ") + detail) }
+    }
+    print("right/wrong #index verdict minP twinRatio rival posterior@" + MRZKeyEvidence.temperatures.map { "\($0)" }.joined(separator: ","))
+    for line in lines.withLock({ $0 }).sorted() { print(line) }
 case "train":
     // swift run -c release gbgbridge-mrz-lab train [--shots 1500] [--hidden 96] [--epochs 14] [--seed 2026] [--out Sources/MRZ/GlyphModel.swift]
     let shots = Int(option("--shots") ?? "1500") ?? 1500, hidden = Int(option("--hidden") ?? "96") ?? 96

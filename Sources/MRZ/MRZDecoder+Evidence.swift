@@ -1,0 +1,41 @@
+/// What the access key's verdict rests on, in numbers (the lab's `evidence`: how far the right and
+/// the wrong readings of a corpus lie from each threshold).
+package struct MRZKeyEvidence: Sendable {
+    /// The text's check digits over the key hold (and the composite, where there is one).
+    package var checksHold: Bool
+    /// The least likely key character's probability.
+    package var minimumProbability: Float
+    /// The most likely character a check digit cannot tell from the chosen one, over it.
+    package var twinRatio: Float
+    /// The best other reading of a key group its check digit accepts, over the chosen one.
+    package var rival: Float
+    /// The least posterior of a key group among the readings its check digit accepts, at each of
+    /// `MRZKeyEvidence.temperatures`.
+    package var posteriors: [Float]
+
+    package static let temperatures: [Float] = [1, 1.5, 2, 3]
+}
+
+extension MRZDecoder {
+    func evidence(_ scores: [[Scores]]) -> (MRZReading, MRZKeyEvidence)? {
+        guard let (text, picks, corrected) = decodeText(scores), let groups = keyGroups(text) else { return nil }
+        let reading = reading(text, picks: picks, corrected: corrected, groups: checkGroups(), faint: scores.map { $0.map { _ in false } })
+        let classes = MRZLayout.classes(format)
+        var minimum: Float = 1, twin: Float = 0
+        for (line, position) in keyPositions(text) {
+            let chosen = text[line][position]
+            let p = picks[line][position].probabilities[chosen.index]
+            minimum = min(minimum, p)
+            for other in MRZGlyph.all where other != chosen && classes[line][position].allows(other) && (other.checkValue - chosen.checkValue) % 10 == 0 {
+                twin = max(twin, picks[line][position].probabilities[other.index] / max(p, 1e-7))
+            }
+        }
+        let rival = groups.map { strongestRival(positions: $0.positions, check: $0.check, text: text, picks: picks) }.max() ?? 0
+        let posteriors = MRZKeyEvidence.temperatures.map { t in
+            groups.map { groupPosterior(positions: $0.positions, check: $0.check, text: text, picks: picks, temperature: t) }.min() ?? 0
+        }
+        let checksHold = ["documentNumber", "dateOfBirth", "dateOfExpiry"].allSatisfy { reading.checkDigits[$0] == true }
+            && reading.checkDigits["composite"] != false && wellFormedKey(text)
+        return (reading, MRZKeyEvidence(checksHold: checksHold, minimumProbability: minimum, twinRatio: twin, rival: rival, posteriors: posteriors))
+    }
+}
