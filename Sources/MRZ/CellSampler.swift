@@ -15,15 +15,17 @@ package enum CellSampler {
         return raw.indices.map { normalize(raw[$0], levels[$0]) }
     }
 
-    /// Whether a cell's character lies wholly in the image (its box: one pitch by 1.1 cap heights,
-    /// centred on the cell).
+    /// Whether a cell's character lies in the image: the glyph's box (OCR-B's characters are about
+    /// 0.8 of the pitch wide and one cap height tall) less a tenth of it each way, since the
+    /// locator's cells are that far off at times, and a photo cropped tight round the zone must
+    /// still read. Half a glyph out of the frame is what is refused.
     static func inside(_ image: GrayImage, _ cell: CellGeometry.Cell) -> Bool {
         let across = (x: -cell.along.y, y: cell.along.x)
-        let halfAlong = cell.pitch / 2, halfAcross = cell.capHeight * 0.55
+        let halfAlong = cell.pitch * 0.32, halfAcross = cell.capHeight * 0.4
         for (a, b) in [(-1, -1), (-1, 1), (1, -1), (1, 1)] as [(Float, Float)] {
             let x = cell.x + cell.along.x * a * halfAlong + across.x * b * halfAcross
             let y = cell.y + cell.along.y * a * halfAlong + across.y * b * halfAcross
-            guard x >= 0, y >= 0, x <= Float(image.width), y <= Float(image.height) else { return false }
+            guard x >= -1, y >= -1, x <= Float(image.width) + 1, y <= Float(image.height) + 1 else { return false }
         }
         return true
     }
@@ -38,20 +40,6 @@ package enum CellSampler {
         }
         let median = contrasts.sorted()[contrasts.count / 2]
         return zip(cells, contrasts).map { cell, contrast in contrast < 0.25 * median || !inside(image, cell) }
-    }
-
-    /// Each cell sampled at `offsets` (fractions of the pitch along, and of the cap height across,
-    /// the line), normalized by the ink and paper the unshifted line shows: `[offset][cell][pixel]`.
-    static func sample(_ image: GrayImage, _ cells: [CellGeometry.Cell], offsets: [(Float, Float)]) -> [[[Float]]] {
-        let levels = self.levels(cells.map { raw(image, $0) })
-        return offsets.map { offset in
-            cells.indices.map { index in
-                var cell = cells[index]
-                cell.x += cell.along.x * offset.0 * cell.pitch - cell.along.y * offset.1 * cell.capHeight
-                cell.y += cell.along.y * offset.0 * cell.pitch + cell.along.x * offset.1 * cell.capHeight
-                return normalize(raw(image, cell), levels[index])
-            }
-        }
     }
 
     /// One cell's grey values, resampled upright.

@@ -30,11 +30,13 @@ struct TextLine: Sendable {
 }
 
 enum LineFinder {
-    /// The blobs that could be characters.
+    /// The blobs that could be characters: at most three fifths of the image's height (a photo of
+    /// the MRZ lines alone, cropped tight, has its capitals at a third of it; a fifth, the old
+    /// bound, found nothing there).
     static func characters(_ components: [Component], imageHeight: Int) -> [Component] {
         components.filter { c in
             let h = c.height, w = c.width
-            guard h >= 4, h <= max(12, imageHeight / 5), w <= h * 3 + 4, c.count >= 4 else { return false }
+            guard h >= 4, h <= max(12, imageHeight * 3 / 5), w <= h * 3 + 4, c.count >= 4 else { return false }
             let fill = Float(c.count) / Float(w * h)
             return fill > 0.06 && fill < 0.97
         }

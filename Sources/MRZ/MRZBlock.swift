@@ -73,8 +73,18 @@ package struct CellGeometry: Sendable {
 
     package init(lines: [[Cell]]) { self.lines = lines }
 
+    /// Where the lines' first characters are taken to be, along the reading direction: the median
+    /// of the lines' first blobs (one stray blob before a line does not move it), or the earliest
+    /// or the latest of them when they disagree (glare or the frame's edge wipes a line's first
+    /// characters: with two lines the median is the later start, and the wiped line's cells would
+    /// all be one off).
+    enum Start: CaseIterable {
+        case median, earliest, latest
+    }
+
     /// The cells of `block` read with `length` characters a line; `reversed` reads it upside down.
-    init?(_ block: MRZBlock, length: Int, reversed: Bool) {
+    /// Nil when the lines do not give enough cells, or when `start` is the same as the median's.
+    init?(_ block: MRZBlock, length: Int, reversed: Bool, start choice: Start = .median) {
         let sign: Float = reversed ? -1 : 1
         let direction = (x: block.lines[0].direction.x * sign, y: block.lines[0].direction.y * sign)
         func u(_ p: (x: Float, y: Float, width: Float, height: Float)) -> Float { p.x * direction.x + p.y * direction.y }
@@ -86,7 +96,14 @@ package struct CellGeometry: Sendable {
         guard pitch > 0 else { return nil }
         // The lines start together: the first character of each is a letter or digit.
         let starts = ordered.map { u($0[0]) }.sorted()
-        let start = starts[starts.count / 2]
+        let median = starts[starts.count / 2]
+        let start: Float
+        switch choice {
+        case .median: start = median
+        case .earliest, .latest:
+            start = choice == .earliest ? starts[0] : starts[starts.count - 1]
+            guard abs(start - median) >= 0.5 * pitch else { return nil }
+        }
         var lines: [[Cell]] = []
         for points in ordered {
             // Each blob's cell index, counted along the line (the pitch re-estimated as it goes, so

@@ -8,8 +8,9 @@ import Glibc
 ///
 /// So each access-key group is weighed as a whole: of every reading of its characters and check
 /// digit that the check digit accepts (each position limited to what its field allows), the most
-/// likely one other than the chosen text must be at most `keyUndetectableRatio` as likely as the
-/// chosen text (probabilities multiplied over the group). One character of difference is the old
+/// likely one other than the chosen text must be at most `keyUndetectableRatio` (`keyUnsureRatio`
+/// when a key character is unsure) as likely as the chosen text (probabilities multiplied over the
+/// group). One character of difference is the old
 /// rule; two or more that compensate are caught the same way.
 extension MRZDecoder {
     /// The likelihood ratio of the best other reading of `group`'s characters that its check
@@ -127,9 +128,9 @@ extension MRZDecoder {
 
     /// Whether every access-key group of `text` is far more likely than any rival reading its
     /// check digit would also accept (the long document number of TD1/TD2 included).
-    func keyGroupsUnambiguous(_ text: [[MRZGlyph]], picks: [[Pick]]) -> Bool {
+    func keyGroupsUnambiguous(_ text: [[MRZGlyph]], picks: [[Pick]], ratio: Float) -> Bool {
         guard let groups = keyGroups(text) else { return false }
-        return groups.allSatisfy { strongestRival(positions: $0.positions, check: $0.check, text: text, picks: picks) <= policy.keyUndetectableRatio }
+        return groups.allSatisfy { strongestRival(positions: $0.positions, check: $0.check, text: text, picks: picks) <= ratio }
     }
 }
 

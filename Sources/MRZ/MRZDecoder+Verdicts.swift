@@ -12,6 +12,8 @@ extension MRZDecoder {
         let checksHold = ["documentNumber", "dateOfBirth", "dateOfExpiry"].allSatisfy { checks[$0] == true }
             && checks["composite"] != false
         var keySafe = true
+        let unsure = key.contains { picks[$0.0][$0.1].probabilities[text[$0.0][$0.1].index] < policy.keySure }
+        let ratio = unsure ? policy.keyUnsureRatio : policy.keyUndetectableRatio
         for (line, position) in key where keySafe {
             let chosen = text[line][position]
             let probabilities = picks[line][position].probabilities
@@ -23,11 +25,11 @@ extension MRZDecoder {
             // this one (same value modulo 10): far less likely, by a ratio.
             for other in MRZGlyph.all where other != chosen && classes[line][position].allows(other)
                 && (other.checkValue - chosen.checkValue) % 10 == 0 {
-                if probabilities[other.index] > p * policy.keyUndetectableRatio { keySafe = false }
+                if probabilities[other.index] > p * ratio { keySafe = false }
             }
             if !keySafe { break }
         }
-        let accessKeyValid = checksHold && keySafe && wellFormedKey(text) && keyGroupsUnambiguous(text, picks: picks)
+        let accessKeyValid = checksHold && keySafe && wellFormedKey(text) && keyGroupsUnambiguous(text, picks: picks, ratio: ratio)
 
         // Everything else: confident, and well formed.
         var restConfident = true

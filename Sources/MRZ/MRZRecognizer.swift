@@ -32,7 +32,7 @@ public struct MRZRecognizer: Sendable {
     package func loosened(keyMinimum: Float? = nil, keyUndetectableRatio: Float? = nil) -> MRZRecognizer {
         var policy = self.policy
         if let keyMinimum { policy.keyMinimum = keyMinimum }
-        if let keyUndetectableRatio { policy.keyUndetectableRatio = keyUndetectableRatio }
+        if let keyUndetectableRatio { (policy.keyUndetectableRatio, policy.keyUnsureRatio) = (keyUndetectableRatio, keyUndetectableRatio) }
         return MRZRecognizer(classifier: classifier, policy: policy)
     }
 
@@ -94,24 +94,16 @@ public struct MRZRecognizer: Sendable {
         }
     }
 
-    /// Each cell's probabilities, averaged over the cell and four neighbours a sixth of a pitch
-    /// (or cap) away: a locator that is a little off, or a blurred cell, is read from where it
-    /// reads best without trusting one sample.
-    static let offsets: [(Float, Float)] = [(0, 0)]
-
+    /// Each cell's probabilities. A character cut by the frame's edge is not read: the edge's
+    /// pixels, repeated, make a confident wrong one (a `B` half out of the frame read as `M` with
+    /// 0.999, and a correction elsewhere made the number's check digit hold: a false key). Looking
+    /// at an unsure cell again a tenth of a pitch either way and averaging was tried: the right
+    /// readings lost more confidence than the wrong ones (hard tier, twice the refusals).
     func probabilities(_ gray: GrayImage, _ cells: [CellGeometry.Cell]) -> [[Float]] {
-        let samples = CellSampler.sample(gray, cells, offsets: Self.offsets)
+        let samples = CellSampler.sample(gray, cells)
         return cells.indices.map { index in
-            // A character cut by the frame's edge is not read: the edge's pixels, repeated, make
-            // a confident wrong one (a `B` half out of the frame read as `M` with 0.999, and a
-            // correction elsewhere made the number's check digit hold: a false key).
-            guard CellSampler.inside(gray, cells[index]) else { return [Float](repeating: 1 / Float(MRZGlyph.count), count: MRZGlyph.count) }
-            var sum = [Float](repeating: 0, count: MRZGlyph.count)
-            for shifted in samples {
-                let p = classifier.probabilities(shifted[index])
-                for k in sum.indices { sum[k] += p[k] }
-            }
-            return sum.map { $0 / Float(samples.count) }
+            CellSampler.inside(gray, cells[index]) ? classifier.probabilities(samples[index])
+                : [Float](repeating: 1 / Float(MRZGlyph.count), count: MRZGlyph.count)
         }
     }
 
@@ -143,7 +135,9 @@ public struct MRZRecognizer: Sendable {
             let lengths: [Int] = block.lines.count == 3 ? [30] : lengthsByEstimate(scaled)
             for length in lengths {
                 for reversed in [false, true] {
-                    if let geometry = CellGeometry(scaled, length: length, reversed: reversed) { hypotheses.append(Hypothesis(geometry: geometry)) }
+                    for start in CellGeometry.Start.allCases {
+                        if let geometry = CellGeometry(scaled, length: length, reversed: reversed, start: start) { hypotheses.append(Hypothesis(geometry: geometry)) }
+                    }
                 }
             }
         }

@@ -25,6 +25,10 @@ public struct Photographer: Sendable {
         /// Chance the page lies upside down.
         public var upsideDown: Float = 0
         public var patternUnderMRZ: Float = 0.2
+        /// Whether the MRZ is kept wholly in the frame (the page moved, never redrawn, when
+        /// rotation and perspective push part of it out). Off, a line may run off the frame's edge:
+        /// what no reader can read, and a hostile case of its own (a character cut in half).
+        public var mrzInFrame = true
 
         public init() {}
 
@@ -94,12 +98,31 @@ public struct Photographer: Sendable {
         let cx = frameW / 2 + random(-slackX...max(-slackX, slackX) + 0.001) * 0.6
         let cy = frameH / 2 + random(-slackY...max(-slackY, slackY) + 0.001) * 0.6
         let corners: [(Float, Float)] = [(-pageW / 2, -pageH / 2), (pageW / 2, -pageH / 2), (pageW / 2, pageH / 2), (-pageW / 2, pageH / 2)]
-        let moved = corners.map { corner -> (Float, Float) in
+        var moved = corners.map { corner -> (Float, Float) in
             let jitter = random(conditions.perspective)
             let x = corner.0 + random(-1...1) * jitter * pageW, y = corner.1 + random(-1...1) * jitter * pageH
             return (cx + x * cos(angle) - y * sin(angle), cy + x * sin(angle) + y * cos(angle))
         }
         let source: [(Float, Float)] = [(0, 0), (Float(page.image.width), 0), (Float(page.image.width), Float(page.image.height)), (0, Float(page.image.height))]
+        if conditions.mrzInFrame {
+            // The zone's outline (each line's first and last cell, a pitch and a cap height around)
+            // where it lands; the page moved just enough to bring it in. No random draw: every other
+            // photograph of a seed stays as it was.
+            let placed = Homography(from: source, to: moved)
+            let pitch = page.capHeight * 1.2, tall = page.capHeight
+            var outline: [(Float, Float)] = []
+            for line in page.cellCentres {
+                guard let first = line.first, let last = line.last else { continue }
+                for (x, dx) in [(first.x, -pitch), (last.x, pitch)] { for dy in [-tall, tall] { outline.append(placed.apply(x + dx, first.y + dy)) } }
+            }
+            func shift(_ values: [Float], _ limit: Float) -> Float {
+                let margin: Float = 4
+                guard let low = values.min(), let high = values.max(), high - low < limit - 2 * margin else { return 0 }
+                return low < margin ? margin - low : (high > limit - margin ? limit - margin - high : 0)
+            }
+            let dx = shift(outline.map(\.0), frameW), dy = shift(outline.map(\.1), frameH)
+            moved = moved.map { ($0.0 + dx, $0.1 + dy) }
+        }
         let toPage = Homography(from: moved, to: source)
         let toFrame = Homography(from: source, to: moved)
         // The desk: a dark or wooden gradient with noise.

@@ -104,47 +104,30 @@ enum Training {
         let layer2 = hidden * inputs + hidden
         for i in 0..<(outputs * hidden) { weights[layer2 + i] = Float.random(in: -1...1, using: &generator) * scale2 }
         var velocity = [Float](repeating: 0, count: weights.count)
-        var gradient = [Float](repeating: 0, count: weights.count)
         var order = Array(examples.indices)
         let batch = 64
         let steps = epochs * (examples.count / batch)
         var step = 0
+        // Each batch's gradient in two halves, one a core.
+        var halves = [[Float]](repeating: [Float](repeating: 0, count: weights.count), count: 2)
         for epoch in 0..<epochs {
             order.shuffle(using: &generator)
             var loss: Float = 0, correct = 0
             for start in stride(from: 0, to: order.count - batch + 1, by: batch) {
-                for i in gradient.indices { gradient[i] = 0 }
                 let model = GlyphClassifier(hidden: hidden, weights: weights)
-                var activations = [Float](repeating: 0, count: hidden), logits = [Float](repeating: 0, count: outputs)
-                for index in order[start..<(start + batch)] {
-                    let example = examples[index]
-                    model.forward(example.features, hidden: &activations, logits: &logits)
-                    let p = GlyphClassifier.softmax(logits)
-                    loss -= log(max(p[example.label], 1e-7))
-                    if p.indices.max(by: { p[$0] < p[$1] }) == example.label { correct += 1 }
-                    // Output layer.
-                    var delta = p
-                    delta[example.label] -= 1
-                    var hiddenDelta = [Float](repeating: 0, count: hidden)
-                    for o in 0..<outputs {
-                        let row = layer2 + o * hidden
-                        for h in 0..<hidden {
-                            gradient[row + h] += delta[o] * activations[h]
-                            hiddenDelta[h] += delta[o] * weights[row + h]
-                        }
-                        gradient[layer2 + outputs * hidden + o] += delta[o]
-                    }
-                    // Hidden layer (ReLU).
-                    example.features.withUnsafeBufferPointer { x in
-                        gradient.withUnsafeMutableBufferPointer { g in
-                            for h in 0..<hidden where activations[h] > 0 {
-                                let d = hiddenDelta[h], row = h * inputs
-                                for i in 0..<inputs { g[row + i] += d * x[i] }
-                                g[hidden * inputs + h] += d
-                            }
-                        }
+                let results = Mutex<[(Float, Int)]>([])
+                let slices = [order[start..<(start + batch / 2)], order[(start + batch / 2)..<(start + batch)]]
+                halves.withUnsafeMutableBufferPointer { buffers in
+                    // Each half writes its own buffer only.
+                    nonisolated(unsafe) let base = buffers.baseAddress!
+                    DispatchQueue.concurrentPerform(iterations: 2) { half in
+                        let result = accumulate(slices[half].map { examples[$0] }, model: model, into: &base[half])
+                        results.withLock { $0.append(result) }
                     }
                 }
+                for (l, c) in results.withLock({ $0 }) { loss += l; correct += c }
+                var gradient = halves[0]
+                for i in gradient.indices { gradient[i] += halves[1][i] }
                 // Cosine-decayed rate, momentum 0.9, a little weight decay.
                 let rate = 0.04 * 0.5 * (1 + cos(Float.pi * Float(step) / Float(max(1, steps)))) + 0.0005
                 step += 1
@@ -156,6 +139,46 @@ enum Training {
             print("epoch \(epoch + 1)/\(epochs): loss \(loss / Float(order.count)), training accuracy \(Float(correct) / Float(order.count))")
         }
         return GlyphClassifier(hidden: hidden, weights: weights)
+    }
+
+    /// One half-batch's gradient of the cross-entropy, into `gradient` (zeroed first); its loss and
+    /// how many it got right.
+    static func accumulate(_ batch: [Example], model: GlyphClassifier, into gradient: inout [Float]) -> (Float, Int) {
+        let inputs = model.inputs, hidden = model.hidden, outputs = MRZGlyph.count
+        let layer2 = hidden * inputs + hidden
+        let weights = model.weights
+        for i in gradient.indices { gradient[i] = 0 }
+        var loss: Float = 0, correct = 0
+        var activations = [Float](repeating: 0, count: hidden), logits = [Float](repeating: 0, count: outputs)
+        for example in batch {
+            model.forward(example.features, hidden: &activations, logits: &logits)
+            let p = GlyphClassifier.softmax(logits)
+            loss -= log(max(p[example.label], 1e-7))
+            if p.indices.max(by: { p[$0] < p[$1] }) == example.label { correct += 1 }
+            // Output layer.
+            var delta = p
+            delta[example.label] -= 1
+            var hiddenDelta = [Float](repeating: 0, count: hidden)
+            for o in 0..<outputs {
+                let row = layer2 + o * hidden
+                for h in 0..<hidden {
+                    gradient[row + h] += delta[o] * activations[h]
+                    hiddenDelta[h] += delta[o] * weights[row + h]
+                }
+                gradient[layer2 + outputs * hidden + o] += delta[o]
+            }
+            // Hidden layer (ReLU).
+            example.features.withUnsafeBufferPointer { x in
+                gradient.withUnsafeMutableBufferPointer { g in
+                    for h in 0..<hidden where activations[h] > 0 {
+                        let d = hiddenDelta[h], row = h * inputs
+                        for i in 0..<inputs { g[row + i] += d * x[i] }
+                        g[hidden * inputs + h] += d
+                    }
+                }
+            }
+        }
+        return (loss, correct)
     }
 
     /// The weights as the Swift source `GlyphModel.swift` holds them (base64 of little-endian Float32).

@@ -21,14 +21,33 @@ func forEachShot(tier: String, _ body: (Int, MRZFormat, MRZSample, Photographer.
     }
 }
 
+/// The frame cropped to the zone: its cells' box, a pitch and a cap height round each centre
+/// shrunk to the glyphs' extent (0.45 pitch, 0.58 cap).
+func zoneCrop(_ shot: Photographer.Shot) -> ImageCodecs.RGBImage {
+    let centres = shot.cellCentres.flatMap { $0 }, line = shot.cellCentres[0]
+    let pitch = (line[line.count - 1].x - line[0].x) / Float(line.count - 1)
+    let x0 = max(0, Int((centres.map(\.x).min() ?? 0) - 0.45 * pitch)), x1 = min(shot.frame.width, Int((centres.map(\.x).max() ?? 0) + 0.45 * pitch))
+    let y0 = max(0, Int((centres.map(\.y).min() ?? 0) - 0.58 * shot.capHeight)), y1 = min(shot.frame.height, Int((centres.map(\.y).max() ?? 0) + 0.58 * shot.capHeight))
+    var pixels: [UInt8] = []
+    for y in y0..<y1 { pixels += shot.frame.pixels[((y * shot.frame.width + x0) * 3)..<((y * shot.frame.width + x1) * 3)] }
+    return ImageCodecs.RGBImage(width: x1 - x0, height: y1 - y0, pixels: pixels)
+}
+
 switch arguments.dropFirst().first {
+case "diagnose":
+    // What the locator sees in image files: `diagnose FILE…`.
+    for path in arguments.dropFirst(2) {
+        let image = try ImageCodecs.decodePNG(Array(try Data(contentsOf: URL(fileURLWithPath: path))))
+        print("\(path): " + MRZRecognizer.diagnose(GrayImage(image)))
+    }
 case "samples":
     guard arguments.count > 2 else { print("usage: samples DIR"); exit(2) }
     let directory = arguments[2]
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     let tier = option("--tier") ?? "kiosk"
     try forEachShot(tier: tier) { index, format, sample, shot in
-        let png = try ImageCodecs.encodePNG(shot.frame)
+        // `--crop`: only the zone, a pixel or two of paper round it (what a photo of the MRZ lines is).
+        let png = try ImageCodecs.encodePNG(arguments.contains("--crop") ? zoneCrop(shot) : shot.frame)
         try Data(png).write(to: URL(fileURLWithPath: "\(directory)/\(tier)-\(index).png"))
         print("\(tier)-\(index).png \(format.rawValue) cap \(shot.capHeight)\n\(sample.text)")
     }
@@ -186,7 +205,9 @@ case "evidence":
         var generator = SeededGenerator(seed: seed &+ UInt64(index) &* 104_729 &+ tierIndex << 40)
         let format = MRZFormat.allCases[index % MRZFormat.allCases.count]
         let sample = MRZSample(format: format, generator: &generator)
-        let shot = photographer.shoot(sample, Photographer.Conditions(tier: tier), generator: &generator)
+        var conditions = Photographer.Conditions(tier: tier)
+        conditions.mrzInFrame = !arguments.contains("--cut")
+        let shot = photographer.shoot(sample, conditions, generator: &generator)
         if let path = option("--dump"), only != nil, let png = try? ImageCodecs.encodePNG(shot.frame) { try? Data(png).write(to: URL(fileURLWithPath: path)) }
         guard let (r, e) = recognizer.bestEvidence(GrayImage(shot.frame)) else { return }
         let right = r.documentNumber == sample.documentNumber.replacingOccurrences(of: "<", with: "") && r.dateOfBirth == sample.dateOfBirth && r.dateOfExpiry == sample.dateOfExpiry

@@ -87,6 +87,29 @@ struct MRZDecoderTests {
         #expect(!reading.accessKeyValid && !reading.valid)
     }
 
+    @Test("an unsure key character (0.4) the check digits decide alone: the key valid; under 0.3, never")
+    func unsureKeyCharacter() throws {
+        let lines = Self.specimens[0].1
+        // The date of birth's '0' (740812) at 0.4 with an 8 at 0.3: an 8 breaks the check digit and
+        // nothing else in the group could make up for it.
+        let unsure = Self.scores(lines, overrides: [[1, 15]: ["0": 0.4, "8": 0.3]])
+        let reading = try #require(MRZDecoder(format: .td3, policy: .standard).decode(unsure))
+        #expect(reading.dateOfBirth == "740812" && reading.accessKeyValid)
+        let faint = Self.scores(lines, overrides: [[1, 15]: ["0": 0.25, "8": 0.2]])
+        #expect(try #require(MRZDecoder(format: .td3, policy: .standard).decode(faint)).accessKeyValid == false)
+    }
+
+    @Test("a twin no check digit sees, 0.13 as likely: enough margin beside a sure character, not beside an unsure one")
+    func unsureKeyNeedsWiderMargin() throws {
+        let lines = Self.specimens[0].1
+        // The number's L (21) and V (31) have the same check value.
+        let sure = Self.scores(lines, overrides: [[1, 0]: ["L": 0.9, "V": 0.12]])
+        #expect(try #require(MRZDecoder(format: .td3, policy: .standard).decode(sure)).accessKeyValid)
+        let unsure = Self.scores(lines, overrides: [[1, 0]: ["L": 0.45, "V": 0.06]])
+        let reading = try #require(MRZDecoder(format: .td3, policy: .standard).decode(unsure))
+        #expect(reading.documentNumber == "L898902C3" && !reading.accessKeyValid)
+    }
+
     @Test("a filler read as K in the names: every check digit holds, the key is valid, the MRZ is not")
     func fillerAsK() throws {
         let lines = Self.specimens[0].1
