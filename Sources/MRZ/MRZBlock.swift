@@ -114,7 +114,11 @@ package struct CellGeometry: Sendable {
             for point in points where point.width < 1.5 * pitch {
                 let index: Float
                 if let last = indexed.last {
-                    index = last.i + max(1, ((u(point) - last.u) / localPitch).rounded())
+                    // A blob under half a pitch on from the last is a piece of the same character
+                    // (glare or a thin stroke splits one), not the next cell.
+                    let steps = ((u(point) - last.u) / localPitch).rounded()
+                    guard steps >= 1 else { continue }
+                    index = last.i + steps
                     if let first = indexed.first, index - first.i >= 4 { localPitch = (u(point) - first.u) / (index - first.i) }
                 } else {
                     index = max(0, ((u(point) - start) / pitch).rounded())
@@ -144,6 +148,18 @@ package struct CellGeometry: Sendable {
             lines.append(cells)
         }
         self.lines = lines
+    }
+}
+
+extension CellGeometry {
+    /// Each line's cap height measured on the image (`CellSampler.measuredCapHeight`) instead of
+    /// its blobs' heights, when the measure is plausible (half to once and a fifth the blobs').
+    mutating func measureCapHeight(_ image: GrayImage) {
+        for index in lines.indices {
+            guard let estimate = lines[index].first?.capHeight, let measured = CellSampler.measuredCapHeight(image, lines[index]),
+                  measured > 0.5 * estimate, measured < 1.2 * estimate else { continue }
+            for cell in lines[index].indices { lines[index][cell].capHeight = measured }
+        }
     }
 }
 

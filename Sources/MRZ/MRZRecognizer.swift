@@ -136,7 +136,9 @@ public struct MRZRecognizer: Sendable {
             for length in lengths {
                 for reversed in [false, true] {
                     for start in CellGeometry.Start.allCases {
-                        if let geometry = CellGeometry(scaled, length: length, reversed: reversed, start: start) { hypotheses.append(Hypothesis(geometry: geometry)) }
+                        guard var geometry = CellGeometry(scaled, length: length, reversed: reversed, start: start) else { continue }
+                        geometry.measureCapHeight(gray)
+                        hypotheses.append(Hypothesis(geometry: geometry))
                     }
                 }
             }

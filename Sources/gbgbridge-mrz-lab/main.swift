@@ -168,6 +168,23 @@ case "analyze":
             bin = "no zone"
         } else if let right = hypotheses.first(where: { Training.matches($0.geometry, shot) }) {
             let reading = recognizer.readings(gray, right.geometry).first { $0.format == format }
+            // How far the located cells are from the true ones: along and across the line (pitches),
+            // and the pitch and cap height against the truth's.
+            var along: [Float] = [], acrossErrors: [Float] = [], pitchRatio: [Float] = [], capRatio: [Float] = []
+            for (cells, ideal) in zip(right.geometry.lines, truth.lines) {
+                for (cell, exact) in zip(cells, ideal) {
+                    let dx = cell.x - exact.x, dy = cell.y - exact.y
+                    along.append((dx * exact.along.x + dy * exact.along.y) / exact.pitch)
+                    acrossErrors.append((-dx * exact.along.y + dy * exact.along.x) / exact.pitch)
+                    pitchRatio.append(cell.pitch / exact.pitch)
+                    capRatio.append(cell.capHeight / exact.capHeight)
+                }
+            }
+            func summary(_ v: [Float]) -> String {
+                let mean = v.reduce(0, +) / Float(max(1, v.count)), worst = v.map(abs).max() ?? 0
+                return String(format: "%.2f/%.2f", mean, worst)
+            }
+            note += "cells along \(summary(along)) across \(summary(acrossErrors)) pitch \(summary(pitchRatio)) cap \(summary(capRatio)) "
             if let reading {
                 let keyText = keyRight(reading)
                 bin = keyText ? "refused (key read right)" : "misread"
