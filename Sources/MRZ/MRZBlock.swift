@@ -153,11 +153,13 @@ package struct CellGeometry: Sendable {
 
 extension CellGeometry {
     /// Each line's cap height measured on the image (`CellSampler.measuredCapHeight`) instead of
-    /// its blobs' heights, when the measure is plausible (half to once and a fifth the blobs').
+    /// its blobs' heights where blur has made those tall: when the measure is under nine tenths of
+    /// theirs (and over half). Where the two agree the blobs' is kept: it is the steadier of the
+    /// two on sharp photos (kiosk MRZs exact 100 % with it, 99.8 % with the measure everywhere).
     mutating func measureCapHeight(_ image: GrayImage) {
         for index in lines.indices {
             guard let estimate = lines[index].first?.capHeight, let measured = CellSampler.measuredCapHeight(image, lines[index]),
-                  measured > 0.5 * estimate, measured < 1.2 * estimate else { continue }
+                  measured > 0.5 * estimate, measured < 0.9 * estimate else { continue }
             for cell in lines[index].indices { lines[index][cell].capHeight = measured }
         }
     }

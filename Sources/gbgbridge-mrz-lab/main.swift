@@ -121,6 +121,7 @@ case "evaluate":
             noRead += 1
             if arguments.contains("--verbose") { print("no read #\(index) \(format.rawValue): \(reading.lines) for \(sample.lines) checks \(reading.checkDigits) conf \(reading.confidence)") }
         }
+        if !reading.valid, reading.accessKeyValid, arguments.contains("--verbose") { print("key but not valid #\(index): \(reading.lines) for \(sample.lines) conf \(reading.confidence)") }
         if reading.valid {
             valid += 1
             if reading.lines == sample.lines { exact += 1 } else {
@@ -152,6 +153,13 @@ case "analyze":
         }
         func differences(_ r: MRZReading) -> String {
             zip(r.lines, sample.lines).map { a, b in String(zip(a, b).map { $0 == $1 ? "." : $0 }) }.joined(separator: "|")
+        }
+        if arguments.contains("--caps") {
+            // The located block's cap height against the truth's, blob and measured.
+            if let h = MRZRecognizer.hypotheses(gray).first(where: { Training.matches($0.geometry, shot) }) {
+                print(String(format: "caps %@ true %.2f measured/true %.3f", tier, shot.capHeight, h.geometry.lines[0][0].capHeight / shot.capHeight))
+            }
+            continue
         }
         if let reading = recognizer.read(gray).reading, reading.accessKeyValid, keyRight(reading) { continue }
         var generator2 = SeededGenerator(seed: 1)
