@@ -8,9 +8,8 @@ import Glibc
 ///
 /// So each access-key group is weighed as a whole: of every reading of its characters and check
 /// digit that the check digit accepts (each position limited to what its field allows), the most
-/// likely one other than the chosen text must be at most `keyUndetectableRatio` (`keyUnsureRatio`
-/// when a key character is unsure) as likely as the chosen text (probabilities multiplied over the
-/// group). One character of difference is the old
+/// likely one other than the chosen text must be at most `keyUndetectableRatio` as likely as the
+/// chosen text (probabilities multiplied over the group). One character of difference is the old
 /// rule; two or more that compensate are caught the same way.
 extension MRZDecoder {
     /// The likelihood ratio of the best other reading of `group`'s characters that its check

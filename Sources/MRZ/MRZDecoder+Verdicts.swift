@@ -12,8 +12,7 @@ extension MRZDecoder {
         let checksHold = ["documentNumber", "dateOfBirth", "dateOfExpiry"].allSatisfy { checks[$0] == true }
             && checks["composite"] != false
         var keySafe = true
-        let unsure = key.contains { picks[$0.0][$0.1].probabilities[text[$0.0][$0.1].index] < policy.keySure }
-        let ratio = unsure ? policy.keyUnsureRatio : policy.keyUndetectableRatio
+        let ratio = policy.keyUndetectableRatio
         for (line, position) in key where keySafe {
             let chosen = text[line][position]
             let probabilities = picks[line][position].probabilities
@@ -71,21 +70,32 @@ extension MRZDecoder {
         return String(text[field.line][field.range].map(\.character))
     }
 
-    /// The access key's fields as ICAO writes them: a number that is not all fillers, real dates.
+    /// The key's fields as ICAO 9303 lays them out: a document code of the format (a line read
+    /// one cell off — a stray blob before it — starts with anything; the benchmark found one whose
+    /// check digits all held after a correction, `OC<KOR…` for `C<KOR…`), a number that starts
+    /// with a character and is padded with fillers only at its end (`T<X273N8O` for `TKX273N8O`:
+    /// `<` and `K` are check-digit twins), and dates that are dates.
     func wellFormedKey(_ text: [[MRZGlyph]]) -> Bool {
+        guard knownDocumentCode(text) else { return false }
         let number = value(text, .documentNumber)
         guard number.contains(where: { $0 != "<" }), number.first != "<" else { return false }
+        guard !number.drop(while: { $0 != "<" }).contains(where: { $0 != "<" }) else { return false }
         return Self.isDate(value(text, .dateOfExpiry), allowUnknown: false) && Self.isDate(value(text, .dateOfBirth), allowUnknown: true)
     }
 
-    /// The rest: a known document code, states and names of letters with fillers only after them,
-    /// a sex of M, F, X or `<`.
+    /// P for passports (TD3), V for visas, A, C or I for cards (TD1, TD2): ICAO 9303-4/5/6/7.
+    func knownDocumentCode(_ text: [[MRZGlyph]]) -> Bool {
+        guard let first = value(text, .documentCode).first, "PIACV".contains(first) else { return false }
+        switch format {
+        case .td3: return first == "P"
+        case .mrvA, .mrvB: return first == "V"
+        case .td1, .td2: return first != "P" && first != "V"
+        }
+    }
+
+    /// The rest: states and names of letters with fillers only after them, a sex of M, F, X or `<`
+    /// (the document code is the key's).
     func wellFormed(_ text: [[MRZGlyph]]) -> Bool {
-        let code = value(text, .documentCode)
-        guard let first = code.first, "PIACV".contains(first) else { return false }
-        if format == .td3 && first != "P" { return false }
-        if (format == .mrvA || format == .mrvB) && first != "V" { return false }
-        if (format == .td1 || format == .td2) && (first == "P" || first == "V") { return false }
         for name in [MRZField.Name.issuingState, .nationality] {
             // Three letters, or Germany's "D<<" (ICAO 9303-3: no other code has a filler).
             let state = value(text, name)

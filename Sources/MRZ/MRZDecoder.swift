@@ -15,14 +15,10 @@ struct MRZDecoder {
         var keyMinimum: Float = 0.3
         /// Every access-key character over a character its check digit cannot tell it from
         /// (same value modulo 10: G/6, S/8, Z/5, K/<, Q/6 …): that one at most this fraction as
-        /// likely; and each key group's strongest rival its check digit accepts, the same.
-        var keyUndetectableRatio: Float = 0.2
-        /// When any key character has less than `keySure`, both ratios above are held to
-        /// `keyUnsureRatio` instead: the check digits carry more of the verdict, so they must
-        /// decide it by more. (Measured on 3,000 hard-tier frames: the wrong readings whose key
-        /// checks held had ratios of 0.26 and more; Docs/mrz.md, "Verdicts".)
-        var keySure: Float = 0.55
-        var keyUnsureRatio: Float = 0.1
+        /// likely; and each key group's strongest rival its check digit accepts, the same. 0.2
+        /// until a fresh-seed run found a `K` read as `<` with its twin at 0.17 (Docs/mrz.md,
+        /// "Verdicts"); 0.1 costs half a point of hard-tier keys.
+        var keyUndetectableRatio: Float = 0.1
         /// Every other character: at least this probability and this margin over its runner-up.
         var validMinimum: Float = 0.8
         var validMargin: Float = 0.5
@@ -84,7 +80,11 @@ struct MRZDecoder {
             var fixes: [(line: Int, position: Int, glyph: MRZGlyph, cost: Float)] = []
             for (line, position) in group.positions + [group.check] {
                 let pick = picks[line][position]
-                guard pick.runnerUpProbability >= policy.minimumRunnerUp else { continue }
+                // The classifier's own odds, not the look-alike floor's: a floor may make a
+                // correction ambiguous, never possible (an 8 "corrected" to a B the classifier gave
+                // nothing made a shifted line's check digit hold).
+                guard pick.runnerUpProbability >= policy.minimumRunnerUp,
+                      scores[line][position][pick.runnerUp.index] >= policy.minimumRunnerUp else { continue }
                 var trial = text
                 trial[line][position] = pick.runnerUp
                 // The group holds now, and no group that held before breaks.

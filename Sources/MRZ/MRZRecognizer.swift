@@ -32,7 +32,7 @@ public struct MRZRecognizer: Sendable {
     package func loosened(keyMinimum: Float? = nil, keyUndetectableRatio: Float? = nil) -> MRZRecognizer {
         var policy = self.policy
         if let keyMinimum { policy.keyMinimum = keyMinimum }
-        if let keyUndetectableRatio { (policy.keyUndetectableRatio, policy.keyUnsureRatio) = (keyUndetectableRatio, keyUndetectableRatio) }
+        if let keyUndetectableRatio { policy.keyUndetectableRatio = keyUndetectableRatio }
         return MRZRecognizer(classifier: classifier, policy: policy)
     }
 

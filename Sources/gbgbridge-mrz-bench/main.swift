@@ -1,6 +1,6 @@
 // The MRZ reader's benchmark (release build; not a test):
 //   swift build -c release --product gbgbridge && swift run -c release gbgbridge-mrz-bench [--count 1000]
-//       [--tiers scan,kiosk,hard] [--yardstick 100] [--seed 9303] [--only N]
+//       [--tiers scan,kiosk,hard] [--yardstick 100] [--seed 9303] [--only N] [--list]
 // A corpus made here with fixed seeds (TD1, TD2, TD3, MRV-A, MRV-B on synthetic data pages,
 // photographed in three tiers), read by gbgbridge's reader; on a sample of the same images,
 // PassportEye driving Tesseract 5 with Debian's `eng` model (scripts/mrz-yardstick.py) as the
@@ -20,6 +20,8 @@ let yardstickSample = Int(option("--yardstick") ?? "100") ?? 100
 let seed = UInt64(option("--seed") ?? "9303") ?? 9303
 /// `--only N`: image N of each tier alone (to look again at one a run reported).
 let only = option("--only").flatMap { Int($0) }
+/// `--list`: each image whose MRZ was not claimed valid, and how it was read.
+let listing = arguments.contains("--list")
 
 
 guard let recognizer = MRZRecognizer() else {
@@ -75,6 +77,8 @@ for tier in tiers {
             }
             if let reading, reading.valid {
                 if reading.lines == truth.lines { ours.exact += 1 } else { ours.falseValid += 1; print("  false valid (\(tier) #\(index)): \(reading.lines) for \(truth.lines)") }
+            } else if let reading, listing {
+                print("  not valid (\(tier) #\(index)): \(reading.lines == truth.lines ? "read right" : "\(reading.lines) for \(truth.lines)"), least sure \(reading.confidence)")
             }
             if sampleFiles.count < yardstickSample {
                 let path = workDirectory.appendingPathComponent("\(tier)-\(index).png").path
