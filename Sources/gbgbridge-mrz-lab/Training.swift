@@ -119,7 +119,8 @@ enum Training {
                 let slices = [order[start..<(start + batch / 2)], order[(start + batch / 2)..<(start + batch)]]
                 halves.withUnsafeMutableBufferPointer { buffers in
                     // Each half writes its own buffer only.
-                    nonisolated(unsafe) let base = buffers.baseAddress!
+                    guard let address = buffers.baseAddress else { return }
+                    nonisolated(unsafe) let base = address
                     DispatchQueue.concurrentPerform(iterations: 2) { half in
                         let result = accumulate(slices[half].map { examples[$0] }, model: model, into: &base[half])
                         results.withLock { $0.append(result) }
