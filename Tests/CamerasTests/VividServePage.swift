@@ -83,7 +83,14 @@ struct ServePage {
         // A data page in front of the camera (vivid's HDMI loop): the capture's data.mrz, read from
         // frames that agree; the operator's page says an MRZ was read, never what it says.
         try await guest.command("loop-start")
+        // vivid switches to its HDMI input and starts showing the looped page within a second or
+        // so; on a loaded machine a capture's frames may still come from before. A person would
+        // take the photo again: so does the test, at most three times.
         answer = try await capture(socket, "camera.document.capture")
+        for _ in 0..<2 where answer.mrz == nil {
+            try await Task.sleep(for: .seconds(1))
+            answer = try await capture(socket, "camera.document.capture")
+        }
         #expect(answer.status == "success", "\(answer)")
         #expect(answer.mrz?["documentNumber"] as? String == "L898902C3" && answer.mrz?["accessKeyValid"] as? Bool == true
                 && answer.mrz?["dateOfBirth"] as? String == "740812" && answer.mrz?["format"] as? String == "TD3",
