@@ -245,3 +245,14 @@ public struct Homography: Sendable {
         return ((h[0] * x + h[1] * y + h[2]) / w, (h[3] * x + h[4] * y + h[5]) / w)
     }
 }
+
+extension Photographer {
+    /// The benchmark's image `index` of the tier at `tierPlace` in its `--tiers` (the lab's
+    /// `analyze` and `evidence` and the false-accept regression tests make the same photograph):
+    /// formats in turn, each image's generator seeded from `seed`, the index and the tier's place.
+    public func benchmarkShot(index: Int, seed: UInt64, tierPlace: Int, conditions: Conditions) -> Shot {
+        var generator = SeededGenerator(seed: seed &+ UInt64(index) &* 104_729 &+ UInt64(tierPlace) << 40)
+        let sample = MRZSample(format: MRZFormat.allCases[index % MRZFormat.allCases.count], generator: &generator)
+        return shoot(sample, conditions, generator: &generator)
+    }
+}

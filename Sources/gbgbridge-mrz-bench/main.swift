@@ -55,10 +55,8 @@ for tier in tiers {
         let shots = Mutex<[Int: Photographer.Shot]>([:])
         DispatchQueue.concurrentPerform(iterations: indices.count) { k in
             let index = indices[k]
-            var generator = SeededGenerator(seed: seed &+ UInt64(index) &* 104_729 &+ UInt64(tier.hashValue & 0) &+ UInt64(tiers.firstIndex(of: tier) ?? 0) << 40)
-            let format = MRZFormat.allCases[index % MRZFormat.allCases.count]
-            let sample = MRZSample(format: format, generator: &generator)
-            let shot = photographer.shoot(sample, Photographer.Conditions(tier: tier), generator: &generator)
+            let shot = photographer.benchmarkShot(index: index, seed: seed, tierPlace: tiers.firstIndex(of: tier) ?? 0,
+                                                  conditions: Photographer.Conditions(tier: tier))
             shots.withLock { $0[index] = shot }
         }
         for index in indices {

@@ -138,16 +138,13 @@ case "analyze":
     // the bench's --tiers, 2 for hard in the default run), each failure put in one bin.
     guard let recognizer = MRZRecognizer() else { print("no trained model"); exit(1) }
     let tier = option("--tier") ?? "hard", count = Int(option("--count") ?? "200") ?? 200
-    let seed = UInt64(option("--seed") ?? "9303") ?? 9303, tierIndex = UInt64(option("--tier-index") ?? "2") ?? 2
+    let seed = UInt64(option("--seed") ?? "9303") ?? 9303, tierIndex = Int(option("--tier-index") ?? "2") ?? 2
     let photographer = Photographer(renderer: try PageRenderer())
     var bins: [String: [Int]] = [:]
     var trueGeometryWouldRead = 0
     for index in 0..<count {
-        var generator = SeededGenerator(seed: seed &+ UInt64(index) &* 104_729 &+ tierIndex << 40)
-        let format = MRZFormat.allCases[index % MRZFormat.allCases.count]
-        let sample = MRZSample(format: format, generator: &generator)
-        let shot = photographer.shoot(sample, Photographer.Conditions(tier: tier), generator: &generator)
-        let gray = GrayImage(shot.frame)
+        let shot = photographer.benchmarkShot(index: index, seed: seed, tierPlace: tierIndex, conditions: Photographer.Conditions(tier: tier))
+        let (sample, format, gray) = (shot.sample, shot.sample.format, GrayImage(shot.frame))
         func keyRight(_ r: MRZReading) -> Bool {
             r.documentNumber == sample.documentNumber.replacingOccurrences(of: "<", with: "") && r.dateOfBirth == sample.dateOfBirth && r.dateOfExpiry == sample.dateOfExpiry
         }
@@ -221,18 +218,16 @@ case "evidence":
     // (one line each, for sorting): what a verdict rule would let through.
     guard let recognizer = MRZRecognizer() else { print("no trained model"); exit(1) }
     let tier = option("--tier") ?? "hard", count = Int(option("--count") ?? "200") ?? 200
-    let seed = UInt64(option("--seed") ?? "9303") ?? 9303, tierIndex = UInt64(option("--tier-index") ?? "2") ?? 2
+    let seed = UInt64(option("--seed") ?? "9303") ?? 9303, tierIndex = Int(option("--tier-index") ?? "2") ?? 2
     let photographer = Photographer(renderer: try PageRenderer())
     let lines = Mutex<[String]>([])
     let only = option("--only").flatMap { Int($0) }
     DispatchQueue.concurrentPerform(iterations: only == nil ? count : 1) { k in
         let index = only ?? k
-        var generator = SeededGenerator(seed: seed &+ UInt64(index) &* 104_729 &+ tierIndex << 40)
-        let format = MRZFormat.allCases[index % MRZFormat.allCases.count]
-        let sample = MRZSample(format: format, generator: &generator)
         var conditions = Photographer.Conditions(tier: tier)
         conditions.mrzInFrame = !arguments.contains("--cut")
-        let shot = photographer.shoot(sample, conditions, generator: &generator)
+        let shot = photographer.benchmarkShot(index: index, seed: seed, tierPlace: tierIndex, conditions: conditions)
+        let sample = shot.sample
         if let path = option("--dump"), only != nil, let png = try? ImageCodecs.encodePNG(shot.frame) { try? Data(png).write(to: URL(fileURLWithPath: path)) }
         guard let (r, e) = recognizer.bestEvidence(GrayImage(shot.frame)) else { return }
         let right = r.documentNumber == sample.documentNumber.replacingOccurrences(of: "<", with: "") && r.dateOfBirth == sample.dateOfBirth && r.dateOfExpiry == sample.dateOfExpiry
