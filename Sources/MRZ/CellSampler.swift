@@ -68,7 +68,8 @@ package enum CellSampler {
         for (a, b) in [(-1, -1), (-1, 1), (1, -1), (1, 1)] as [(Float, Float)] {
             let x = cell.x + cell.along.x * a * halfAlong + across.x * b * halfAcross
             let y = cell.y + cell.along.y * a * halfAlong + across.y * b * halfAcross
-            guard x >= -1, y >= -1, x <= Float(image.width) + 1, y <= Float(image.height) + 1 else { return false }
+            let frame = image.content
+            guard x >= Float(frame.x) - 1, y >= Float(frame.y) - 1, x <= Float(frame.x + frame.width) + 1, y <= Float(frame.y + frame.height) + 1 else { return false }
         }
         return true
     }
@@ -77,12 +78,18 @@ package enum CellSampler {
     /// reflection or a stain. What the classifier says of them does not earn `valid` (a `<` under
     /// glare read as a confident `K`). Thin glyphs (`<`, `1`) at 12 pixels already fall under half.
     static func faint(_ image: GrayImage, _ cells: [CellGeometry.Cell]) -> [Bool] {
+        zip(cells, contrastRatios(image, cells)).map { cell, ratio in ratio < 0.25 || !inside(image, cell) }
+    }
+
+    /// Each cell's own contrast over the line's median.
+    package static func contrastRatios(_ image: GrayImage, _ cells: [CellGeometry.Cell]) -> [Float] {
         let contrasts = cells.map { cell -> Float in
             let sorted = raw(image, cell).sorted()
             return sorted[size * 19 / 20] - sorted[size / 32]
         }
         let median = contrasts.sorted()[contrasts.count / 2]
-        return zip(cells, contrasts).map { cell, contrast in contrast < 0.25 * median || !inside(image, cell) }
+        // A line with no contrast at all (a blank) has no faint cell in it.
+        return median > 0 ? contrasts.map { $0 / median } : contrasts.map { _ in 1 }
     }
 
     /// One cell's grey values, resampled upright.
@@ -110,15 +117,23 @@ package enum CellSampler {
         return values
     }
 
-    /// Ink and paper for each cell, from it and its neighbours (a cell of fillers has little ink).
+    /// Ink and paper for each cell. Paper: the brightest of it and its neighbours (a stain or a
+    /// shadow does not pass for paper). Ink: the cell's own darkest, so that a character under
+    /// glare — light blended over it, its strokes grey — is drawn darker; but stretched at most
+    /// twice (the ink level at least half-way from paper to the neighbours' darkest): stretched
+    /// up to five times, a washed-out `F` came out as dark as a clear `Y` and read so, and with a
+    /// neighbour's misreading compensated in a check digit (Docs/mrz.md). A cell of a filler's
+    /// thin strokes is measured by its darkest few pixels, not by the quantile a bolder glyph fills.
     static func levels(_ raw: [[Float]]) -> [(ink: Float, paper: Float)] {
         let own = raw.map { values -> (ink: Float, paper: Float) in
             let sorted = values.sorted()
-            return (sorted[size / 12], sorted[size * 19 / 20])
+            return (sorted[size / 40], sorted[size * 19 / 20])
         }
         return raw.indices.map { index in
             let window = max(0, index - 2)...min(raw.count - 1, index + 2)
-            return (window.map { own[$0].ink }.min() ?? 0, window.map { own[$0].paper }.max() ?? 255)
+            let paper = window.map { own[$0].paper }.max() ?? 255
+            let neighbours = window.map { own[$0].ink }.min() ?? 0
+            return (min(own[index].ink, paper - 0.5 * (paper - neighbours)), paper)
         }
     }
 

@@ -5,11 +5,15 @@ public struct GrayImage: Sendable {
     public let width: Int
     public let height: Int
     public var pixels: [UInt8]
+    /// The photo's own pixels within the image (all of it, unless `padded` put a border round
+    /// them): a character outside these was not photographed, whatever the border shows.
+    package var content: (x: Int, y: Int, width: Int, height: Int)
 
     public init(width: Int, height: Int, pixels: [UInt8]) {
         self.width = width
         self.height = height
         self.pixels = pixels
+        content = (0, 0, width, height)
     }
 
     /// Luma of an RGB image (BT.601 weights, integer arithmetic).
@@ -26,6 +30,7 @@ public struct GrayImage: Sendable {
             }
         }
         self.pixels = pixels
+        content = (0, 0, width, height)
     }
 
     /// The image shrunk by an integer `factor` (each output pixel the mean of a factor × factor block).
@@ -59,5 +64,27 @@ public struct GrayImage: Sendable {
         let top = Float(pixels[y0 * width + x0]) * (1 - ax) + Float(pixels[y0 * width + x1]) * ax
         let bottom = Float(pixels[y1 * width + x0]) * (1 - ax) + Float(pixels[y1 * width + x1]) * ax
         return top * (1 - ay) + bottom * ay
+    }
+
+    /// The image inside a border of `margin` pixels each side, of the median of its own edge
+    /// pixels (paper round a photo cropped tight, the background round a wider one). Sampling
+    /// beyond an image's edge repeats the edge: in a crop a pixel or two round the MRZ that is a
+    /// row of the glyphs' own blur, and a `0` sampled with it read `O`. `content` stays the photo.
+    package func padded(by margin: Int) -> GrayImage {
+        guard margin > 0, width > 0, height > 0 else { return self }
+        var edge: [UInt8] = []
+        edge.reserveCapacity(2 * (width + height))
+        for x in 0..<width { edge += [pixels[x], pixels[(height - 1) * width + x]] }
+        for y in 0..<height { edge += [pixels[y * width], pixels[y * width + width - 1]] }
+        edge.sort()
+        let w = width + 2 * margin
+        var out = [UInt8](repeating: edge[edge.count / 2], count: w * (height + 2 * margin))
+        for y in 0..<height {
+            let target = (y + margin) * w + margin
+            out.replaceSubrange(target..<(target + width), with: pixels[(y * width)..<((y + 1) * width)])
+        }
+        var image = GrayImage(width: w, height: height + 2 * margin, pixels: out)
+        image.content = (margin, margin, width, height)
+        return image
     }
 }

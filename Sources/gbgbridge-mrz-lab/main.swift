@@ -229,6 +229,12 @@ case "evidence":
         let shot = photographer.benchmarkShot(index: index, seed: seed, tierPlace: tierIndex, conditions: conditions)
         let sample = shot.sample
         if let path = option("--dump"), only != nil, let png = try? ImageCodecs.encodePNG(shot.frame) { try? Data(png).write(to: URL(fileURLWithPath: path)) }
+        // One frame: each cell's character and its contrast over the line's median.
+        if only != nil, let h = MRZRecognizer.hypotheses(GrayImage(shot.frame)).first(where: { Training.matches($0.geometry, shot) }) {
+            for (line, cells) in zip(sample.lines, h.geometry.lines) {
+                print(zip(line, CellSampler.contrastRatios(GrayImage(shot.frame), cells)).map { "\($0)\(String(format: "%.2f", $1))" }.joined(separator: " "))
+            }
+        }
         guard let (r, e) = recognizer.bestEvidence(GrayImage(shot.frame)) else { return }
         let right = r.documentNumber == sample.documentNumber.replacingOccurrences(of: "<", with: "") && r.dateOfBirth == sample.dateOfBirth && r.dateOfExpiry == sample.dateOfExpiry
         let figures = [e.minimumProbability, e.twinRatio, e.rival] + e.posteriors
@@ -238,11 +244,12 @@ case "evidence":
     print("right/wrong #index verdict minP twinRatio rival posterior@" + MRZKeyEvidence.temperatures.map { "\($0)" }.joined(separator: ","))
     for line in lines.withLock({ $0 }).sorted() { print(line) }
 case "train":
-    // swift run -c release gbgbridge-mrz-lab train [--shots 1500] [--hidden 96] [--epochs 14] [--seed 2026] [--out Sources/MRZ/GlyphModel.swift]
+    // swift run -c release gbgbridge-mrz-lab train [--shots 1500] [--hidden 96] [--epochs 14] [--seed 2026] [--cap-jitter 0.05] [--out Sources/MRZ/GlyphModel.swift]
     let shots = Int(option("--shots") ?? "1500") ?? 1500, hidden = Int(option("--hidden") ?? "96") ?? 96
     let epochs = Int(option("--epochs") ?? "14") ?? 14, seed = UInt64(option("--seed") ?? "2026") ?? 2026
     let started = Date()
-    var examples = try Training.examples(shots: shots, seed: seed)
+    let capJitter = Float(option("--cap-jitter") ?? "0.05") ?? 0.05
+    var examples = try Training.examples(shots: shots, seed: seed, capJitter: capJitter)
     // A tenth held out to say how well it generalizes.
     var generator = SeededGenerator(seed: seed ^ 0xA5A5)
     examples.shuffle(using: &generator)
@@ -254,10 +261,10 @@ case "train":
     }.count
     let accuracy = Double(correct) / Double(max(1, held))
     print("held-out accuracy \(accuracy) on \(held) cells; \(Int(Date().timeIntervalSince(started))) s")
-    let note = "\(shots) photographs (seed \(seed)), \(examples.count) cells, \(hidden) hidden units, \(epochs) epochs, held-out accuracy \(String(format: "%.4f", accuracy))"
+    let note = "\(shots) photographs (seed \(seed)), \(examples.count) cells, cap-height jitter \(capJitter), \(hidden) hidden units, \(epochs) epochs, held-out accuracy \(String(format: "%.4f", accuracy))"
     try Training.source(model, note: note).write(toFile: option("--out") ?? "Sources/MRZ/GlyphModel.swift", atomically: true, encoding: .utf8)
 default:
     print("usage: gbgbridge-mrz-lab samples DIR [--tier scan|kiosk|hard] [--count N] [--seed S]")
-    print("       gbgbridge-mrz-lab train [--shots N] [--hidden H] [--epochs E] [--seed S] [--out FILE]")
+    print("       gbgbridge-mrz-lab train [--shots N] [--hidden H] [--epochs E] [--seed S] [--cap-jitter SD] [--out FILE]")
     exit(2)
 }
