@@ -22,8 +22,12 @@ from pathlib import Path
 
 
 def escape(text: str) -> str:
-    """Text for roff: backslashes doubled, hyphens as \\-, no line starting with a control character."""
-    text = text.replace("\\", "\\e").replace("-", "\\-")
+    """Text for roff: backslashes doubled, hyphens as \\-, no line starting with a control character;
+    words longer than 30 characters (URIs, paths) are never hyphenated (\\%) and may break after
+    / ; ? & = (\\: is a break point that prints nothing), so they fit the width without a hyphen
+    that is not theirs."""
+    text = re.sub(r"\S{31,}", lambda word: "\1" + re.sub(r"([/;?&=])(?=\S)", lambda mark: mark.group(1) + "\0", word.group(0)), text)
+    text = text.replace("\\", "\\e").replace("-", "\\-").replace("\0", "\\:").replace("\1", "\\%")
     lines = []
     for line in text.split("\n"):
         if line.startswith(".") or line.startswith("'"):
@@ -96,7 +100,9 @@ def page_name(path: list) -> str:
 
 
 def header(name: str, version: str, date: str) -> str:
-    return '.TH %s 1 "%s" "gbgbridge %s" "User Commands"\n' % (escape(name.upper()), date, escape(version))
+    # Left-aligned, not justified: a line that holds a URI has no spaces to stretch ("cannot
+    # adjust line", lintian's groff-message).
+    return '.TH %s 1 "%s" "gbgbridge %s" "User Commands"\n.ad l\n' % (escape(name.upper()), date, escape(version))
 
 
 def command_page(path: list, command, version: str, date: str, extra: str = "") -> str:

@@ -109,7 +109,9 @@ for page in "$stage"/man/*.1; do
 done
 install -d -m 0755 "$root/usr/share/bash-completion/completions" "$root/usr/share/zsh/vendor-completions" \
   "$root/usr/share/fish/vendor_completions.d"
-"$binary" --generate-completion-script bash > "$root/usr/share/bash-completion/completions/gbgbridge"
+# bash-completion sources the file: ArgumentParser's `#!/bin/bash` line is dropped (lintian's
+# bash-completion-with-hashbang).
+"$binary" --generate-completion-script bash | sed '1{/^#!/d}' > "$root/usr/share/bash-completion/completions/gbgbridge"
 "$binary" --generate-completion-script zsh > "$root/usr/share/zsh/vendor-completions/_gbgbridge"
 "$binary" --generate-completion-script fish > "$root/usr/share/fish/vendor_completions.d/gbgbridge.fish"
 chmod 0644 "$root/usr/share/bash-completion/completions/gbgbridge" "$root/usr/share/zsh/vendor-completions/_gbgbridge" \
