@@ -10,7 +10,16 @@ package enum CellSampler {
 
     /// The cells of a line, normalized as a whole (`[cell][pixel]`).
     package static func sample(_ image: GrayImage, _ cells: [CellGeometry.Cell]) -> [[Float]] {
+        normalized(cells.map { raw(image, $0) })
+    }
+
+    /// The cells of a line sampled once: normalized for the classifier, and which are faint.
+    static func sampleAndFaint(_ image: GrayImage, _ cells: [CellGeometry.Cell]) -> (samples: [[Float]], faint: [Bool]) {
         let raw = cells.map { Self.raw(image, $0) }
+        return (normalized(raw), faint(image, cells, raw: raw))
+    }
+
+    static func normalized(_ raw: [[Float]]) -> [[Float]] {
         let levels = self.levels(raw)
         return raw.indices.map { normalize(raw[$0], levels[$0]) }
     }
@@ -65,10 +74,10 @@ package enum CellSampler {
     static func inside(_ image: GrayImage, _ cell: CellGeometry.Cell) -> Bool {
         let across = (x: -cell.along.y, y: cell.along.x)
         let halfAlong = cell.pitch * 0.32, halfAcross = cell.capHeight * 0.4
+        let frame = image.content
         for (a, b) in [(-1, -1), (-1, 1), (1, -1), (1, 1)] as [(Float, Float)] {
             let x = cell.x + cell.along.x * a * halfAlong + across.x * b * halfAcross
             let y = cell.y + cell.along.y * a * halfAlong + across.y * b * halfAcross
-            let frame = image.content
             guard x >= Float(frame.x) - 1, y >= Float(frame.y) - 1, x <= Float(frame.x + frame.width) + 1, y <= Float(frame.y + frame.height) + 1 else { return false }
         }
         return true
@@ -78,13 +87,22 @@ package enum CellSampler {
     /// reflection or a stain. What the classifier says of them does not earn `valid` (a `<` under
     /// glare read as a confident `K`). Thin glyphs (`<`, `1`) at 12 pixels already fall under half.
     static func faint(_ image: GrayImage, _ cells: [CellGeometry.Cell]) -> [Bool] {
-        zip(cells, contrastRatios(image, cells)).map { cell, ratio in ratio < 0.25 || !inside(image, cell) }
+        faint(image, cells, raw: cells.map { raw(image, $0) })
+    }
+
+    /// `faint` with the cells' grey values already sampled (`raw`, in the order of `cells`).
+    static func faint(_ image: GrayImage, _ cells: [CellGeometry.Cell], raw: [[Float]]) -> [Bool] {
+        zip(cells, contrastRatios(raw: raw)).map { cell, ratio in ratio < 0.25 || !inside(image, cell) }
     }
 
     /// Each cell's own contrast over the line's median.
     package static func contrastRatios(_ image: GrayImage, _ cells: [CellGeometry.Cell]) -> [Float] {
-        let contrasts = cells.map { cell -> Float in
-            let sorted = raw(image, cell).sorted()
+        contrastRatios(raw: cells.map { raw(image, $0) })
+    }
+
+    static func contrastRatios(raw: [[Float]]) -> [Float] {
+        let contrasts = raw.map { values -> Float in
+            let sorted = values.sorted()
             return sorted[size * 19 / 20] - sorted[size / 32]
         }
         let median = contrasts.sorted()[contrasts.count / 2]

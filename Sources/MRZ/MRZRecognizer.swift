@@ -80,9 +80,8 @@ public struct MRZRecognizer: Sendable {
         var found = false
         for hypothesis in Self.hypotheses(gray, workingSide: workingSide) {
             found = true
-            let scores = hypothesis.geometry.lines.map { probabilities(gray, $0) }
-            let faint = hypothesis.geometry.lines.map { CellSampler.faint(gray, $0) }
-            if body(scores, faint) { break }
+            let cells = hypothesis.geometry.lines.map { cellReadings(gray, $0) }
+            if body(cells.map(\.probabilities), cells.map(\.faint)) { break }
         }
         return found
     }
@@ -90,8 +89,8 @@ public struct MRZRecognizer: Sendable {
     /// Every format's reading of one geometry (the lab's `analyze`: what the cells say where the
     /// locator, or the truth, puts them).
     package func readings(_ gray: GrayImage, _ geometry: CellGeometry) -> [MRZReading] {
-        let scores = geometry.lines.map { probabilities(gray, $0) }
-        let faint = geometry.lines.map { CellSampler.faint(gray, $0) }
+        let cells = geometry.lines.map { cellReadings(gray, $0) }
+        let (scores, faint) = (cells.map(\.probabilities), cells.map(\.faint))
         return MRZFormat.candidates(lines: scores.count, length: scores[0].count).compactMap {
             MRZDecoder(format: $0, policy: policy).decode(scores, faint: faint)
         }
@@ -103,11 +102,17 @@ public struct MRZRecognizer: Sendable {
     /// at an unsure cell again a tenth of a pitch either way and averaging was tried: the right
     /// readings lost more confidence than the wrong ones (hard tier, twice the refusals).
     func probabilities(_ gray: GrayImage, _ cells: [CellGeometry.Cell]) -> [[Float]] {
-        let samples = CellSampler.sample(gray, cells)
-        return cells.indices.map { index in
+        cellReadings(gray, cells).probabilities
+    }
+
+    /// Each cell's probabilities and whether it is faint, from one sampling of the line.
+    func cellReadings(_ gray: GrayImage, _ cells: [CellGeometry.Cell]) -> (probabilities: [[Float]], faint: [Bool]) {
+        let (samples, faint) = CellSampler.sampleAndFaint(gray, cells)
+        let probabilities = cells.indices.map { index in
             CellSampler.inside(gray, cells[index]) ? classifier.probabilities(samples[index])
                 : [Float](repeating: 1 / Float(MRZGlyph.count), count: MRZGlyph.count)
         }
+        return (probabilities, faint)
     }
 
     /// A reading's rank among the hypotheses: verdicts first, then check digits, then confidence.

@@ -227,18 +227,18 @@ case "evidence":
         var conditions = Photographer.Conditions(tier: tier)
         conditions.mrzInFrame = !arguments.contains("--cut")
         let shot = photographer.benchmarkShot(index: index, seed: seed, tierPlace: tierIndex, conditions: conditions)
-        let sample = shot.sample
+        let (sample, gray) = (shot.sample, GrayImage(shot.frame))
         if let path = option("--dump"), only != nil, let png = try? ImageCodecs.encodePNG(shot.frame) { try? Data(png).write(to: URL(fileURLWithPath: path)) }
         // One frame: each cell's character and its contrast over the line's median.
-        if only != nil, let h = MRZRecognizer.hypotheses(GrayImage(shot.frame)).first(where: { Training.matches($0.geometry, shot) }) {
+        if only != nil, let h = MRZRecognizer.hypotheses(gray).first(where: { Training.matches($0.geometry, shot) }) {
             for (line, cells) in zip(sample.lines, h.geometry.lines) {
-                print(zip(line, CellSampler.contrastRatios(GrayImage(shot.frame), cells)).map { "\($0)\(String(format: "%.2f", $1))" }.joined(separator: " "))
+                print(zip(line, CellSampler.contrastRatios(gray, cells)).map { "\($0)\(String(format: "%.2f", $1))" }.joined(separator: " "))
             }
         }
-        guard let (r, e) = recognizer.bestEvidence(GrayImage(shot.frame)) else { return }
+        guard let (r, e) = recognizer.bestEvidence(gray) else { return }
         let right = r.documentNumber == sample.documentNumber.replacingOccurrences(of: "<", with: "") && r.dateOfBirth == sample.dateOfBirth && r.dateOfExpiry == sample.dateOfExpiry
         let figures = [e.minimumProbability, e.twinRatio, e.rival] + e.posteriors
-        let detail = right ? "" : " read \(r.lines) for \(sample.lines) corrections \(r.corrections) normal read: \(recognizer.read(GrayImage(shot.frame)).reading.map { "\($0.lines) key \($0.accessKeyValid)" } ?? "none")"
+        let detail = right ? "" : " read \(r.lines) for \(sample.lines) corrections \(r.corrections) normal read: \(recognizer.read(gray).reading.map { "\($0.lines) key \($0.accessKeyValid)" } ?? "none")"
         lines.withLock { $0.append("\(right ? "right" : "WRONG") #\(index) \(r.accessKeyValid ? "accepted" : "refused") " + figures.map { String(format: "%.4f", $0) }.joined(separator: " ") + detail) }
     }
     print("right/wrong #index verdict minP twinRatio rival posterior@" + MRZKeyEvidence.temperatures.map { "\($0)" }.joined(separator: ","))
