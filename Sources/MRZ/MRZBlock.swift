@@ -165,6 +165,17 @@ extension CellGeometry {
     }
 }
 
+extension CellGeometry {
+    /// The same cells, each one's cap height times `factor`.
+    func scalingCapHeight(by factor: Float) -> CellGeometry {
+        CellGeometry(lines: lines.map { line in line.map { cell in
+            var cell = cell
+            cell.capHeight *= factor
+            return cell
+        } })
+    }
+}
+
 /// A least-squares polynomial of degree 1 or 2.
 struct Polynomial {
     var coefficients: [Float]

@@ -106,14 +106,25 @@ extension MRZDecoder {
         return true
     }
 
+    /// YYMMDD. With `allowUnknown` (the date of birth), a part not known is filled (ICAO 9303-3
+    /// §3.8: "all or part of the date … the relevant character positions" — a year, a month or a
+    /// day, each two fillers); a single filler inside a part is no date. It is what a `0` read as
+    /// `<` looks like, and the check digit cannot see it (both count 0): a hard-tier visa's birth
+    /// date `610205` read `61<205` had every key check digit holding (`--seed 7777`, image 808).
     static func isDate(_ text: String, allowUnknown: Bool) -> Bool {
-        let digits = Array(text)
-        guard digits.count == 6 else { return false }
-        if allowUnknown, digits.contains("<") {
-            return digits.allSatisfy { $0 == "<" || $0.isASCII && $0.isNumber }
+        let characters = Array(text)
+        guard characters.count == 6 else { return false }
+        var parts: [Int?] = []
+        for start in [0, 2, 4] {
+            let pair = characters[start...(start + 1)]
+            if allowUnknown, pair.allSatisfy({ $0 == "<" }) {
+                parts.append(nil)
+            } else {
+                guard pair.allSatisfy({ $0.isASCII && $0.isNumber }), let value = Int(String(pair)) else { return false }
+                parts.append(value)
+            }
         }
-        guard let month = Int(String(digits[2...3])), let day = Int(String(digits[4...5])), Int(String(digits[0...1])) != nil else { return false }
-        return (1...12).contains(month) && (1...31).contains(day)
+        return (parts[1].map { (1...12).contains($0) } ?? true) && (parts[2].map { (1...31).contains($0) } ?? true)
     }
 
     private func fields(_ text: [[MRZGlyph]], lines: [String], valid: Bool, accessKeyValid: Bool, checks: [String: Bool],

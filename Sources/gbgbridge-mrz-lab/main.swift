@@ -141,7 +141,7 @@ case "analyze":
     let seed = UInt64(option("--seed") ?? "9303") ?? 9303, tierIndex = Int(option("--tier-index") ?? "2") ?? 2
     let photographer = Photographer(renderer: try PageRenderer())
     var bins: [String: [Int]] = [:]
-    var trueGeometryWouldRead = 0
+    var trueGeometryWouldRead = 0, trueCapWouldRead = 0
     for index in 0..<count {
         let shot = photographer.benchmarkShot(index: index, seed: seed, tierPlace: tierIndex, conditions: Photographer.Conditions(tier: tier))
         let (sample, format, gray) = (shot.sample, shot.sample.format, GrayImage(shot.frame))
@@ -190,6 +190,13 @@ case "analyze":
                 return String(format: "%.2f/%.2f", mean, worst)
             }
             note += "cells along \(summary(along)) across \(summary(acrossErrors)) pitch \(summary(pitchRatio)) cap \(summary(capRatio)) "
+            // The located cells with the true cap height: what a perfect cap measure would give.
+            var trueCap = right.geometry
+            for line in trueCap.lines.indices { for cell in trueCap.lines[line].indices { trueCap.lines[line][cell].capHeight = shot.capHeight } }
+            if let r = recognizer.readings(gray, trueCap).first(where: { $0.format == format }), r.accessKeyValid, keyRight(r) {
+                trueCapWouldRead += 1
+                note += "[true cap reads] "
+            }
             if let reading {
                 let keyText = keyRight(reading)
                 bin = keyText ? "refused (key read right)" : "misread"
@@ -212,7 +219,7 @@ case "analyze":
         print("#\(index) \(format.rawValue) cap \(String(format: "%.1f", shot.capHeight)) [\(bin)] \(note)\n      \(idealNote)")
     }
     for (bin, indices) in bins.sorted(by: { $0.value.count > $1.value.count }) { print("\(bin): \(indices.count)") }
-    print("of the failures, read right from the true cell positions: \(trueGeometryWouldRead)")
+    print("of the failures, read right from the true cell positions: \(trueGeometryWouldRead); from the located cells with the true cap height: \(trueCapWouldRead)")
 case "evidence":
     // Every reading whose key checks hold, with no threshold: right or wrong, and its evidence
     // (one line each, for sorting): what a verdict rule would let through.

@@ -123,6 +123,30 @@ struct MRZDecoderTests {
         #expect(!reading.accessKeyValid && !reading.valid)
     }
 
+    @Test("dates: a part of the birth date unknown is two fillers (ICAO 9303-3 §3.8); a filler inside a part is no date")
+    func partlyUnknownDates() {
+        for date in ["740812", "7408<<", "74<<<<", "<<<<<<", "<<0812", "74<<12"] {
+            #expect(MRZDecoder.isDate(date, allowUnknown: true), "\(date)")
+        }
+        for date in ["61<205", "7<0812", "74081<", "741312", "740800", "7408<2", "74O812", "74081"] {
+            #expect(!MRZDecoder.isDate(date, allowUnknown: true), "\(date)")
+        }
+        #expect(!MRZDecoder.isDate("7408<<", allowUnknown: false) && MRZDecoder.isDate("740812", allowUnknown: false))
+    }
+
+    /// Hard tier, `--seed 7777`, image 808 (MRV-A): the birth date's `0` read as `<` (`061<205` for
+    /// `0610205`, the check digit blind to it: both count 0) surely enough that only the 0.3 minimum
+    /// elsewhere in the key refused it.
+    @Test("a filler inside a part of the date of birth (0 read as <): every check digit holds, never an access key")
+    func fillerInsideBirthDate() throws {
+        let (format, lines) = try #require(Self.specimens.first { $0.0 == .mrvA })
+        // Birth date 400907 at positions 13–18 of the second line: its month's 0 read as a filler.
+        let scores = Self.scores(lines, sure: 0.999, overrides: [[1, 15]: ["<": 0.999, "0": 0.0001]])
+        let reading = try #require(MRZDecoder(format: format, policy: .standard).decode(scores))
+        #expect(reading.lines[1].dropFirst(13).hasPrefix("40<907") && reading.checkDigits["dateOfBirth"] == true)
+        #expect(!reading.accessKeyValid && !reading.valid)
+    }
+
     /// Hard tier, `--seed 6161`, image 350 (TD1): the first line read one cell late (`OC<KOR…`
     /// for `C<KOR…`), a correction then made its check digits hold.
     @Test("a document code the format does not have (a line read one cell off): no access key")
