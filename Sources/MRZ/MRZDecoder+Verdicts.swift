@@ -93,13 +93,12 @@ extension MRZDecoder {
         }
     }
 
-    /// The rest: states and names of letters with fillers only after them, a sex of M, F, X or `<`
-    /// (the document code is the key's).
+    /// The rest: states and authorities that exist, names of letters with fillers only after them,
+    /// a sex of M, F, X or `<` (the document code is the key's).
     func wellFormed(_ text: [[MRZGlyph]]) -> Bool {
         for name in [MRZField.Name.issuingState, .nationality] {
-            // Three letters, or Germany's "D<<" (ICAO 9303-3: no other code has a filler).
-            let state = value(text, name)
-            guard state == "D<<" || state.allSatisfy({ $0 != "<" }) else { return false }
+            // A code some state or authority has (ICAO 9303-3 §5; Germany's is "D<<").
+            guard MRZStateCodes.known(value(text, name)) else { return false }
         }
         let names = value(text, .names)
         guard names.first.map({ $0 != "<" }) == true else { return false }

@@ -47,10 +47,14 @@ public struct MRZRecognizer: Sendable {
 
     public func read(_ gray: GrayImage) -> Result {
         var best: (reading: MRZReading, score: Double)?
-        let found = eachHypothesis(gray) { scores, faint in
+        let found = eachHypothesis(gray) { scores, faint, retry in
             var rank = -1.0
             for format in MRZFormat.candidates(lines: scores.count, length: scores[0].count) {
-                guard let reading = MRZDecoder(format: format, policy: policy).decode(scores, faint: faint) else { continue }
+                guard var reading = MRZDecoder(format: format, policy: policy).decode(scores, faint: faint) else { continue }
+                // A cap height chosen again may open the key (its check digits still have to
+                // hold); what no check digit covers it does not vouch for: cut at another
+                // height, a `T` surely read `I` in a name, a `W` `L` in optional data.
+                if retry { reading.valid = false }
                 let score = Self.score(reading)
                 rank = max(rank, score)
                 if best == nil || score > best?.score ?? 0 { best = (reading, score) }
@@ -65,11 +69,12 @@ public struct MRZRecognizer: Sendable {
     package func bestEvidence(_ gray: GrayImage) -> (reading: MRZReading, evidence: MRZKeyEvidence)? {
         var best: (reading: MRZReading, evidence: MRZKeyEvidence)?
         var bestValid = false
-        _ = eachHypothesis(gray) { scores, faint in
+        _ = eachHypothesis(gray) { scores, faint, retry in
             var rank = -1.0
             for format in MRZFormat.candidates(lines: scores.count, length: scores[0].count) {
                 let decoder = MRZDecoder(format: format, policy: policy)
-                if let reading = decoder.decode(scores, faint: faint) {
+                if var reading = decoder.decode(scores, faint: faint) {
+                    if retry { reading.valid = false }
                     rank = max(rank, Self.score(reading))
                     bestValid = bestValid || reading.valid
                 }
@@ -85,20 +90,21 @@ public struct MRZRecognizer: Sendable {
     /// Cap heights tried again, as factors of the measured one, on the hypothesis whose reading
     /// ranked best when none read `valid`: the cap height is the locator's least certain figure
     /// (on the hard tier it spreads from 0.83 to 1.24 of the truth), and a cell cut too tall makes
-    /// a squat `0` of an `O`. Each is decoded under the same verdicts as any hypothesis.
+    /// a squat `0` of an `O`. Each is decoded under the same key verdict as any hypothesis, and
+    /// never earns `valid`.
     static let capHeightRetries: [Float] = [0.92, 0.85, 1.08]
     static let retriedHypotheses = 1
 
     /// Each hypothesis's cell probabilities and faint cells, until `body` says stop; `body` also
     /// ranks what the hypothesis read, and when nothing stopped the search, the best-ranked one is
-    /// read again at the `capHeightRetries`. The photo is read inside a border
+    /// read again at the `capHeightRetries` (`body`'s third argument true). The photo is read inside a border
     /// (`GrayImage.padded`): a quarter of its shorter side, 4 to 48 pixels — about a capital's
     /// height round a crop of the MRZ lines alone, a few per cent of a frame.
-    private func eachHypothesis(_ photo: GrayImage, _ body: ([[[Float]]], [[Bool]]) -> (stop: Bool, rank: Double)) -> Bool {
+    private func eachHypothesis(_ photo: GrayImage, _ body: ([[[Float]]], [[Bool]], Bool) -> (stop: Bool, rank: Double)) -> Bool {
         let gray = photo.padded(by: min(48, max(4, min(photo.width, photo.height) / 4)))
-        func evaluate(_ geometry: CellGeometry) -> (stop: Bool, rank: Double) {
+        func evaluate(_ geometry: CellGeometry, retry: Bool = false) -> (stop: Bool, rank: Double) {
             let cells = geometry.lines.map { cellReadings(gray, $0) }
-            return body(cells.map(\.probabilities), cells.map(\.faint))
+            return body(cells.map(\.probabilities), cells.map(\.faint), retry)
         }
         var found = false
         var ranked: [(geometry: CellGeometry, rank: Double)] = []
@@ -109,7 +115,7 @@ public struct MRZRecognizer: Sendable {
             if rank >= 0 { ranked.append((hypothesis.geometry, rank)) }
         }
         for promising in ranked.sorted(by: { $0.rank > $1.rank }).prefix(Self.retriedHypotheses) {
-            for factor in Self.capHeightRetries where evaluate(promising.geometry.scalingCapHeight(by: factor)).stop { return found }
+            for factor in Self.capHeightRetries where evaluate(promising.geometry.scalingCapHeight(by: factor), retry: true).stop { return found }
         }
         return found
     }

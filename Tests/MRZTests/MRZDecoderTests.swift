@@ -196,6 +196,23 @@ struct MRZDecoderTests {
         #expect(!reading.valid)
     }
 
+    // Regression (hard tier, `--seed 3131 --tiers hard`, image 801): a TD2's issuing state `ITA`
+    // read `ITX` with confidence — three letters, no check digit over them.
+    @Test("a state code no state has (ITA read as ITX, surely): the key valid, the MRZ not; every ICAO and ISO code still valid")
+    func unknownStateCode() throws {
+        let (format, lines) = try #require(Self.specimens.first { $0.0 == .td2 })
+        let misread = Self.scores(lines, sure: 0.999, overrides: [[0, 4]: ["X": 0.999, "O": 0.0005]])
+        let reading = try #require(MRZDecoder(format: format, policy: .standard).decode(misread))
+        #expect(reading.issuingState == "UTX" && reading.accessKeyValid && !reading.valid)
+        for code in ["UTO", "ITA", "D<<", "DEU", "GBR", "XXA", "UNO", "EUE", "RKS"] {
+            var text = lines
+            text[0] = String(text[0].prefix(2)) + code + String(text[0].dropFirst(5))
+            let scores = Self.scores(text, sure: 0.999)
+            #expect(try #require(MRZDecoder(format: format, policy: .standard).decode(scores)).valid, "\(code)")
+        }
+        #expect(!MRZStateCodes.known("ITX") && !MRZStateCodes.known("D<X") && !MRZStateCodes.known("<<<") && MRZStateCodes.all.count == 249 + 34)
+    }
+
     @Test("a washed-out (faint) cell no check digit covers never earns valid, however sure the classifier; the key's cells stay with their check digits")
     func faintCells() throws {
         let lines = Self.specimens[0].1

@@ -94,6 +94,12 @@ struct MRZRecognizerTests {
         // both 0), twin and rival ratios passing: only the 0.3 minimum elsewhere in the key refused
         // it, until a filler inside a part of a date stopped being a date (2026-11-26).
         (7777, 808, 2, "GJ3PRQ1KA", true),
+        // False `valid`s on a fresh seed (`--seed 3131 --tiers hard`): a TD2's `ITA` read `ITX`
+        // (no state has that code); and two read at a cap height chosen again, which no longer
+        // earns `valid` — an MRV-B's optional `W` read `L`, a TD1's `KRISTIAN` read `KRISIIAN`.
+        (3131, 801, 0, "F1FFGDRHV", true),
+        (3131, 919, 0, "131339129", true),
+        (3131, 1385, 0, "800574495", true),
     ]
 
     @Test("the benchmark's false accepts, photographed again: no wrong key, no wrong MRZ", arguments: falseAccepts.indices)
