@@ -232,7 +232,15 @@ final class OpenPACEChip: CardConnection, @unchecked Sendable {  // state behind
             return ResponseAPDU(statusWord: .conditionsOfUseNotSatisfied)
         }
         do {
-            let chipIdentifier = try paceContext.compressed(chipPACEKey, .pace)
+            // ID_PICC as TR-03110-3 A.2.2.3 and TR-03111's FE2OS make it: the x coordinate at the
+            // field's length. OpenPACE's Comp drops its leading zero bytes; once in 256 PACE keys
+            // that made this chip check our signature over a shorter ID_PICC than the reader
+            // signed (CI, AES-128 brainpoolP256r1). Comp(PK_PCD) needs no such care: the reader
+            // draws its Chip Authentication key again when its x coordinate starts with zero.
+            var chipIdentifier = try paceContext.compressed(chipPACEKey, .pace)
+            if chipPACEKey.first == 0x04, chipPACEKey.count % 2 == 1, chipIdentifier.count < chipPACEKey.count / 2 {
+                chipIdentifier = [UInt8](repeating: 0, count: chipPACEKey.count / 2 - chipIdentifier.count) + chipIdentifier
+            }
             let terminalKey = try eac.compressed(terminalChipAuthenticationKey, .chipAuthentication)
             try eac.verifyTerminal(compressedTerminalKey: terminalKey, chipIdentifier: chipIdentifier, signature: command.data)
             terminalAuthenticated = true

@@ -4,14 +4,28 @@ import SmartCardCore
 extension ChipAuthentication.ChipKey {
     /// An ephemeral key pair in the same group and the shared secret with this key (the
     /// terminal's side of Chip Authentication).
+    ///
+    /// Terminal Authentication signs Comp(PK_PCD) of this key: the x coordinate (EC) or the SHA-1
+    /// of the public value (DH), a field element of the field's length (BSI TR-03111 FE2OS).
+    /// OpenPACE's `Comp` (and its DH public value) drops leading zero bytes, so a chip built on it
+    /// checks the signature over a shorter value once in 256 keys and refuses it. A key whose
+    /// encoding starts with a zero byte is drawn again (at most `draws` times): either way of
+    /// reading it then gives the same bytes.
     package func agree() throws(CryptoError) -> (ephemeralPrivateKey: [UInt8], ephemeralPublicKey: [UInt8], sharedSecret: [UInt8]) {
+        let draws = 8
         switch self {
         case .ec(let curve, let point):
-            let ephemeral = try curve.generateKeyPair()
+            var ephemeral = try curve.generateKeyPair()
+            for _ in 1..<draws where try curve.xCoordinate(ephemeral.publicKey).first == 0 {
+                ephemeral = try curve.generateKeyPair()
+            }
             return (ephemeral.privateKey, ephemeral.publicKey, try curve.xCoordinate(try curve.multiply(ephemeral.privateKey, point: point)))
         case .dh(let group, let value):
             guard group.isValidPublicKey(value) else { throw CryptoError(.invalidInput, "the chip's DH key is not in its group") }
-            let ephemeral = try group.generateKeyPair()
+            var ephemeral = try group.generateKeyPair()
+            for _ in 1..<draws where ephemeral.publicKey.first == 0 {
+                ephemeral = try group.generateKeyPair()
+            }
             return (ephemeral.privateKey, ephemeral.publicKey, try group.power(value, ephemeral.privateKey))
         }
     }
