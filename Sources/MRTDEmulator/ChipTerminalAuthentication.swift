@@ -140,6 +140,9 @@ extension VirtualPassportChip {
     }
 
     /// EXTERNAL AUTHENTICATE for TA: the terminal's signature over ID_PICC ‖ r_PICC ‖ Comp(PK_PCD).
+    /// Comp() is an x coordinate at the field's length (TR-03111 FE2OS); terminals built on
+    /// OpenPACE write it without leading zero bytes (once in 256 keys it is shorter), so the
+    /// signature is also checked over that form — the same key's value, written another way.
     func terminalExternalAuthenticate(_ command: CommandAPDU, _ state: inout State) -> ResponseAPDU {
         guard let name = state.terminal.terminal, let key = state.terminal.imported[name], let challenge = state.challenge,
               let ephemeral = state.terminal.ephemeralKey else {
@@ -147,13 +150,25 @@ extension VirtualPassportChip {
         }
         state.challenge = nil
         let identifier = state.terminal.chipIdentifier ?? documentNumberIdentifier
-        let message = identifier + challenge + ephemeral
-        guard let publicKey = try? key.key.publicKey(), key.key.algorithm.verify(command.data, over: message, with: publicKey) else {
+        let messages = Self.terminalAuthenticationMessages(identifier: identifier, challenge: challenge, compressedKey: ephemeral)
+        guard let publicKey = try? key.key.publicKey(),
+              messages.contains(where: { key.key.algorithm.verify(command.data, over: $0, with: publicKey) }) else {
             state.terminal.terminal = nil
             return ResponseAPDU(statusWord: .verificationFailed)
         }
         state.terminal.granted = key.rights
         return ResponseAPDU(statusWord: .success)
+    }
+
+    /// The messages a terminal's signature may cover: ID_PICC ‖ r_PICC ‖ Comp(PK_PCD) as the
+    /// specifications write it, then with ID_PICC's and Comp's leading zero bytes dropped, as
+    /// OpenPACE writes them (the specifications' form first; no form twice).
+    package static func terminalAuthenticationMessages(identifier: [UInt8], challenge: [UInt8], compressedKey: [UInt8]) -> [[UInt8]] {
+        func forms(_ value: [UInt8]) -> [[UInt8]] {
+            let stripped = Array(value.drop { $0 == 0 })
+            return stripped.count == value.count || stripped.isEmpty ? [value] : [value, stripped]
+        }
+        return forms(identifier).flatMap { id in forms(compressedKey).map { id + challenge + $0 } }
     }
 
     /// ID_PICC after BAC: the document number (at least 9 characters) and its check digit.
