@@ -47,6 +47,7 @@ public struct MRZRecognizer: Sendable {
 
     public func read(_ gray: GrayImage) -> Result {
         var best: (reading: MRZReading, score: Double)?
+        var keys = Set<[String]>()
         let found = eachHypothesis(gray) { scores, faint, retry in
             var rank = -1.0
             for format in MRZFormat.candidates(lines: scores.count, length: scores[0].count) {
@@ -55,13 +56,26 @@ public struct MRZRecognizer: Sendable {
                 // hold); what no check digit covers it does not vouch for: cut at another
                 // height, a `T` surely read `I` in a name, a `W` `L` in optional data.
                 if retry { reading.valid = false }
+                if reading.accessKeyValid { keys.insert([reading.documentNumber, reading.dateOfBirth, reading.dateOfExpiry]) }
                 let score = Self.score(reading)
                 rank = max(rank, score)
                 if best == nil || score > best?.score ?? 0 { best = (reading, score) }
             }
             return (best?.reading.valid == true, rank)
         }
-        return Result(reading: best?.reading, found: found)
+        return Result(reading: best.map { Self.withoutConflict($0.reading, keysClaimed: keys) }, found: found)
+    }
+
+    /// Two readings of one photo, each passing every key rule, that disagree on the key (say a
+    /// hypothesis and a cap height tried again): one of them is wrong, and nothing says which —
+    /// neither verdict is claimed. (The search stops at the first `valid` reading, so this
+    /// guards the key-only verdicts.)
+    static func withoutConflict(_ reading: MRZReading, keysClaimed keys: Set<[String]>) -> MRZReading {
+        guard keys.count > 1 else { return reading }
+        var reading = reading
+        reading.accessKeyValid = false
+        reading.valid = false
+        return reading
     }
 
     /// The reading whose key checks hold with the strongest evidence, and that evidence, with no

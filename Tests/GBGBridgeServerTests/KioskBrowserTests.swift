@@ -113,16 +113,17 @@ struct KioskBrowserTests {
         }
         #expect(big?["text"]?.stringValue?.hasPrefix("(a message of ") == true, "\(String(describing: big))")
         _ = try await kiosk.evaluate("for (var i = 0; i < 2000; i++) { console.error('flood ' + i + ' ' + 'y'.repeat(900)); } true")
-        // Until the last of the flood has arrived (on a loaded machine the 2,000 events take
-        // seconds to come through DevTools; a fixed wait saw 49 of 50).
+        // Until the page's list is full. Under load the flood's tail may never come: the pipe
+        // keeps at most 200 console events waiting and drops the rest (DevToolsPipe), so waiting
+        // for the last message failed; 200 and more do come, and a fixed 2 s wait saw 49 of 50.
         var flooded: [[String: JSONValue]] = []
         let floodDeadline = ContinuousClock.now + .seconds(60)
         repeat {
             flooded = (pages.snapshot().first?.objectValue?["console"]?.arrayValue ?? []).compactMap(\.objectValue)
-            if flooded.contains(where: { $0["text"]?.stringValue?.hasPrefix("flood 1999 ") == true }) { break }
+            if flooded.count >= pages.consoleEntries { break }
             try await Task.sleep(for: .milliseconds(100))
         } while ContinuousClock.now < floodDeadline
-        #expect(flooded.contains { $0["text"]?.stringValue?.hasPrefix("flood 1999 ") == true }, "the flood's last message never arrived")
+        #expect(flooded.contains { $0["text"]?.stringValue?.hasPrefix("flood ") == true })
         #expect(flooded.count == pages.consoleEntries)
         #expect(flooded.allSatisfy { ($0["text"]?.stringValue?.count ?? 0) <= 520 })
         #expect(try await kiosk.evaluate("1 + 1") as? Int == 2, "the kiosk still answers")

@@ -147,6 +147,18 @@ struct MRZDecoderTests {
         #expect(!reading.accessKeyValid && !reading.valid)
     }
 
+    @Test("two readings of one photo that each pass the key rules but disagree on the key: neither verdict is claimed")
+    func conflictingKeys() throws {
+        let (format, lines) = Self.specimens[0]
+        let reading = try #require(MRZDecoder(format: format, policy: .standard).decode(Self.scores(lines)))
+        let key = [reading.documentNumber, reading.dateOfBirth, reading.dateOfExpiry]
+        let alone = MRZRecognizer.withoutConflict(reading, keysClaimed: [key])
+        #expect(alone.accessKeyValid && alone.valid && alone == reading)
+        let other = ["L898902C3", "740812", "120416"]
+        let conflicted = MRZRecognizer.withoutConflict(reading, keysClaimed: [key, other])
+        #expect(!conflicted.accessKeyValid && !conflicted.valid && conflicted.lines == reading.lines)
+    }
+
     /// Hard tier, `--seed 6161`, image 350 (TD1): the first line read one cell late (`OC<KOR…`
     /// for `C<KOR…`), a correction then made its check digits hold.
     @Test("a document code the format does not have (a line read one cell off): no access key")
