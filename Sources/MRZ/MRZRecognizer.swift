@@ -50,12 +50,7 @@ public struct MRZRecognizer: Sendable {
         var keys = Set<[String]>()
         let found = eachHypothesis(gray) { scores, faint, retry in
             var rank = -1.0
-            for format in MRZFormat.candidates(lines: scores.count, length: scores[0].count) {
-                guard var reading = MRZDecoder(format: format, policy: policy).decode(scores, faint: faint) else { continue }
-                // A cap height chosen again may open the key (its check digits still have to
-                // hold); what no check digit covers it does not vouch for: cut at another
-                // height, a `T` surely read `I` in a name, a `W` `L` in optional data.
-                if retry { reading.valid = false }
+            for reading in decoded(scores, faint: faint, retry: retry) {
                 if reading.accessKeyValid { keys.insert([reading.documentNumber, reading.dateOfBirth, reading.dateOfExpiry]) }
                 let score = Self.score(reading)
                 rank = max(rank, score)
@@ -84,21 +79,28 @@ public struct MRZRecognizer: Sendable {
         var best: (reading: MRZReading, evidence: MRZKeyEvidence)?
         var bestValid = false
         _ = eachHypothesis(gray) { scores, faint, retry in
-            var rank = -1.0
+            // Ranked, and stopped, as `read` ranks and stops.
+            let readings = decoded(scores, faint: faint, retry: retry)
+            bestValid = bestValid || readings.contains(where: \.valid)
             for format in MRZFormat.candidates(lines: scores.count, length: scores[0].count) {
-                let decoder = MRZDecoder(format: format, policy: policy)
-                if var reading = decoder.decode(scores, faint: faint) {
-                    if retry { reading.valid = false }
-                    rank = max(rank, Self.score(reading))
-                    bestValid = bestValid || reading.valid
-                }
-                guard let (reading, evidence) = decoder.evidence(scores), evidence.checksHold else { continue }
+                guard let (reading, evidence) = MRZDecoder(format: format, policy: policy).evidence(scores), evidence.checksHold else { continue }
                 if best == nil || evidence.posteriors[0] > best?.evidence.posteriors[0] ?? 0 { best = (reading, evidence) }
             }
-            // Where `read` would stop, so does this.
-            return (bestValid, rank)
+            return (bestValid, readings.map(Self.score).max() ?? -1)
         }
         return best
+    }
+
+    /// Every format's reading of one hypothesis's cells. A cap height chosen again (`retry`) may
+    /// open the key (its check digits still have to hold); what no check digit covers it does not
+    /// vouch for — cut at another height, a `T` was surely read `I` in a name, a `W` `L` in
+    /// optional data — so its readings are never `valid`.
+    private func decoded(_ scores: [[[Float]]], faint: [[Bool]], retry: Bool) -> [MRZReading] {
+        MRZFormat.candidates(lines: scores.count, length: scores[0].count).compactMap { format in
+            guard var reading = MRZDecoder(format: format, policy: policy).decode(scores, faint: faint) else { return nil }
+            if retry { reading.valid = false }
+            return reading
+        }
     }
 
     /// Cap heights tried again, as factors of the measured one, on the hypothesis whose reading
@@ -107,7 +109,6 @@ public struct MRZRecognizer: Sendable {
     /// a squat `0` of an `O`. Each is decoded under the same key verdict as any hypothesis, and
     /// never earns `valid`.
     static let capHeightRetries: [Float] = [0.92, 0.85, 1.08]
-    static let retriedHypotheses = 1
 
     /// Each hypothesis's cell probabilities and faint cells, until `body` says stop; `body` also
     /// ranks what the hypothesis read, and when nothing stopped the search, the best-ranked one is
@@ -121,16 +122,15 @@ public struct MRZRecognizer: Sendable {
             return body(cells.map(\.probabilities), cells.map(\.faint), retry)
         }
         var found = false
-        var ranked: [(geometry: CellGeometry, rank: Double)] = []
+        var promising: (geometry: CellGeometry, rank: Double)?
         for hypothesis in Self.hypotheses(gray, workingSide: workingSide) {
             found = true
             let (stop, rank) = evaluate(hypothesis.geometry)
             if stop { return true }
-            if rank >= 0 { ranked.append((hypothesis.geometry, rank)) }
+            if rank >= 0, rank > promising?.rank ?? -1 { promising = (hypothesis.geometry, rank) }
         }
-        for promising in ranked.sorted(by: { $0.rank > $1.rank }).prefix(Self.retriedHypotheses) {
-            for factor in Self.capHeightRetries where evaluate(promising.geometry.scalingCapHeight(by: factor), retry: true).stop { return found }
-        }
+        guard let promising else { return found }
+        for factor in Self.capHeightRetries where evaluate(promising.geometry.scalingCapHeight(by: factor), retry: true).stop { break }
         return found
     }
 
