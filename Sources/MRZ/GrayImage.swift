@@ -56,7 +56,7 @@ public struct GrayImage: Sendable {
 
     /// Bilinear sample at (x, y), pixel centres at integer + 0.5; outside the image: the nearest edge.
     @inline(__always)
-    func sample(_ x: Float, _ y: Float) -> Float {
+    package func sample(_ x: Float, _ y: Float) -> Float {
         let fx = min(max(x - 0.5, 0), Float(width - 1)), fy = min(max(y - 0.5, 0), Float(height - 1))
         let x0 = Int(fx), y0 = Int(fy)
         let x1 = min(x0 + 1, width - 1), y1 = min(y0 + 1, height - 1)

@@ -7,23 +7,27 @@ import Glibc
 /// follow it at a regular spacing, cut where a gap is wider than the text's pitch allows.
 struct TextLine: Sendable {
     /// The blobs in reading order (along `direction`), as box centres and heights.
-    var points: [(x: Float, y: Float, width: Float, height: Float)]
+    let points: [(x: Float, y: Float, width: Float, height: Float)]
     /// Unit vector along the line (the direction of the dominant angle; reading may be reversed).
-    var direction: (x: Float, y: Float)
+    let direction: (x: Float, y: Float)
+    /// The typical height of the line's capitals: the upper median of its blobs' heights.
+    let capHeight: Float
+    /// Median distance between neighbours along the line.
+    let spacing: Float
+
+    /// Both figures are worked out once here: rejoining pieces looks at them for every pair of
+    /// neighbouring pieces, and a noise photo has tens of thousands of pieces.
+    init(points: [(x: Float, y: Float, width: Float, height: Float)], direction: (x: Float, y: Float)) {
+        self.points = points
+        self.direction = direction
+        let heights = points.map(\.height).sorted()
+        capHeight = heights.isEmpty ? 0 : heights[min(heights.count - 1, heights.count * 2 / 3)]
+        let alongs = points.map { $0.x * direction.x + $0.y * direction.y }
+        let gaps = zip(alongs, alongs.dropFirst()).map { $1 - $0 }.sorted()
+        spacing = gaps.isEmpty ? 0 : gaps[gaps.count / 2]
+    }
 
     var count: Int { points.count }
-
-    /// The typical height of the line's capitals: the upper median of its blobs' heights.
-    var capHeight: Float {
-        let heights = points.map(\.height).sorted()
-        return heights[min(heights.count - 1, heights.count * 2 / 3)]
-    }
-
-    /// Median distance between neighbours along the line.
-    var spacing: Float {
-        let gaps = zip(points, points.dropFirst()).map { along($1) - along($0) }.sorted()
-        return gaps.isEmpty ? 0 : gaps[gaps.count / 2]
-    }
 
     func along(_ point: (x: Float, y: Float, width: Float, height: Float)) -> Float { point.x * direction.x + point.y * direction.y }
     func across(_ point: (x: Float, y: Float, width: Float, height: Float)) -> Float { -point.x * direction.y + point.y * direction.x }
@@ -132,34 +136,42 @@ enum LineFinder {
     }
 
     /// Pieces of one line rejoined across a gap (glare, a stain, a fold wipes a few characters):
-    /// on the same line, at the same pitch, at most six pitches apart.
+    /// on the same line, at the same pitch, at most seven pitches apart. Longest pieces first, each
+    /// taking its nearest continuation while there is one; continuations are looked up by where
+    /// they start (a grid), so the cost stays near the number of pieces — a noise photo has tens
+    /// of thousands, and comparing every pair after every merge took a minute on one.
     static func joined(_ lines: [TextLine]) -> [TextLine] {
         var pieces = lines.sorted { $0.count > $1.count }
-        var merged = true
-        while merged {
-            merged = false
-            outer: for i in pieces.indices {
-                for j in pieces.indices where j != i {
-                    let a = pieces[i], b = pieces[j]
-                    guard a.count >= 4, b.count >= 3 else { continue }
-                    let pitch = a.spacing
-                    guard pitch > 0, b.spacing / pitch > 0.75, b.spacing / pitch < 1.33 else { continue }
-                    let aEnd = a.along(a.points[a.count - 1]), bStart = a.along(b.points[0])
-                    let gap = bStart - aEnd
+        guard pieces.count > 1 else { return pieces }
+        var alive = [Bool](repeating: true, count: pieces.count)
+        let spacings = pieces.map(\.spacing).filter { $0 > 0 }.sorted()
+        let starts = PointGrid(pieces.map { (x: $0.points[0].x, y: $0.points[0].y) },
+                               cell: max(8, 2 * (spacings.isEmpty ? 8 : spacings[spacings.count / 2])))
+        for i in pieces.indices where alive[i] && pieces[i].count >= 4 {
+            while true {
+                let a = pieces[i]
+                let pitch = a.spacing
+                guard pitch > 0 else { break }
+                let last = a.points[a.count - 1], aEnd = a.along(last)
+                let h0 = a.capHeight
+                let slope = a.count >= 6 ? (a.across(last) - a.across(a.points[a.count - 6])) / max(1, aEnd - a.along(a.points[a.count - 6])) : 0
+                var best: (index: Int, gap: Float)?
+                for j in starts.near(last.x, last.y, radius: 7.5 * pitch + h0) where j != i && alive[j] {
+                    let b = pieces[j]
+                    guard b.count >= 3, b.spacing / pitch > 0.75, b.spacing / pitch < 1.33 else { continue }
+                    let gap = a.along(b.points[0]) - aEnd
                     guard gap > 0.5 * pitch, gap < 7 * pitch else { continue }
                     // b continues a's line: its centres on the line a's last points define.
-                    let h = max(a.capHeight, b.capHeight)
-                    let slope = a.count >= 6 ? (a.across(a.points[a.count - 1]) - a.across(a.points[a.count - 6])) / max(1, aEnd - a.along(a.points[a.count - 6])) : 0
-                    let expected = a.across(a.points[a.count - 1]) + slope * gap
-                    guard abs(a.across(b.points[0]) - expected) < 0.35 * h else { continue }
-                    pieces[i] = TextLine(points: a.points + b.points, direction: a.direction)
-                    pieces.remove(at: j)
-                    merged = true
-                    break outer
+                    let h = max(h0, b.capHeight)
+                    guard abs(a.across(b.points[0]) - (a.across(last) + slope * gap)) < 0.35 * h else { continue }
+                    if best == nil || gap < best?.gap ?? .infinity { best = (j, gap) }
                 }
+                guard let best else { break }
+                pieces[i] = TextLine(points: a.points + pieces[best.index].points, direction: a.direction)
+                alive[best.index] = false
             }
         }
-        return pieces
+        return pieces.indices.filter { alive[$0] }.map { pieces[$0] }
     }
 
     /// A chain cut where two neighbours are further apart than 2.1 × its median spacing.
@@ -202,6 +214,40 @@ struct Grid {
     func near(_ x: Float, _ y: Float, radius: Float) -> [Int] {
         let x0 = max(0, Int((x - radius) / cell)), x1 = min(columns - 1, Int((x + radius) / cell))
         let y0 = max(0, Int((y - radius) / cell)), y1 = min(rows - 1, Int((y + radius) / cell))
+        guard x0 <= x1, y0 <= y1 else { return [] }
+        var result: [Int] = []
+        for row in y0...y1 { for column in x0...x1 { result += buckets[row * columns + column] } }
+        return result
+    }
+}
+
+/// Points by the cell of a coarse grid they fall in, for neighbour queries.
+struct PointGrid {
+    let cell: Float
+    let originX: Float
+    let originY: Float
+    let columns: Int
+    let rows: Int
+    var buckets: [[Int]]
+
+    init(_ points: [(x: Float, y: Float)], cell: Float) {
+        self.cell = cell
+        originX = points.map(\.x).min() ?? 0
+        originY = points.map(\.y).min() ?? 0
+        let maxX = points.map(\.x).max() ?? 0, maxY = points.map(\.y).max() ?? 0
+        columns = min(4096, Int((maxX - originX) / cell) + 1)
+        rows = min(4096, Int((maxY - originY) / cell) + 1)
+        buckets = Array(repeating: [], count: columns * rows)
+        for (index, point) in points.enumerated() {
+            let column = min(columns - 1, max(0, Int((point.x - originX) / cell)))
+            let row = min(rows - 1, max(0, Int((point.y - originY) / cell)))
+            buckets[row * columns + column].append(index)
+        }
+    }
+
+    func near(_ x: Float, _ y: Float, radius: Float) -> [Int] {
+        let x0 = max(0, Int(((x - radius - originX) / cell).rounded(.down))), x1 = min(columns - 1, Int((x + radius - originX) / cell))
+        let y0 = max(0, Int(((y - radius - originY) / cell).rounded(.down))), y1 = min(rows - 1, Int((y + radius - originY) / cell))
         guard x0 <= x1, y0 <= y1 else { return [] }
         var result: [Int] = []
         for row in y0...y1 { for column in x0...x1 { result += buckets[row * columns + column] } }

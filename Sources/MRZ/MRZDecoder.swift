@@ -188,3 +188,25 @@ struct MRZDecoder {
         return (Array(text[line][number]) + overflow.dropLast(), digit)
     }
 }
+
+extension MRZReading {
+    /// An MRZ given as text, its fields and check digits as the rules read them (the verdicts
+    /// say whether its check digits hold and its fields are well formed): what a benchmark's or a
+    /// test's truth is compared with. Nil when no format has these lines.
+    package init?(text lines: [String]) {
+        guard let first = lines.first, lines.allSatisfy({ $0.count == first.count }),
+              let format = MRZFormat.candidates(lines: lines.count, length: first.count).first(where: { format in
+                  // Visas and travel documents share line lengths: the document code says which.
+                  format == .mrvA || format == .mrvB ? first.hasPrefix("V") : !first.hasPrefix("V")
+              }) ?? MRZFormat.candidates(lines: lines.count, length: first.count).first else { return nil }
+        let scores = lines.map { line in
+            line.map { character -> [Float] in
+                var one = [Float](repeating: 0, count: MRZGlyph.count)
+                one[MRZGlyph(character).index] = 1
+                return one
+            }
+        }
+        guard let reading = MRZDecoder(format: format, policy: .standard).decode(scores) else { return nil }
+        self = reading
+    }
+}

@@ -154,7 +154,7 @@ public struct MRZRecognizer: Sendable {
     }
 
     /// Each cell's probabilities and whether it is faint, from one sampling of the line.
-    func cellReadings(_ gray: GrayImage, _ cells: [CellGeometry.Cell]) -> (probabilities: [[Float]], faint: [Bool]) {
+    package func cellReadings(_ gray: GrayImage, _ cells: [CellGeometry.Cell]) -> (probabilities: [[Float]], faint: [Bool]) {
         let (samples, faint) = CellSampler.sampleAndFaint(gray, cells)
         let probabilities = cells.indices.map { index in
             CellSampler.inside(gray, cells[index]) ? classifier.probabilities(samples[index])

@@ -1,6 +1,6 @@
 // The MRZ reader's benchmark (release build; not a test):
 //   swift build -c release --product gbgbridge && swift run -c release gbgbridge-mrz-bench [--count 1000]
-//       [--tiers scan,kiosk,hard] [--yardstick 100] [--seed 9303] [--only N] [--list]
+//       [--tiers scan,kiosk,hard,real,real-small] [--yardstick 100] [--seed 9303] [--only N] [--list]
 // A corpus made here with fixed seeds (TD1, TD2, TD3, MRV-A, MRV-B on synthetic data pages,
 // photographed in three tiers), read by gbgbridge's reader; on a sample of the same images,
 // PassportEye driving Tesseract 5 with Debian's `eng` model (scripts/mrz-yardstick.py) as the
@@ -15,7 +15,7 @@ import Synchronization
 let arguments = CommandLine.arguments
 func option(_ name: String) -> String? { zip(arguments, arguments.dropFirst()).first { $0.0 == name }?.1 }
 let count = Int(option("--count") ?? "1000") ?? 1000
-let tiers = (option("--tiers") ?? "scan,kiosk,hard").split(separator: ",").map(String.init)
+let tiers = (option("--tiers") ?? "scan,kiosk,hard,real,real-small").split(separator: ",").map(String.init)
 let yardstickSample = Int(option("--yardstick") ?? "100") ?? 100
 let seed = UInt64(option("--seed") ?? "9303") ?? 9303
 /// `--only N`: image N of each tier alone (to look again at one a run reported).
@@ -47,6 +47,12 @@ print("MRZ reading benchmark — \(count) images a tier, seed \(seed), release b
 print("tier    reader        key right   exact MRZ   false key   false valid   no read    p50 ms   p95 ms")
 var totalFalse = 0
 for tier in tiers {
+    // Real lines (held out from training): `real` as cropped, `real-small` at 0.4 of their size
+    // (a 12-pixel pitch, a 600-pixel-wide scan of a passport page).
+    if tier.hasPrefix("real") {
+        totalFalse += RealTier.run(recognizer: recognizer, scale: tier == "real-small" ? 0.4 : 1, listing: listing, dump: option("--dump"))
+        continue
+    }
     var ours = Tally()
     var sampleFiles: [(path: String, sample: MRZSample)] = []
     let batch = 16

@@ -40,6 +40,24 @@ case "diagnose":
         let image = try ImageCodecs.decodePNG(Array(try Data(contentsOf: URL(fileURLWithPath: path))))
         print("\(path): " + MRZRecognizer.diagnose(GrayImage(image)))
     }
+case "cells":
+    // Each cell of each hypothesis in image files, its three likeliest characters: `cells FILE…`.
+    guard let recognizer = MRZRecognizer() else { print("no trained model"); exit(1) }
+    let paths = arguments.indices.dropFirst(2).filter { !arguments[$0].hasPrefix("--") && !arguments[$0 - 1].hasPrefix("--") }.map { arguments[$0] }
+    for path in paths {
+        let gray = GrayImage(try ImageCodecs.decodePNG(Array(try Data(contentsOf: URL(fileURLWithPath: path)))))
+        let limit = Int(option("--hypotheses") ?? "1") ?? 1
+        for (number, hypothesis) in MRZRecognizer.hypotheses(gray).prefix(limit).enumerated() {
+            print("\(path) hypothesis \(number): \(hypothesis.geometry.lines.count) × \(hypothesis.geometry.lines[0].count), cap \(hypothesis.geometry.lines.map { $0[0].capHeight }), pitch \(hypothesis.geometry.lines.map { $0[0].pitch })")
+            for line in hypothesis.geometry.lines {
+                let probabilities = recognizer.cellReadings(gray, line).probabilities
+                print(probabilities.map { p in
+                    let top = p.indices.sorted { p[$0] > p[$1] }.prefix(3)
+                    return top.map { "\(MRZGlyph(index: $0).character)\(String(format: "%.2f", p[$0]))" }.joined(separator: "/")
+                }.joined(separator: " "))
+            }
+        }
+    }
 case "samples":
     guard arguments.count > 2 else { print("usage: samples DIR"); exit(2) }
     let directory = arguments[2]
