@@ -31,6 +31,10 @@ package enum MRZTool {
         package var checkDigits: [String: Bool]?
         package var confidence: Double?
         package var durationMs = 0
+        /// Why nothing was claimed although the search ran: `SEARCH_BUDGET_EXCEEDED` (the image's
+        /// time ran out; `found` is false), `AMBIGUOUS_ZONE` (lines of more than one zone, or
+        /// lines that disagree: no one document's MRZ).
+        package var reason: MRZRecognizer.Refusal?
         /// Why the image could not be looked at (unreadable, not an image, too large), and its code.
         package var error: String?
         package var errorCode: Problem.Code?
@@ -86,8 +90,9 @@ package enum MRZTool {
         let started = ContinuousClock.now
         var outcome = Outcome(file: path)
         do {
-            let result = recognizer.read(try image(path))
+            let result = recognizer.read(try image(path), budget: MRZRecognizer.imageBudget)
             outcome.found = result.found
+            outcome.reason = result.refusal
             if let reading = result.reading { outcome.take(reading) }
         } catch {
             outcome.error = error.description
@@ -102,7 +107,13 @@ package enum MRZTool {
     package static func lines(_ outcome: Outcome) -> [String] {
         if let error = outcome.error { return [error.hasPrefix(outcome.file) ? error : "\(outcome.file): \(error)"] }
         guard outcome.found, let lines = outcome.lines, let format = outcome.format else {
-            return ["\(outcome.file): \(outcome.found ? "an MRZ-like zone, not read" : "no MRZ found") (\(outcome.durationMs) ms)"]
+            let what: String
+            switch outcome.reason {
+            case .budgetExceeded: what = "no MRZ found within the search's time budget (\(MRZRecognizer.imageBudget.components.seconds) s)"
+            case .ambiguousZone: what = "MRZ-like lines of more than one zone, or lines that disagree: no one document's MRZ"
+            case nil: what = outcome.found ? "an MRZ-like zone, not read" : "no MRZ found"
+            }
+            return ["\(outcome.file): \(what) (\(outcome.durationMs) ms)"]
         }
         let verdict = outcome.valid ? "valid" : outcome.accessKeyValid ? "access key valid, not every character sure" : "not valid"
         let failing = (outcome.checkDigits ?? [:]).filter { !$0.value }.keys.sorted()

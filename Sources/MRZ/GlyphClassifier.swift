@@ -9,31 +9,48 @@ import Glibc
 package struct GlyphClassifier: Sendable {
     package let inputs: Int
     package let hidden: Int
-    /// hidden × inputs, then hidden biases, then 37 × hidden, then 37 biases.
+    /// 37 (the MRZ's characters), or 38: the last output is "not an OCR-B character" (another
+    /// font, a smudge, two characters run together — `notOCRB`).
+    package let outputs: Int
+    /// hidden × inputs, then hidden biases, then outputs × hidden, then the output biases.
     package var weights: [Float]
+    /// The logits are divided by this before the softmax: fitted on cells the network was not
+    /// trained on, so that its probabilities say how often it is right (Docs/mrz.md, "Calibration").
+    package var temperature: Float
 
-    package static let outputs = MRZGlyph.count
+    /// The output that says "not OCR-B", when the model has one.
+    package static let notOCRB = MRZGlyph.count
 
-    package init(inputs: Int = CellSampler.size, hidden: Int, weights: [Float]) {
+    package init(inputs: Int = CellSampler.size, hidden: Int, outputs: Int = MRZGlyph.count + 1, weights: [Float], temperature: Float = 1) {
         self.inputs = inputs
         self.hidden = hidden
+        self.outputs = outputs
         self.weights = weights
+        self.temperature = temperature
     }
 
-    package static func parameterCount(inputs: Int, hidden: Int) -> Int { hidden * inputs + hidden + outputs * hidden + outputs }
+    package static func parameterCount(inputs: Int, hidden: Int, outputs: Int) -> Int { hidden * inputs + hidden + outputs * hidden + outputs }
 
     /// The trained model (nil when the weights do not fit the shape: a build without them).
     package static let standard: GlyphClassifier? = {
-        let model = GlyphClassifier(hidden: GlyphModel.hidden, weights: GlyphModel.weights)
-        return model.weights.count == parameterCount(inputs: model.inputs, hidden: model.hidden) ? model : nil
+        let model = GlyphClassifier(hidden: GlyphModel.hidden, outputs: GlyphModel.outputs, weights: GlyphModel.weights,
+                                    temperature: GlyphModel.temperature)
+        return model.weights.count == parameterCount(inputs: model.inputs, hidden: model.hidden, outputs: model.outputs) ? model : nil
     }()
 
-    /// Probabilities of the 37 characters (MRZGlyph order) for one cell.
+    /// Probabilities of the 37 characters (MRZGlyph order) for one cell. With a "not OCR-B"
+    /// output, its share is left out and the 37 sum to what remains: a glyph of another font is
+    /// unsure of every character, and no verdict's minimum is met by it.
     package func probabilities(_ cell: [Float]) -> [Float] {
+        Array(allProbabilities(cell).prefix(MRZGlyph.count))
+    }
+
+    /// Every output's probability, "not OCR-B" last when there is one.
+    package func allProbabilities(_ cell: [Float]) -> [Float] {
         var activations = [Float](repeating: 0, count: hidden)
-        var logits = [Float](repeating: 0, count: Self.outputs)
+        var logits = [Float](repeating: 0, count: outputs)
         forward(cell, hidden: &activations, logits: &logits)
-        return Self.softmax(logits)
+        return Self.softmax(temperature == 1 ? logits : logits.map { $0 / temperature })
     }
 
     /// The forward pass; `hidden` gets the ReLU activations, `logits` the output before softmax.
@@ -48,8 +65,8 @@ package struct GlyphClassifier: Sendable {
                     activations[h] = max(0, sum)
                 }
                 let layer2 = biases1 + hidden
-                let biases2 = layer2 + Self.outputs * hidden
-                for o in 0..<Self.outputs {
+                let biases2 = layer2 + outputs * hidden
+                for o in 0..<outputs {
                     var sum = w[biases2 + o]
                     let row = layer2 + o * hidden
                     for h in 0..<hidden { sum += w[row + h] * activations[h] }

@@ -2,6 +2,8 @@
 // (Docs/mrz.md, "Training"): 3000 photographs (seed 2027), 492000 cells, cap-height jitter 0.05, 128 hidden units, 16 epochs, held-out accuracy 0.9977. Do not edit by hand.
 enum GlyphModel {
     static let hidden = 128
+    static let outputs = 37
+    static let temperature: Float = 1
     static let weights: [Float] = Base64Floats.decode(encoded)
     static let encoded = """
         g5XvvuO/0762/WK+Cu0QvhMouz2ntBE+ePeePrTziT7FEzM+aZ7ivHfRFz1PeaC8YlYnvtltg7416mm+/l7QvgUY0L6Siaa+6Pkk

@@ -174,6 +174,43 @@ enum LineFinder {
         return pieces.indices.filter { alive[$0] }.map { pieces[$0] }
     }
 
+    /// How many cells of ink follow a line's last blob, at its pitch along its slant (at most
+    /// `limit`): fillers too thin or faint to pass as blobs — a TD3 line's tail of `<`s was
+    /// missed on a clean 600-pixel scan, and the zone read as a TD2's. A cell counts when its
+    /// darkest is at least a third as far below its paper as the line's characters are.
+    static func cellsOfInkAfter(_ line: TextLine, _ image: GrayImage, limit: Int = 16) -> Int {
+        guard line.count >= 6, line.spacing > 0, line.capHeight > 0 else { return 0 }
+        let d = line.direction, pitch = line.spacing, cap = line.capHeight
+        let last = line.points[line.count - 1], sixth = line.points[line.count - 6]
+        let slope = (line.across(last) - line.across(sixth)) / max(1, line.along(last) - line.along(sixth))
+        // Darkest and brightest of a box round (u, v), in the line's coordinates.
+        func contrast(_ u: Float, _ v: Float) -> Float? {
+            var darkest: Float = 255, brightest: Float = 0
+            for i in 0..<5 {
+                for j in 0..<7 {
+                    let du = (Float(i) / 4 - 0.5) * 0.7 * pitch, dv = (Float(j) / 6 - 0.5) * 1.3 * cap
+                    let x = (u + du) * d.x - (v + dv) * d.y, y = (u + du) * d.y + (v + dv) * d.x
+                    guard x >= 0, y >= 0, x < Float(image.width), y < Float(image.height) else { return nil }
+                    let value = image.sample(x, y)
+                    darkest = min(darkest, value)
+                    brightest = max(brightest, value)
+                }
+            }
+            return brightest - darkest
+        }
+        let own = line.points.compactMap { contrast(line.along($0), line.across($0)) }.sorted()
+        guard !own.isEmpty else { return 0 }
+        let reference = own[own.count / 2]
+        guard reference > 20 else { return 0 }
+        var count = 0
+        while count < limit {
+            let step = Float(count + 1) * pitch
+            guard let value = contrast(line.along(last) + step, line.across(last) + slope * step), value > reference / 3 else { break }
+            count += 1
+        }
+        return count
+    }
+
     /// A chain cut where two neighbours are further apart than 2.1 × its median spacing.
     static func split(_ line: TextLine) -> [TextLine] {
         let spacing = line.spacing

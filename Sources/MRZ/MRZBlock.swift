@@ -6,36 +6,106 @@ import Glibc
 struct MRZBlock: Sendable {
     var lines: [TextLine]
     var score: Float
+    /// More lines like these side by side than the block has (two documents' zones interleaved,
+    /// a third line inside a TD3's), or lines that disagree (`MRZBlock.agree`): not one
+    /// document's MRZ, whatever its characters say.
+    var ambiguous = false
+
+    init(lines: [TextLine], score: Float, ambiguous: Bool = false) {
+        (self.lines, self.score, self.ambiguous) = (lines, score, ambiguous)
+    }
 
     /// The blocks among `lines`, best first (at most `limit`).
     static func candidates(_ lines: [TextLine], limit: Int = 4) -> [MRZBlock] {
         let long = lines.filter { $0.count >= 12 && $0.spacing > 0 }
         guard long.count >= 2 else { return [] }
-        // Lines side by side: parallel, a line's height or three apart, overlapping, same pitch.
-        func neighbours(_ a: TextLine, _ b: TextLine) -> Bool {
-            let h = max(a.capHeight, b.capHeight)
-            let gap = abs(mean(b.points.map(a.across)) - mean(a.points.map(a.across)))
-            guard gap > 1.1 * h, gap < 3.4 * h else { return false }
-            let pitch = a.spacing / b.spacing
-            guard pitch > 0.78, pitch < 1.28, a.capHeight / b.capHeight > 0.7, a.capHeight / b.capHeight < 1.43 else { return false }
-            let (a0, a1) = (a.along(a.points[0]), a.along(a.points[a.count - 1]))
-            let (b0, b1) = (a.along(b.points[0]), a.along(b.points[b.count - 1]))
-            let overlap = min(a1, b1) - max(a0, b0)
-            return overlap > 0.55 * min(a1 - a0, b1 - b0)
-        }
         // Order by position across the direction; grow runs of two and three.
         let reference = long[0]
         let sorted = long.sorted { mean($0.points.map(reference.across)) < mean($1.points.map(reference.across)) }
         var blocks: [MRZBlock] = []
         for i in sorted.indices {
             for j in (i + 1)..<min(sorted.count, i + 4) where neighbours(sorted[i], sorted[j]) {
-                blocks.append(MRZBlock(lines: [sorted[i], sorted[j]], score: score([sorted[i], sorted[j]])))
+                blocks.append(block([i, j], of: sorted))
                 for k in (j + 1)..<min(sorted.count, j + 4) where neighbours(sorted[j], sorted[k]) {
-                    blocks.append(MRZBlock(lines: [sorted[i], sorted[j], sorted[k]], score: score([sorted[i], sorted[j], sorted[k]])))
+                    blocks.append(block([i, j, k], of: sorted))
                 }
             }
         }
         return Array(blocks.sorted { $0.score > $1.score }.prefix(limit))
+    }
+
+    /// Lines side by side: parallel, a line's height or three apart, overlapping, same pitch.
+    static func neighbours(_ a: TextLine, _ b: TextLine) -> Bool {
+        let h = max(a.capHeight, b.capHeight)
+        let gap = abs(mean(b.points.map(a.across)) - mean(a.points.map(a.across)))
+        guard gap > 1.1 * h, gap < 3.4 * h else { return false }
+        let pitch = a.spacing / b.spacing
+        guard pitch > 0.78, pitch < 1.28, a.capHeight / b.capHeight > 0.7, a.capHeight / b.capHeight < 1.43 else { return false }
+        let (a0, a1) = (a.along(a.points[0]), a.along(a.points[a.count - 1]))
+        let (b0, b1) = (a.along(b.points[0]), a.along(b.points[b.count - 1]))
+        let overlap = min(a1, b1) - max(a0, b0)
+        return overlap > 0.55 * min(a1 - a0, b1 - b0)
+    }
+
+    /// The block of `sorted[members]`, ambiguous when a line just outside it (the one before the
+    /// first or after the last) is like its lines (`alike`), or when its own lines disagree.
+    static func block(_ members: [Int], of sorted: [TextLine]) -> MRZBlock {
+        let lines = members.map { sorted[$0] }
+        // Three lines as long as a TD3's or a TD2's: no format has them.
+        var ambiguous = !agree(lines) || (lines.count == 3 && lines.allSatisfy { cells($0) > 37 })
+        for outside in sorted.indices where !members.contains(outside) {
+            guard let first = members.first, let last = members.last else { break }
+            let beside = outside < first ? neighbours(sorted[outside], sorted[first]) && outside >= first - 3
+                : outside > last ? neighbours(sorted[last], sorted[outside]) && outside <= last + 3 : false
+            if beside, lines.allSatisfy({ alike($0, sorted[outside]) }) { ambiguous = true }
+        }
+        return MRZBlock(lines: lines, score: score(lines), ambiguous: ambiguous)
+    }
+
+    /// Two lines of one kind: the same pitch and cap height within what one zone's lines show
+    /// under perspective and blur, about as many cells long.
+    static func alike(_ a: TextLine, _ b: TextLine) -> Bool {
+        let pitch = a.spacing / b.spacing, cap = a.capHeight / b.capHeight
+        return pitch > 0.87 && pitch < 1.15 && cap > 0.8 && cap < 1.25 && abs(cells(a) - cells(b)) <= 6
+    }
+
+    /// How many cells a line spans, from its blobs (the first to the last, over its pitch).
+    static func cells(_ line: TextLine) -> Float {
+        (line.along(line.points[line.count - 1]) - line.along(line.points[0])) / line.spacing + 1
+    }
+
+    /// Whether a block's lines could be one zone's: the same pitch and cap height (within what
+    /// perspective and blur make of one print), the same slant, and not one line shifted along
+    /// the others by whole cells at both its ends (a line of another zone laid beside them; a
+    /// line whose first characters glare wiped starts late but ends with the others).
+    static func agree(_ lines: [TextLine]) -> Bool {
+        let pitches = lines.map(\.spacing), caps = lines.map(\.capHeight)
+        guard let minPitch = pitches.min(), let maxPitch = pitches.max(), let minCap = caps.min(), let maxCap = caps.max(),
+              minPitch > 0, minCap > 0 else { return false }
+        guard maxPitch / minPitch < 1.15, maxCap / minCap < 1.3 else { return false }
+        let reference = lines[0]
+        let slopes = lines.map { slope($0, along: reference) }
+        guard let low = slopes.min(), let high = slopes.max(), high - low < 0.06 else { return false }
+        let pitch = (minPitch + maxPitch) / 2
+        for line in lines.dropFirst() {
+            let start = reference.along(line.points[0]) - reference.along(reference.points[0])
+            let end = reference.along(line.points[line.count - 1]) - reference.along(reference.points[reference.count - 1])
+            if abs(start) > 1.5 * pitch, abs(end) > 1.5 * pitch, (start > 0) == (end > 0), abs(start - end) < 1.5 * pitch { return false }
+        }
+        return true
+    }
+
+    /// A line's slant against `reference`'s direction: the least-squares slope of its centres
+    /// across the line over along it.
+    static func slope(_ line: TextLine, along reference: TextLine) -> Float {
+        let u = line.points.map(reference.along), v = line.points.map(reference.across)
+        let mu = mean(u), mv = mean(v)
+        var numerator: Float = 0, denominator: Float = 0
+        for (a, b) in zip(u, v) {
+            numerator += (a - mu) * (b - mv)
+            denominator += (a - mu) * (a - mu)
+        }
+        return denominator > 0 ? numerator / denominator : 0
     }
 
     /// How much a block looks like an MRZ: long lines of regular pitch, of the MRZ's lengths.

@@ -20,6 +20,9 @@ extension MRZDecoder {
             // A character the check digit corrected was the runner-up: it needs the margin below,
             // not the first choice's probability.
             guard p >= (corrected.contains([line, position]) ? policy.minimumRunnerUp : policy.keyMinimum) else { keySafe = false; break }
+            // A glyph the classifier does not take for OCR-B at all (another font, a smudge): its
+            // 37 characters' probabilities sum to less than the whole.
+            guard 1 - probabilities.reduce(0, +) <= policy.keyForeignMaximum else { keySafe = false; break }
             // Against every character the position allows that a check digit could not tell from
             // this one (same value modulo 10): far less likely, by a ratio.
             for other in MRZGlyph.all where other != chosen && classes[line][position].allows(other)
@@ -38,7 +41,8 @@ extension MRZDecoder {
                 let chosen = text[line][position]
                 let p = pick.probabilities[chosen.index]
                 let runnerUp = pick.probabilities.enumerated().filter { $0.offset != chosen.index }.map(\.element).max() ?? 0
-                if corrected.contains([line, position]) || faint[line][position] || p < policy.validMinimum || p - runnerUp < policy.validMargin {
+                if corrected.contains([line, position]) || faint[line][position] || p < policy.validMinimum || p - runnerUp < policy.validMargin
+                    || 1 - pick.probabilities.reduce(0, +) > policy.validForeignMaximum {
                     restConfident = false
                 }
             }

@@ -10,7 +10,30 @@ public struct MRZRecognizer: Sendable {
         public var reading: MRZReading?
         /// Whether something that looks like an MRZ was there (read or not).
         public var found: Bool
+        /// Why nothing was claimed although the search may have seen a zone: its time ran out, or
+        /// the zone was not one document's.
+        public var refusal: Refusal?
+
+        public init(reading: MRZReading?, found: Bool, refusal: Refusal? = nil) {
+            (self.reading, self.found, self.refusal) = (reading, found, refusal)
+        }
     }
+
+    /// Why a search claimed nothing, with a stable code (`gbgbridge mrz --json`'s `reason`).
+    public enum Refusal: String, Sendable, Codable, Hashable {
+        /// The image's search went past its time budget: `found` is false, nothing is claimed.
+        case budgetExceeded = "SEARCH_BUDGET_EXCEEDED"
+        /// More MRZ-like lines side by side at one pitch than any format has (two documents'
+        /// zones interleaved, a third line inside a TD3's), or a zone's lines disagreeing in
+        /// pitch, height, slant or where they start and end: no one document's MRZ.
+        case ambiguousZone = "AMBIGUOUS_ZONE"
+    }
+
+    /// The search's wall-clock budget for a photo or a scan given as a file (`gbgbridge mrz`).
+    public static let imageBudget: Duration = .seconds(2)
+    /// The budget for one camera frame: the frames keep coming, and a frame that cannot be read
+    /// in this time is not worth holding the next one up for (a 1280×720 frame takes 20–130 ms).
+    public static let frameBudget: Duration = .milliseconds(800)
 
     let classifier: GlyphClassifier
     let policy: MRZDecoder.Policy
@@ -41,14 +64,16 @@ public struct MRZRecognizer: Sendable {
         self.policy = policy
     }
 
-    public func read(_ image: ImageCodecs.RGBImage) -> Result {
-        read(GrayImage(image))
+    public func read(_ image: ImageCodecs.RGBImage, budget: Duration = MRZRecognizer.imageBudget) -> Result {
+        read(GrayImage(image), budget: budget)
     }
 
-    public func read(_ gray: GrayImage) -> Result {
+    /// Reads `gray` within `budget` (wall clock): past it the search stops and claims nothing.
+    public func read(_ gray: GrayImage, budget: Duration = MRZRecognizer.imageBudget) -> Result {
         var best: (reading: MRZReading, score: Double)?
         var keys = Set<[String]>()
-        let found = eachHypothesis(gray) { scores, faint, retry in
+        let deadline = Deadline(after: budget)
+        let outcome = eachHypothesis(gray, deadline: deadline) { scores, faint, retry in
             var rank = -1.0
             for reading in decoded(scores, faint: faint, retry: retry) {
                 if reading.accessKeyValid { keys.insert([reading.documentNumber, reading.dateOfBirth, reading.dateOfExpiry]) }
@@ -58,7 +83,8 @@ public struct MRZRecognizer: Sendable {
             }
             return (best?.reading.valid == true, rank)
         }
-        return Result(reading: best.map { Self.withoutConflict($0.reading, keysClaimed: keys) }, found: found)
+        if let refusal = outcome.refusal { return Result(reading: nil, found: refusal == .ambiguousZone, refusal: refusal) }
+        return Result(reading: best.map { Self.withoutConflict($0.reading, keysClaimed: keys) }, found: outcome.found)
     }
 
     /// Two readings of one photo, each passing every key rule, that disagree on the key (say a
@@ -78,7 +104,7 @@ public struct MRZRecognizer: Sendable {
     package func bestEvidence(_ gray: GrayImage) -> (reading: MRZReading, evidence: MRZKeyEvidence)? {
         var best: (reading: MRZReading, evidence: MRZKeyEvidence)?
         var bestValid = false
-        _ = eachHypothesis(gray) { scores, faint, retry in
+        _ = eachHypothesis(gray, deadline: Deadline(after: .seconds(3600))) { scores, faint, retry in
             // Ranked, and stopped, as `read` ranks and stops.
             let readings = decoded(scores, faint: faint, retry: retry)
             bestValid = bestValid || readings.contains(where: \.valid)
@@ -114,24 +140,34 @@ public struct MRZRecognizer: Sendable {
     /// ranks what the hypothesis read, and when nothing stopped the search, the best-ranked one is
     /// read again at the `capHeightRetries` (`body`'s third argument true). The photo is read inside a border
     /// (`GrayImage.padded`): a quarter of its shorter side, 4 to 48 pixels — about a capital's
-    /// height round a crop of the MRZ lines alone, a few per cent of a frame.
-    private func eachHypothesis(_ photo: GrayImage, _ body: ([[[Float]]], [[Bool]], Bool) -> (stop: Bool, rank: Double)) -> Bool {
-        let gray = photo.padded(by: min(48, max(4, min(photo.width, photo.height) / 4)))
+    /// height round a crop of the MRZ lines alone, a few per cent of a frame. A small photo is
+    /// enlarged first (`Search.enlarged`). Past `deadline`, or when the zone is not one document's,
+    /// the search ends with a refusal.
+    private func eachHypothesis(_ photo: GrayImage, deadline: Deadline,
+                                _ body: ([[[Float]]], [[Bool]], Bool) -> (stop: Bool, rank: Double)) -> (found: Bool, refusal: Refusal?) {
+        let enlarged = Search.enlarged(photo)
+        let gray = enlarged.padded(by: min(48, max(4, min(enlarged.width, enlarged.height) / 4)))
         func evaluate(_ geometry: CellGeometry, retry: Bool = false) -> (stop: Bool, rank: Double) {
             let cells = geometry.lines.map { cellReadings(gray, $0) }
             return body(cells.map(\.probabilities), cells.map(\.faint), retry)
         }
+        let search = Search(gray, workingSide: workingSide, deadline: deadline)
+        if let refusal = search.refusal { return (false, refusal) }
         var found = false
         var promising: (geometry: CellGeometry, rank: Double)?
-        for hypothesis in Self.hypotheses(gray, workingSide: workingSide) {
+        for hypothesis in search.hypotheses {
+            guard !deadline.expired else { return (false, .budgetExceeded) }
             found = true
             let (stop, rank) = evaluate(hypothesis.geometry)
-            if stop { return true }
+            if stop { return (true, nil) }
             if rank >= 0, rank > promising?.rank ?? -1 { promising = (hypothesis.geometry, rank) }
         }
-        guard let promising else { return found }
-        for factor in Self.capHeightRetries where evaluate(promising.geometry.scalingCapHeight(by: factor), retry: true).stop { break }
-        return found
+        guard let promising else { return (found, nil) }
+        for factor in Self.capHeightRetries {
+            guard !deadline.expired else { return (false, .budgetExceeded) }
+            if evaluate(promising.geometry.scalingCapHeight(by: factor), retry: true).stop { break }
+        }
+        return (found, nil)
     }
 
     /// Every format's reading of one geometry (the lab's `analyze`: what the cells say where the
@@ -174,32 +210,9 @@ public struct MRZRecognizer: Sendable {
     }
 
     /// Every way the image could hold an MRZ: each candidate block, at each line length its
-    /// shape allows, both ways round. Coordinates of the full image.
+    /// shape allows, both ways round. Coordinates of the full image. (No time budget: the lab's.)
     package static func hypotheses(_ gray: GrayImage, workingSide: Int = 1600) -> [Hypothesis] {
-        let factor = max(1, Int((Float(max(gray.width, gray.height)) / Float(workingSide)).rounded(.up)))
-        let work = gray.downscaled(by: factor)
-        guard work.width >= 32, work.height >= 16 else { return [] }
-        let radius = max(7, min(work.width, work.height) / 48)
-        let mask = Components.darkMask(work, radius: radius, margin: 10)
-        let blobs = LineFinder.characters(Components.label(mask, width: work.width, height: work.height), imageHeight: work.height)
-        guard blobs.count >= 20 else { return [] }
-        let angle = LineFinder.dominantAngle(blobs).angle
-        let lines = LineFinder.lines(blobs, angle: angle)
-        var hypotheses: [Hypothesis] = []
-        for block in MRZBlock.candidates(lines) {
-            let scaled = block.scaled(by: Float(factor))
-            let lengths: [Int] = block.lines.count == 3 ? [30] : lengthsByEstimate(scaled)
-            for length in lengths {
-                for reversed in [false, true] {
-                    for start in CellGeometry.Start.allCases {
-                        guard var geometry = CellGeometry(scaled, length: length, reversed: reversed, start: start) else { continue }
-                        geometry.measureCapHeight(gray)
-                        hypotheses.append(Hypothesis(geometry: geometry))
-                    }
-                }
-            }
-        }
-        return hypotheses
+        Search(gray, workingSide: workingSide, deadline: Deadline(after: .seconds(3600))).hypotheses
     }
 
     /// What localization saw, in words (the lab's `locate`).
@@ -216,15 +229,6 @@ public struct MRZRecognizer: Sendable {
             + lines.map { "\($0.count)@\(Int($0.spacing))" }.joined(separator: " ") + "; blocks " + blocks.map { "\($0.lines.map(\.count))" }.joined(separator: " ")
     }
 
-    /// 36 or 44 (two-line formats) by the lines' extent over their pitch; both only when the
-    /// extent is too far from either to say (a line partly hidden).
-    static func lengthsByEstimate(_ block: MRZBlock) -> [Int] {
-        let estimates = block.lines.map { line in (line.along(line.points[line.count - 1]) - line.along(line.points[0])) / line.spacing + 1 }
-        let estimate = estimates.max() ?? 40
-        if abs(estimate - 36) <= 2.5 { return [36] }
-        if abs(estimate - 44) <= 2.5 { return [44] }
-        return abs(estimate - 36) <= abs(estimate - 44) ? [36, 44] : [44, 36]
-    }
 }
 
 extension MRZBlock {
@@ -234,6 +238,6 @@ extension MRZBlock {
         return MRZBlock(lines: lines.map { line in
             TextLine(points: line.points.map { (x: $0.x * factor, y: $0.y * factor, width: $0.width * factor, height: $0.height * factor) },
                      direction: line.direction)
-        }, score: score)
+        }, score: score, ambiguous: ambiguous)
     }
 }

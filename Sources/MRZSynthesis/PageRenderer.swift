@@ -36,7 +36,10 @@ public struct PageRenderer: Sendable {
     }
 
     /// Draws the page of `sample` with the generator's choices of colours, ink and pitch jitter.
-    public func render(_ sample: MRZSample, pixelsPerMM: Float, patternUnderMRZ: Bool, generator: inout some RandomNumberGenerator) -> Page {
+    /// `foreign[line][position]`, where given, draws that character in another font (a glyph made
+    /// to fool a reader: the look-alike-font attacks, and the classifier's "not OCR-B" examples).
+    public func render(_ sample: MRZSample, pixelsPerMM: Float, patternUnderMRZ: Bool, foreign: [[GlyphFont?]]? = nil,
+                       generator: inout some RandomNumberGenerator) -> Page {
         let g = Self.geometry(sample.format)
         let width = Int((g.width * pixelsPerMM).rounded()), height = Int((g.height * pixelsPerMM).rounded())
         func random(_ range: ClosedRange<Float>) -> Float { Float.random(in: range, using: &generator) }
@@ -96,12 +99,42 @@ public struct PageRenderer: Sendable {
             var lineCentres: [(x: Float, y: Float)] = []
             for (position, character) in line.enumerated() {
                 let centreX = left + (Float(position) + 0.5) * pitch
-                drawGlyph(&image, character, font: ocrb, centreX: centreX, baseline: baseline, capHeight: cap, colour: ink)
+                let font = foreign.flatMap { index < $0.count && position < $0[index].count ? $0[index][position] : nil } ?? ocrb
+                drawGlyph(&image, character, font: font, centreX: centreX, baseline: baseline, capHeight: cap, colour: ink)
                 lineCentres.append((centreX, baseline - cap / 2))
             }
             centres.append(lineCentres)
         }
         return Page(image: image, cellCentres: centres, capHeight: cap)
+    }
+
+    /// Draws `text` in DejaVu Sans Bold along the line from `from` towards `towards` (frame
+    /// coordinates), capitals `capHeight` tall: text printed across an MRZ.
+    public func drawOver(_ image: inout FloatImage, _ text: String, from: (Float, Float), towards: (Float, Float), capHeight: Float,
+                         colour: (Float, Float, Float)) {
+        let dx = towards.0 - from.0, dy = towards.1 - from.1
+        let length = (dx * dx + dy * dy).squareRoot()
+        guard length > 0 else { return }
+        let (ux, uy) = (dx / length, dy / length)
+        let scale = capHeight / Float(sansBold.capHeight)
+        var pen: Float = 0
+        for character in text {
+            guard let glyph = sansBold.glyph(character) else { pen += capHeight * 0.5; continue }
+            // Each glyph pixel placed along the line (nearest neighbour, 2 × 2 per source pixel).
+            for gy in 0..<glyph.height {
+                for gx in 0..<glyph.width {
+                    let coverage = Float(glyph.coverage[gy * glyph.width + gx]) / 255
+                    guard coverage > 0.05 else { continue }
+                    for s in 0..<4 {
+                        let lx = pen + (Float(glyph.left + gx) + Float(s % 2) * 0.5) * scale
+                        let ly = (Float(gy - glyph.top) + Float(s / 2) * 0.5) * scale + capHeight / 2
+                        let x = Int(from.0 + lx * ux - ly * uy), y = Int(from.1 + lx * uy + ly * ux)
+                        if x >= 0, y >= 0, x < image.width, y < image.height { image.blend(x, y, colour, coverage * 0.7) }
+                    }
+                }
+            }
+            pen += Float(glyph.advance) * scale
+        }
     }
 
     /// Draws `text` left to right from `x` on `baseline`, scaled so capitals are `height` tall.

@@ -29,8 +29,52 @@ public struct Photographer: Sendable {
         /// rotation and perspective push part of it out). Off, a line may run off the frame's edge:
         /// what no reader can read, and a hostile case of its own (a character cut in half).
         public var mrzInFrame = true
+        /// Chance the photo is binarised at the end (a scanner's or a fax's black and white, as the
+        /// real lines of ../shared/fixtures are).
+        public var binarised: Float = 0
+        /// Chance of a line of other text (DejaVu, the MRZ's size) printed across the zone.
+        public var overprint: Float = 0
+        /// Strength of a fine interference pattern over the frame (a screen photographed: moiré).
+        public var moire: ClosedRange<Float> = 0...0
 
         public init() {}
+
+        /// A data page photographed 250–600 pixels wide, as real specimens are found: capitals of
+        /// 5–11 pixels.
+        public static var small: Conditions {
+            var c = Conditions()
+            c.frameWidth = 640
+            c.frameHeight = 480
+            c.capHeight = 5...11
+            c.rotation = 0...4
+            c.perspective = 0...0.04
+            c.blur = 0...0.7
+            c.noise = 0...0.015
+            c.jpegQuality = 70...95
+            c.lightFalloff = 0...0.25
+            return c
+        }
+
+        /// Capitals of 8–12 pixels on a kiosk frame: the smallest a hidden check tries.
+        public static var tiny: Conditions {
+            var c = Conditions()
+            c.capHeight = 8...12
+            c.blur = 0.2...1.0
+            c.noise = 0...0.03
+            return c
+        }
+
+        /// Kiosk frames with text printed over the zone, moiré, and the zone at times cut by the
+        /// frame: pictures made to fool a reader.
+        public static var overprint: Conditions {
+            var c = Conditions()
+            c.capHeight = 12...24
+            c.overprint = 0.7
+            c.moire = 0...0.25
+            c.mrzInFrame = false
+            c.rotation = 0...8
+            return c
+        }
 
         /// A flat scan at 300 dpi: the page alone, square, sharp.
         public static var scan: Conditions {
@@ -77,7 +121,9 @@ public struct Photographer: Sendable {
 
     public init(renderer: PageRenderer) { self.renderer = renderer }
 
-    public func shoot(_ sample: MRZSample, _ conditions: Conditions, generator: inout some RandomNumberGenerator) -> Shot {
+    /// `foreign`: characters drawn in other fonts (`PageRenderer.render`).
+    public func shoot(_ sample: MRZSample, _ conditions: Conditions, foreign: [[GlyphFont?]]? = nil,
+                      generator: inout some RandomNumberGenerator) -> Shot {
         func random(_ range: ClosedRange<Float>) -> Float { range.lowerBound == range.upperBound ? range.lowerBound : Float.random(in: range, using: &generator) }
         // The whole page in the frame (as a document camera frames it), so the cap height has a
         // ceiling per format: about 2.3 mm of a page that fills at most 92 % of the frame.
@@ -87,7 +133,8 @@ public struct Photographer: Sendable {
         // Render the page at about twice the frame's resolution, then photograph it.
         let pixelsPerMM = max(4, cap / 2.3 * 2)
         let page = renderer.render(sample, pixelsPerMM: pixelsPerMM,
-                                   patternUnderMRZ: Float.random(in: 0...1, using: &generator) < conditions.patternUnderMRZ, generator: &generator)
+                                   patternUnderMRZ: Float.random(in: 0...1, using: &generator) < conditions.patternUnderMRZ, foreign: foreign,
+                                   generator: &generator)
         let frameW = Float(conditions.frameWidth), frameH = Float(conditions.frameHeight)
         let scale = cap / page.capHeight
         let pageW = Float(page.image.width) * scale, pageH = Float(page.image.height) * scale
@@ -187,6 +234,19 @@ public struct Photographer: Sendable {
                 }
             }
         }
+        // Other text printed across the zone: a line of DejaVu at the MRZ's size, over a random line.
+        // (No random draw unless asked: every photograph of the other tiers stays as it was.)
+        if conditions.overprint > 0, Float.random(in: 0...1, using: &generator) < conditions.overprint {
+            let line = page.cellCentres[Int.random(in: 0..<page.cellCentres.count, using: &generator)]
+            let from = Int.random(in: 0..<max(1, line.count - 8), using: &generator)
+            let words = ["SPECIMEN", "VOID", "COPY", "SAMPLE", "NOT VALID", "0123456789", "ABCDEFGH"]
+            let text = (0..<3).map { _ in words[Int.random(in: 0..<words.count, using: &generator)] }.joined(separator: " ")
+            let offset = random(-0.5...0.5) * page.capHeight
+            let (x0, y0) = toFrame.apply(line[from].x, line[from].y + offset)
+            let (x1, y1) = toFrame.apply(line[min(line.count - 1, from + 8)].x, line[min(line.count - 1, from + 8)].y + offset)
+            let grey = random(0.1...0.5)
+            renderer.drawOver(&frame, text, from: (x0, y0), towards: (x1, y1), capHeight: cap * random(0.8...1.2), colour: (grey, grey, grey))
+        }
         let blur = random(conditions.blur)
         if blur >= 0.5 { frame.boxBlur(radius: Int(blur.rounded()), passes: 3) } else if blur > 0.2 { frame.boxBlur(radius: 1, passes: 1) }
         let noise = random(conditions.noise)
@@ -204,13 +264,53 @@ public struct Photographer: Sendable {
                 frame.pixels[index] += (uniform() + uniform() + uniform()) / 3 * noise * 1.7
             }
         }
+        let moire = random(conditions.moire)
+        if moire > 0 {
+            let period = random(2.2...4.5), angle = random(0...3.1416)
+            let (cx, cy) = (cos(angle) / period * 6.2832, sin(angle) / period * 6.2832)
+            for y in 0..<frame.height {
+                for x in 0..<frame.width {
+                    let gain = 1 - moire * 0.5 * (1 + sin(Float(x) * cx + Float(y) * cy))
+                    for c in 0..<3 { frame[x, y, c] *= gain }
+                }
+            }
+        }
         var rgb = frame.rgb
         if let qualities = conditions.jpegQuality {
             let quality = Int.random(in: qualities, using: &generator)
             if let jpeg = try? ImageCodecs.encodeJPEG(rgb, quality: quality), let decoded = try? ImageCodecs.decodeJPEG(jpeg) { rgb = decoded }
         }
+        if conditions.binarised > 0, Float.random(in: 0...1, using: &generator) < conditions.binarised { rgb = Self.binarised(rgb) }
         let centres = page.cellCentres.map { line in line.map { toFrame.apply($0.x, $0.y) }.map { (x: $0.0, y: $0.1) } }
         return Shot(frame: rgb, sample: sample, cellCentres: centres, capHeight: cap)
+    }
+}
+
+extension Photographer {
+    /// Black and white by a local mean (a window a thirtieth of the image), as scanners and the
+    /// real lines' crops are.
+    static func binarised(_ image: ImageCodecs.RGBImage) -> ImageCodecs.RGBImage {
+        let gray = GrayImage(image)
+        let w = gray.width, h = gray.height, r = max(4, min(w, h) / 30)
+        var integral = [Int](repeating: 0, count: (w + 1) * (h + 1))
+        for y in 0..<h {
+            var row = 0
+            for x in 0..<w {
+                row += Int(gray.pixels[y * w + x])
+                integral[(y + 1) * (w + 1) + x + 1] = integral[y * (w + 1) + x + 1] + row
+            }
+        }
+        var pixels = [UInt8](repeating: 0, count: w * h * 3)
+        for y in 0..<h {
+            let y0 = max(0, y - r), y1 = min(h, y + r + 1)
+            for x in 0..<w {
+                let x0 = max(0, x - r), x1 = min(w, x + r + 1)
+                let sum = integral[y1 * (w + 1) + x1] - integral[y0 * (w + 1) + x1] - integral[y1 * (w + 1) + x0] + integral[y0 * (w + 1) + x0]
+                let value: UInt8 = Int(gray.pixels[y * w + x]) * (x1 - x0) * (y1 - y0) + 12 * (x1 - x0) * (y1 - y0) < sum ? 0 : 255
+                pixels[(y * w + x) * 3] = value; pixels[(y * w + x) * 3 + 1] = value; pixels[(y * w + x) * 3 + 2] = value
+            }
+        }
+        return ImageCodecs.RGBImage(width: w, height: h, pixels: pixels)
     }
 }
 

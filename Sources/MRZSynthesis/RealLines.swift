@@ -18,8 +18,8 @@ public struct RealLines: Sendable {
         /// Rendered by tesseractMRZ's font generator (`font_generate_*`) rather than photographed:
         /// another hand's synthetic lines, reported apart from the photographed ones.
         public var generated: Bool { document.hasPrefix("font_generate") }
-        /// Kept for measuring only (`RealLines.isHeldOut`).
-        public var heldOut: Bool { RealLines.isHeldOut(document: document) }
+        /// Which part of the split the line's document is in (`RealLines.part`).
+        public var part: Part { RealLines.part(document: document) }
     }
 
     public let directory: String
@@ -56,16 +56,29 @@ public struct RealLines: Sendable {
         self.lines = lines
     }
 
-    /// Whether a document's lines are kept for measuring: 40 % of the documents, chosen by a hash of
-    /// the document's name (FNV-1a), so the split is the same on every machine and never depends on
-    /// which other documents are there.
-    public static func isHeldOut(document: String) -> Bool {
+    /// The three parts of the split, by document: never a document in two of them.
+    public enum Part: String, Sendable, CaseIterable {
+        /// 60 %: the classifier is trained on these.
+        case training
+        /// 10 %: its temperature is fitted on these (one number, `GlyphModel.temperature`).
+        case calibration
+        /// 30 %: measured only — the benchmark's `real` tier; nothing is trained or tuned on them.
+        case measurement
+    }
+
+    /// A document's part, by a hash of its name (FNV-1a), so the split is the same on every
+    /// machine and never depends on which other documents are there.
+    public static func part(document: String) -> Part {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in document.utf8 {
             hash ^= UInt64(byte)
             hash = hash &* 0x100_0000_01b3
         }
-        return hash % 10 < 4
+        switch hash % 10 {
+        case 0..<3: return .measurement
+        case 3: return .calibration
+        default: return .training
+        }
     }
 
     /// A line's crop as a grey image.
@@ -76,8 +89,8 @@ public struct RealLines: Sendable {
 
     /// The full lines of a document, in order, when they make up a whole MRZ (two lines of 44 or
     /// 36, three of 30), keyed by document.
-    public func wholeZones(heldOut: Bool) -> [[Line]] {
-        let byDocument = Dictionary(grouping: lines.filter { $0.heldOut == heldOut }, by: \.document)
+    public func wholeZones(_ part: Part) -> [[Line]] {
+        let byDocument = Dictionary(grouping: lines.filter { $0.part == part }, by: \.document)
         return byDocument.keys.sorted().compactMap { document in
             let zone = (byDocument[document] ?? []).sorted { $0.place < $1.place }
             let lengths = zone.map(\.text.count)
@@ -90,26 +103,11 @@ public struct RealLines: Sendable {
 /// Zones made of real lines: a real line under (or over) lines drawn in OCR-B at its pitch and
 /// cap height, or a document's own real lines stacked — on white, as a scan of the zone.
 public enum RealZone {
-    /// The ink's box in a crop (darker than half-way between its darkest and brightest).
-    static func inkBox(_ image: GrayImage) -> (x0: Int, y0: Int, x1: Int, y1: Int)? {
-        guard let low = image.pixels.min(), let high = image.pixels.max(), high > low &+ 40 else { return nil }
-        let threshold = (Int(low) + Int(high)) / 2
-        var x0 = image.width, y0 = image.height, x1 = -1, y1 = -1
-        for y in 0..<image.height {
-            for x in 0..<image.width where Int(image.pixels[y * image.width + x]) < threshold {
-                x0 = min(x0, x); x1 = max(x1, x); y0 = min(y0, y); y1 = max(y1, y)
-            }
-        }
-        return x1 >= x0 ? (x0, y0, x1, y1) : nil
-    }
-
-    /// A line's pitch and cap height, from its ink's box and its length (OCR-B's glyphs are about
-    /// 0.7 of the pitch wide; the box's height is a capital's, or a little more with a `Q` or `J`).
+    /// A line's pitch, cap height, where its first cell starts and its baseline, measured on its
+    /// blobs (`MRZRecognizer.lineMetrics`).
     public static func metrics(_ image: GrayImage, length: Int) -> (pitch: Float, capHeight: Float, left: Float, baseline: Float)? {
-        guard length > 1, let box = inkBox(image) else { return nil }
-        let pitch = Float(box.x1 - box.x0 + 1) / (Float(length) - 0.3)
-        let capHeight = Float(box.y1 - box.y0 + 1) * 0.96
-        return (pitch, capHeight, Float(box.x0) - 0.15 * pitch, Float(box.y1 + 1))
+        guard let m = MRZRecognizer.lineMetrics(image) else { return nil }
+        return (m.pitch, m.capHeight, m.firstCentre - m.pitch / 2, m.baseline)
     }
 
     /// One row of the zone: a real crop, or text to draw at the real lines' pitch.
@@ -121,30 +119,43 @@ public enum RealZone {
     /// The rows stacked on white, one line pitch (1.65 character pitches, as ICAO 9303 spaces
     /// them) apart, a margin of two cap heights round them; drawn rows binarised like the crops.
     /// Nil when no real row gives the pitch.
-    public static func compose(_ rows: [Row], length: Int) -> GrayImage? {
+    /// With no real row, `drawnPitch` and `capHeight` give the size.
+    public static func compose(_ rows: [Row], length: Int, drawnPitch: Float? = nil, capHeight: Float? = nil) -> GrayImage? {
+        // Each real row at the first one's pitch (the crops were each scaled to about the same
+        // height, so one document's lines come at different pitches).
         var reference: (pitch: Float, capHeight: Float, left: Float, baseline: Float)?
-        for case .real(let image) in rows { reference = reference ?? metrics(image, length: length) }
+        var scaledRows: [Row] = []
+        for row in rows {
+            guard case .real(let image) = row, let own = metrics(image, length: length) else { scaledRows.append(row); continue }
+            guard let first = reference else {
+                reference = own
+                scaledRows.append(row)
+                continue
+            }
+            let factor = first.pitch / own.pitch
+            scaledRows.append(.real(abs(factor - 1) < 0.01 ? image : scaled(image, by: factor)))
+        }
+        if reference == nil, let drawnPitch, let capHeight { reference = (drawnPitch, capHeight, 0, 0) }
         guard let reference else { return nil }
         let linePitch = 1.65 * reference.pitch
         let margin = Int(2 * reference.capHeight)
-        let realWidths = rows.compactMap { row -> Int? in if case .real(let image) = row { return image.width } else { return nil } }
-        let width = max(realWidths.max() ?? 0, Int(reference.left + Float(length) * reference.pitch) + 4) + 2 * margin
+        let realWidths = scaledRows.compactMap { row -> Int? in if case .real(let image) = row { return image.width } else { return nil } }
+        let width = max(realWidths.max() ?? 0, Int(Float(length + 1) * reference.pitch)) + 2 * margin
         let height = Int(Float(rows.count - 1) * linePitch + 2 * reference.capHeight) + 2 * margin
         var pixels = [UInt8](repeating: 255, count: width * height)
-        for (index, row) in rows.enumerated() {
+        for (index, row) in scaledRows.enumerated() {
             let baseline = Float(margin) + reference.capHeight * 1.2 + Float(index) * linePitch
             switch row {
             case .real(let image):
                 guard let own = metrics(image, length: length) else { continue }
-                let dx = margin + Int(reference.left - own.left), dy = Int(baseline - own.baseline)
+                let dx = margin - Int(own.left.rounded()), dy = Int((baseline - own.baseline).rounded())
                 for y in 0..<image.height where y + dy >= 0 && y + dy < height {
                     for x in 0..<image.width where x + dx >= 0 && x + dx < width {
                         pixels[(y + dy) * width + x + dx] = min(pixels[(y + dy) * width + x + dx], image.pixels[y * image.width + x])
                     }
                 }
             case .drawn(let text):
-                OCRBGlyphs.draw(text, x: Float(margin) + reference.left, baseline: baseline, capHeight: reference.capHeight,
-                                pitch: reference.pitch) { x, y, coverage in
+                OCRBGlyphs.draw(text, x: Float(margin), baseline: baseline, capHeight: reference.capHeight, pitch: reference.pitch) { x, y, coverage in
                     guard x >= 0, y >= 0, x < width, y < height, coverage > 0.5 else { return }
                     pixels[y * width + x] = 0
                 }
@@ -219,17 +230,17 @@ extension RealLines {
         }
     }
 
-    /// The zones of the real tier: every whole document kept for measuring, and every full key
-    /// line kept for measuring under drawn lines (photographed and generated apart).
-    public func cases(heldOut: Bool = true) -> [Case] {
+    /// The zones of one part: every whole document, and every full key line under drawn lines
+    /// (photographed and generated apart). The benchmark's `real` tier is the measurement part.
+    public func cases(_ part: Part = .measurement) -> [Case] {
         var cases: [Case] = []
-        for zone in wholeZones(heldOut: heldOut) {
+        for zone in wholeZones(part) {
             guard let images = try? zone.map(RealLines.image), let truth = MRZReading(text: zone.map(\.text)),
                   let image = RealZone.compose(images.map { .real($0) }, length: zone[0].text.count) else { continue }
             cases.append(Case(kind: .document, image: image, truth: zone.map(\.text), realLine: nil, files: zone.map(\.path),
                               keyHolds: truth.accessKeyValid, truthReading: truth))
         }
-        for line in lines where line.heldOut == heldOut && Self.isKeyLine(line.text) {
+        for line in lines where line.part == part && Self.isKeyLine(line.text) {
             guard let real = try? RealLines.image(line) else { continue }
             let options: [(rows: [String?], place: Int)]
             switch line.text.count {

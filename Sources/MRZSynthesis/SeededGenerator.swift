@@ -25,6 +25,9 @@ extension Photographer.Conditions {
         switch tier {
         case "scan": self = .scan
         case "hard": self = .hard
+        case "small": self = .small
+        case "tiny": self = .tiny
+        case "overprint": self = .overprint
         default: self = .kiosk
         }
     }

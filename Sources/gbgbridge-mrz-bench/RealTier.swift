@@ -15,7 +15,7 @@ enum RealTier {
     }
 
     /// `dump`: a directory each zone is written to as a PNG (`real-N.png`), to look at.
-    static func run(recognizer: MRZRecognizer, scale: Float, listing: Bool, heldOut: Bool = true, dump: String? = nil) -> Int {
+    static func run(recognizer: MRZRecognizer, scale: Float, listing: Bool, part: RealLines.Part = .measurement, dump: String? = nil) -> Int {
         let real: RealLines
         do {
             real = try RealLines()
@@ -23,9 +23,9 @@ enum RealTier {
             print("real    skipped: \(error)")
             return 0
         }
-        let cases = real.cases(heldOut: heldOut)
-        let documents = Set(real.lines.filter { $0.heldOut == heldOut }.map(\.document)).count
-        print("real tier: \(cases.count) zones from \(documents) \(heldOut ? "held-out" : "training") source images (scale \(scale))")
+        let cases = real.cases(part)
+        let documents = Set(real.lines.filter { $0.part == part }.map(\.document)).count
+        print("real tier: \(cases.count) zones from \(documents) source images of the \(part.rawValue) part (scale \(scale))")
         var tallies: [RealLines.Case.Kind: Tally] = [:]
         var confusion: [String: Int] = [:]
         var characters = 0, wrongCharacters = 0
@@ -36,7 +36,8 @@ enum RealTier {
                 try? Data(png).write(to: URL(fileURLWithPath: "\(dump)/real-\(number).png"))
             }
             let started = ContinuousClock.now
-            let reading = recognizer.read(image).reading
+            let result = recognizer.read(image)
+            let reading = result.reading
             let elapsed = ContinuousClock.now - started
             var tally = tallies[item.kind] ?? Tally()
             tally.zones += 1
@@ -54,7 +55,9 @@ enum RealTier {
                 }
             } else if item.keyHolds {
                 tally.noRead += 1
-                if listing { print("  not read (\(item.kind.rawValue), \(item.files.map { ($0 as NSString).lastPathComponent })): \(reading?.lines ?? []) for \(item.truth)") }
+                if listing {
+                    print("  not read (#\(number) \(item.kind.rawValue), \(item.files.map { ($0 as NSString).lastPathComponent })\(result.refusal.map { ", \($0.rawValue)" } ?? "")): \(reading?.lines ?? []) for \(item.truth)")
+                }
             }
             if let reading, reading.valid {
                 if reading.lines == item.truth && item.keyHolds { tally.exact += 1 } else {

@@ -10,28 +10,71 @@ import MRZSynthesis
 enum Training {
     struct Example: Sendable {
         var features: [Float]
+        /// 0–36: an MRZ character (MRZGlyph order); 37: "not OCR-B" (GlyphClassifier.notOCRB).
         var label: Int
     }
 
-    /// Cells from `shots` photographs of mixed formats and conditions.
+    /// The classifier's outputs: the 37 characters and "not OCR-B".
+    static let classes = MRZGlyph.count + 1
+
+    /// The photographing conditions of the synthetic shots, in turn: flat scans (one in two
+    /// binarised as scanners and the real lines' crops are), kiosk frames, hard ones, pages
+    /// 250–600 pixels wide (`small`) and 8–12-pixel capitals (`tiny`).
+    static let conditionCycle: [Photographer.Conditions] = {
+        var scanBW = Photographer.Conditions.scan
+        scanBW.binarised = 1
+        var kioskBW = Photographer.Conditions.kiosk
+        kioskBW.binarised = 1
+        let hard = Photographer.Conditions.hard
+        return [.scan, scanBW, .kiosk, .kiosk, .kiosk, .kiosk, kioskBW, hard, hard, hard, hard, hard, hard, hard, hard,
+                .small, .small, .small, .tiny, .tiny]
+    }()
+
+    /// Cells from `shots` photographs of mixed formats and conditions. Every third shot has a
+    /// fifth of its characters drawn in another font (`ForeignFonts.training`): cells labelled
+    /// "not OCR-B", unless that font draws the character as OCR-B does (`ForeignFonts.sameShape`).
     static func examples(shots: Int, seed: UInt64, capJitter: Float = 0.05) throws -> [Example] {
         let photographers = try GlyphFont.ocrbPaths.map { Photographer(renderer: try PageRenderer(ocrbPath: $0)) }
-        let collected = Mutex<(examples: [Example], located: Int)>(([], 0))
+        let ocrb = try GlyphFont(path: GlyphFont.ocrbPaths[0], pixelSize: 96, characters: PageRenderer.mrzCharacters)
+        let foreign = ForeignFonts.load(ForeignFonts.training)
+        // Whether each foreign font's glyph of each character is OCR-B's shape.
+        let alike: [[Character: Bool]] = foreign.map { font in
+            Dictionary(uniqueKeysWithValues: PageRenderer.mrzCharacters.map { ($0, ForeignFonts.similarity(ocrb, font, $0) >= ForeignFonts.sameShape) })
+        }
+        print("foreign fonts: \(foreign.count) of \(ForeignFonts.training.count) installed")
+        let collected = Mutex<(examples: [Example], located: Int, foreignCells: Int)>(([], 0, 0))
         DispatchQueue.concurrentPerform(iterations: shots) { index in
             var generator = SeededGenerator(seed: seed &+ UInt64(index) &* 7919)
             let format = MRZFormat.allCases[index % MRZFormat.allCases.count]
-            let conditions: Photographer.Conditions = [.scan, .kiosk, .kiosk, .kiosk, .hard, .hard, .hard, .hard, .hard, .hard][index % 10]
+            let conditions = conditionCycle[index % conditionCycle.count]
             let sample = MRZSample(format: format, generator: &generator)
-            let shot = photographers[index % 7 == 0 ? 1 : 0].shoot(sample, conditions, generator: &generator)
+            // Foreign glyphs and their labels.
+            var fonts: [[GlyphFont?]]?
+            var labels = sample.lines.map { $0.map { MRZGlyph($0).index } }
+            var foreignCells = 0
+            if index % 3 == 1, !foreign.isEmpty {
+                fonts = sample.lines.map { line in line.map { _ in nil } }
+                for (l, line) in sample.lines.enumerated() {
+                    for (p, character) in line.enumerated() where Float.random(in: 0...1, using: &generator) < 0.2 {
+                        let f = Int.random(in: 0..<foreign.count, using: &generator)
+                        fonts?[l][p] = foreign[f]
+                        if alike[f][character] != true {
+                            labels[l][p] = GlyphClassifier.notOCRB
+                            foreignCells += 1
+                        }
+                    }
+                }
+            }
+            let shot = photographers[index % 7 == 0 ? 1 : 0].shoot(sample, conditions, foreign: fonts, generator: &generator)
             let gray = GrayImage(shot.frame)
             var examples: [Example] = []
             // Where the locator finds the zone the right way round, its own cells.
             var foundHere = false
             for hypothesis in MRZRecognizer.hypotheses(gray) where hypothesis.geometry.lines.count == sample.lines.count
                 && hypothesis.geometry.lines[0].count == format.lineLength && matches(hypothesis.geometry, shot) {
-                for (line, cells) in zip(sample.lines, hypothesis.geometry.lines) {
-                    for (character, features) in zip(line, CellSampler.sample(gray, cells)) {
-                        examples.append(Example(features: features, label: MRZGlyph(character).index))
+                for (line, cells) in zip(labels, hypothesis.geometry.lines) {
+                    for (label, features) in zip(line, CellSampler.sample(gray, cells)) {
+                        examples.append(Example(features: features, label: label))
                     }
                 }
                 foundHere = true
@@ -39,21 +82,127 @@ enum Training {
             }
             // The true geometry, jittered as a locator would get it wrong.
             for _ in 0..<(foundHere ? 1 : 2) {
-                for (line, centres) in zip(sample.lines, shot.cellCentres) {
+                for (line, centres) in zip(labels, shot.cellCentres) {
                     let cells = trueCells(centres, capHeight: shot.capHeight, jitter: true, capJitter: capJitter, generator: &generator)
-                    for (character, features) in zip(line, CellSampler.sample(gray, cells)) {
-                        examples.append(Example(features: features, label: MRZGlyph(character).index))
+                    for (label, features) in zip(line, CellSampler.sample(gray, cells)) {
+                        examples.append(Example(features: features, label: label))
                     }
                 }
             }
             collected.withLock { state in
                 state.examples += examples
                 if foundHere { state.located += 1 }
+                state.foreignCells += foreignCells
             }
         }
-        let (all, located) = collected.withLock { ($0.examples, $0.located) }
-        print("training cells: \(all.count) from \(shots) photographs (the locator found \(located) of them the right way round)")
+        let (all, located, foreignCells) = collected.withLock { ($0.examples, $0.located, $0.foreignCells) }
+        print("synthetic cells: \(all.count) from \(shots) photographs (the locator found \(located) of them the right way round; "
+              + "\(foreignCells) characters drawn as not OCR-B)")
         return all
+    }
+
+    /// Cells of real MRZ lines (`RealLines`, one part of the split), each zone read at four sizes
+    /// (as cropped, and 0.6, 0.4, 0.28 of it: 9–20-pixel pitches) where the locator's cells of
+    /// the zone's layout agree with the printed text on at least four in five characters (so the
+    /// labels sit on their cells). A cell whose label the current classifier contradicts surely
+    /// (over 0.97) on a line no check digit vouches for is left out: the collection's text has a
+    /// few mistakes (`O` for a printed `0`), and a wrong label would teach the very confusion the
+    /// check digits cannot see.
+    static func realExamples(_ real: RealLines, part: RealLines.Part, classifier: GlyphClassifier) -> [Example] {
+        let cases = real.cases(part)
+        let collected = Mutex<(examples: [Example], zones: Int, skipped: Int)>(([], 0, 0))
+        DispatchQueue.concurrentPerform(iterations: cases.count) { index in
+            let item = cases[index]
+            var examples: [Example] = []
+            var zones = 0, skipped = 0
+            for scale: Float in [1, 0.6, 0.4, 0.28] {
+                let gray = scale == 1 ? item.image : RealZone.scaled(item.image, by: scale)
+                let layout = item.truth.map { $0.map { MRZGlyph($0).index } }
+                var best: (cells: [[[Float]]], agreement: Float)?
+                for hypothesis in MRZRecognizer.hypotheses(gray) where hypothesis.geometry.lines.count == layout.count
+                    && hypothesis.geometry.lines[0].count == layout[0].count {
+                    let samples = hypothesis.geometry.lines.map { CellSampler.sample(gray, $0) }
+                    var agree = 0, total = 0
+                    for (line, cells) in zip(layout, samples) {
+                        for (label, features) in zip(line, cells) {
+                            let p = classifier.probabilities(features)
+                            if p.indices.max(by: { p[$0] < p[$1] }) == label { agree += 1 }
+                            total += 1
+                        }
+                    }
+                    let agreement = Float(agree) / Float(max(1, total))
+                    if agreement > best?.agreement ?? 0 { best = (samples, agreement) }
+                }
+                guard let best, best.agreement >= 0.8 else { continue }
+                zones += 1
+                let vouched = item.keyHolds
+                for (line, cells) in zip(layout, best.cells) {
+                    for (label, features) in zip(line, cells) {
+                        let p = classifier.probabilities(features)
+                        if !vouched, let top = p.indices.max(by: { p[$0] < p[$1] }), top != label, p[top] > 0.97 {
+                            skipped += 1
+                            continue
+                        }
+                        examples.append(Example(features: features, label: label))
+                    }
+                }
+            }
+            collected.withLock { state in
+                state.examples += examples
+                state.zones += zones
+                state.skipped += skipped
+            }
+        }
+        let (examples, zones, skipped) = collected.withLock { ($0.examples, $0.zones, $0.skipped) }
+        print("real cells (\(part.rawValue)): \(examples.count) from \(zones) zone readings of \(cases.count) zones; \(skipped) cells left out as likely mislabelled")
+        return examples
+    }
+
+    /// The temperature that makes `model`'s probabilities fit `examples` best (least negative
+    /// log-likelihood; golden-section search over 0.5–6).
+    static func fitTemperature(_ model: GlyphClassifier, _ examples: [Example]) -> Float {
+        let logits = examples.map { logitsOf(model, $0.features) }
+        func loss(_ t: Float) -> Double {
+            var total = 0.0
+            for (l, example) in zip(logits, examples) {
+                let p = GlyphClassifier.softmax(l.map { $0 / t })
+                total -= log(Double(max(p[example.label], 1e-9)))
+            }
+            return total
+        }
+        var (a, b): (Float, Float) = (0.5, 6)
+        let ratio: Float = 0.618_034
+        for _ in 0..<40 {
+            let c = b - ratio * (b - a), d = a + ratio * (b - a)
+            if loss(c) < loss(d) { b = d } else { a = c }
+        }
+        return (a + b) / 2
+    }
+
+    static func logitsOf(_ model: GlyphClassifier, _ features: [Float]) -> [Float] {
+        var hidden = [Float](repeating: 0, count: model.hidden), logits = [Float](repeating: 0, count: model.outputs)
+        model.forward(features, hidden: &hidden, logits: &logits)
+        return logits
+    }
+
+    /// Expected calibration error (ten bins of the top probability) and accuracy of `model` at
+    /// temperature `t` on `examples`.
+    static func calibration(_ model: GlyphClassifier, _ examples: [Example], temperature t: Float) -> (ece: Double, accuracy: Double) {
+        var bins = [(count: Int, correct: Int, confidence: Double)](repeating: (0, 0, 0), count: 10)
+        var correct = 0
+        for example in examples {
+            let p = GlyphClassifier.softmax(logitsOf(model, example.features).map { $0 / t })
+            guard let top = p.indices.max(by: { p[$0] < p[$1] }) else { continue }
+            let bin = min(9, Int(p[top] * 10))
+            bins[bin].count += 1
+            bins[bin].confidence += Double(p[top])
+            if top == example.label { bins[bin].correct += 1; correct += 1 }
+        }
+        let total = Double(max(1, examples.count))
+        let ece = bins.reduce(0.0) { sum, bin in
+            bin.count == 0 ? sum : sum + abs(Double(bin.correct) / Double(bin.count) - bin.confidence / Double(bin.count)) * Double(bin.count) / total
+        }
+        return (ece, Double(correct) / total)
     }
 
     /// Whether a hypothesis's cells lie on the true ones (each within 0.35 of a pitch).
@@ -100,8 +249,8 @@ enum Training {
     /// SGD with momentum on cross-entropy; returns the trained classifier.
     static func train(_ examples: [Example], hidden: Int, epochs: Int, seed: UInt64) -> GlyphClassifier {
         var generator = SeededGenerator(seed: seed)
-        let inputs = CellSampler.size, outputs = MRZGlyph.count
-        var weights = [Float](repeating: 0, count: GlyphClassifier.parameterCount(inputs: inputs, hidden: hidden))
+        let inputs = CellSampler.size, outputs = classes
+        var weights = [Float](repeating: 0, count: GlyphClassifier.parameterCount(inputs: inputs, hidden: hidden, outputs: outputs))
         let scale1 = (2 / Float(inputs)).squareRoot(), scale2 = (2 / Float(hidden)).squareRoot()
         for i in 0..<(hidden * inputs) { weights[i] = Float.random(in: -1...1, using: &generator) * scale1 }
         let layer2 = hidden * inputs + hidden
@@ -117,7 +266,7 @@ enum Training {
             order.shuffle(using: &generator)
             var loss: Float = 0, correct = 0
             for start in stride(from: 0, to: order.count - batch + 1, by: batch) {
-                let model = GlyphClassifier(hidden: hidden, weights: weights)
+                let model = GlyphClassifier(hidden: hidden, outputs: outputs, weights: weights)
                 let results = Mutex<[(Float, Int)]>([])
                 let slices = [order[start..<(start + batch / 2)], order[(start + batch / 2)..<(start + batch)]]
                 halves.withUnsafeMutableBufferPointer { buffers in
@@ -142,13 +291,13 @@ enum Training {
             }
             print("epoch \(epoch + 1)/\(epochs): loss \(loss / Float(order.count)), training accuracy \(Float(correct) / Float(order.count))")
         }
-        return GlyphClassifier(hidden: hidden, weights: weights)
+        return GlyphClassifier(hidden: hidden, outputs: outputs, weights: weights)
     }
 
     /// One half-batch's gradient of the cross-entropy, into `gradient` (zeroed first); its loss and
     /// how many it got right.
     static func accumulate(_ batch: [Example], model: GlyphClassifier, into gradient: inout [Float]) -> (Float, Int) {
-        let inputs = model.inputs, hidden = model.hidden, outputs = MRZGlyph.count
+        let inputs = model.inputs, hidden = model.hidden, outputs = model.outputs
         let layer2 = hidden * inputs + hidden
         let weights = model.weights
         for i in gradient.indices { gradient[i] = 0 }
@@ -204,6 +353,8 @@ enum Training {
             // (Docs/mrz.md, "Training"): \(note). Do not edit by hand.
             enum GlyphModel {
                 static let hidden = \(model.hidden)
+                static let outputs = \(model.outputs)
+                static let temperature: Float = \(model.temperature)
                 static let weights: [Float] = Base64Floats.decode(encoded)
                 static let encoded = \"\"\"
             \(lines.joined(separator: "\n"))
