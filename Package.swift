@@ -190,7 +190,7 @@ let package = Package(
         // The MRZ reader's workshop: synthetic frames, the classifier's training (release build; not a test).
         .executableTarget(name: "gbgbridge-mrz-lab", dependencies: ["MRZ", "MRZSynthesis", "ImageCodecs"]),
         // The MRZ reader's benchmark, with PassportEye + Tesseract as the yardstick (release build; not a test).
-        .executableTarget(name: "gbgbridge-mrz-bench", dependencies: ["MRZ", "MRZSynthesis", "ImageCodecs"]),
+        .executableTarget(name: "gbgbridge-mrz-bench", dependencies: ["MRZ", "MRZSynthesis", "ImageCodecs", "CGBGBridgeCLI"]),
         // Soak benchmark of the host (release build, prints figures; not a test).
         .executableTarget(name: "gbgbridge-soak", dependencies: [
             "GBGBridge", "GBGBridgeHost", "GBGBridgeNFC", "GBGBridgeServer", "GBGBridgeStubs", "MRTD", "MRTDEmulator", "TestSupport", "CGBGBridgeCLI",
@@ -209,7 +209,7 @@ let package = Package(
         ),
         .testTarget(
             name: "MRTDTests",
-            dependencies: ["TestTraits", "MRTD", "BoundedFiles", "CVCertificates", "Biometrics", "MRTDVerification", "LDS", "GBGBridgeNFC", "MRTDCrypto", "SmartCard", "MRTDEmulator", "TestSupport", "ImageCodecs",
+            dependencies: ["TestTraits", "MRTD", "ChipRead", "BoundedFiles", "CVCertificates", "Biometrics", "MRTDVerification", "LDS", "GBGBridgeNFC", "MRTDCrypto", "SmartCard", "MRTDEmulator", "TestSupport", "ImageCodecs",
                            .product(name: "PropertyBased", package: "swift-property-based")]
         ),
         .testTarget(
@@ -242,7 +242,7 @@ let package = Package(
         .testTarget(name: "LDSTests", dependencies: ["LDS", "SmartCardCore"]),
         .testTarget(name: "MRTDVerificationTests", dependencies: ["TestTraits", "MRTDVerification", "LDS", "MRTDCrypto", "SmartCardCore", "TestSupport", "MRTDEmulator"]),
         .testTarget(name: "ImageCodecsTests", dependencies: ["ImageCodecs"]),
-        .testTarget(name: "MRZTests", dependencies: ["MRZ", "MRZSynthesis", "ImageCodecs", "TestSupport"]),
+        .testTarget(name: "MRZTests", dependencies: ["MRZ", "MRZSynthesis", "ImageCodecs", "TestSupport", "TestTraits"]),
         .testTarget(name: "CamerasTests", dependencies: ["Cameras", "GBGBridge", "GBGBridgeStubs", "ImageCodecs", "ChildProcesses", "TestSupport"]),
         .testTarget(name: "CVCertificatesTests", dependencies: ["CVCertificates", "MRTDCrypto", "TestSupport",
                                                                .product(name: "PropertyBased", package: "swift-property-based")]),

@@ -22,6 +22,8 @@ packages=(
   qemu-system-x86 busybox-static v4l-utils  # the vivid camera VM tests (scripts/vivid-vm.sh): a real kernel's V4L2 test driver
   libjpeg-turbo-progs                     # cjpeg makes the real MJPEG frames the camera tests decode
   fonts-ocr-b libfreetype-dev             # the MRZ tests photograph synthetic pages drawn in OCR-B (MRZSynthesis)
+  fonts-liberation fonts-urw-base35 fonts-freefont-ttf fonts-inconsolata fonts-noto-mono  # other fonts: the MRZ classifier's "not OCR-B" examples and the look-alike-font attacks
+  python3-pil                             # an independent JPEG encoder: CMYK and YCCK scans for gbgbridge mrz's tests
 )
 
 missing=()

@@ -175,14 +175,14 @@
     if (v.chip) { badges.appendChild(badge('Chip', v.chip)); }
     if (v.active) { badges.appendChild(badge('Active', v.active)); }
     if (v.terminal && v.terminal.status !== 'notChecked') { badges.appendChild(badge('Terminal', v.terminal)); }
-    showBiometrics((data.fingerprints || []).concat(data.irises || []));
+    showBiometrics((data.fingerprints || []).concat(data.irises || []), data.biometricFormats || {});
     $('step-result').hidden = false;
   }
 
   // DG3/DG4 (read after Terminal Authentication): what a browser can show goes in an <img>, raw
   // 8-bit pixels are drawn on a canvas, anything else (WSQ, JPEG 2000 outside Safari) is named
-  // with the host's note. Built with DOM calls: nothing from the chip becomes markup.
-  function showBiometrics(entries) {
+  // with the host's note on that format (data.biometricFormats). Built with DOM calls: nothing from the chip becomes markup.
+  function showBiometrics(entries, formats) {
     var box = $('biometric-images');
     box.textContent = '';
     var shown = 0;
@@ -213,7 +213,8 @@
           shown += 1;
         }
       }
-      if (!figure.firstChild && entry.note) { caption.textContent += ' — ' + entry.note; }
+      var note = (formats && formats[entry.format]) || entry.note;
+      if (!figure.firstChild && note) { caption.textContent += ' — ' + note; }
       figure.appendChild(caption);
       box.appendChild(figure);
     });

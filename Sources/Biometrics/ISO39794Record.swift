@@ -19,7 +19,7 @@ enum ISO39794Record {
 
     static func isRecord(_ bytes: [UInt8]) -> Bool { bytes.first.map { UInt32($0) == fingerTag || UInt32($0) == irisTag } ?? false }
 
-    static func images(_ bytes: [UInt8]) throws(BiometricError) -> [BiometricImage] {
+    static func images(_ bytes: [UInt8], budget: inout ImageBudget) throws(BiometricError) -> [BiometricImage] {
         let outer: TLV
         do {
             outer = try BERTLV.parseSingle(bytes)
@@ -38,6 +38,7 @@ enum ISO39794Record {
         let representations = children.allSatisfy({ $0.tag == 0x30 }) && !children.isEmpty ? children : [blocks]
         var images: [BiometricImage] = []
         for (index, representation) in representations.enumerated() {
+            guard budget.take() else { continue }
             let name = "\(record) representation \(index + 1)"
             let block = try fieldsByNumber(representation, name)
             images.append(finger ? try fingerImage(block, name) : try irisImage(block, name))

@@ -224,6 +224,22 @@ int CImageCodecs_encode_jpeg(const uint8_t *rgb, int width, int height, int qual
     return 0;
 }
 
+/* Whether a JPEG carries Adobe's APP14 marker before its first scan (its CMYK is stored inverted). */
+static int jpeg_has_adobe_marker(const uint8_t *data, size_t length) {
+    size_t i = 2;
+    while (i + 4 <= length) {
+        if (data[i] != 0xFF) return 0;
+        uint8_t marker = data[i + 1];
+        if (marker == 0xFF) { i++; continue; }
+        if (marker == 0xDA || marker == 0xD9) return 0;          /* start of scan, end of image */
+        size_t segment = ((size_t)data[i + 2] << 8) | data[i + 3];
+        if (segment < 2 || i + 2 + segment > length) return 0;
+        if (marker == 0xEE && segment >= 7 && memcmp(data + i + 4, "Adobe", 5) == 0) return 1;
+        i += 2 + segment;
+    }
+    return 0;
+}
+
 int CImageCodecs_decode_jpeg(const uint8_t *data, size_t length, const CImageCodecsLimits *limits,
                              uint8_t **rgb, int *width, int *height, char *error, size_t size) {
     *rgb = NULL;
@@ -234,12 +250,30 @@ int CImageCodecs_decode_jpeg(const uint8_t *data, size_t length, const CImageCod
         set_error(error, size, "damaged JPEG header"); tjDestroy(handle); return -2;
     }
     /* libjpeg-turbo holds about the output and a row group of each component besides it. */
-    if ((uint64_t)w * (uint64_t)h > (uint64_t)limits->max_pixels || (uint64_t)w * (uint64_t)h * 6 > (uint64_t)limits->max_bytes) {
+    if ((uint64_t)w * (uint64_t)h > (uint64_t)limits->max_pixels || (uint64_t)w * (uint64_t)h * 8 > (uint64_t)limits->max_bytes) {
         set_error(error, size, "JPEG image too large to decode within the limits"); tjDestroy(handle); return -5;
     }
     uint8_t *out = malloc((size_t)w * h * 3);
     if (!out) { tjDestroy(handle); set_error(error, size, "out of memory"); return -3; }
-    if (tjDecompress2(handle, data, length, out, w, 0, h, TJPF_RGB, TJFLAG_ACCURATEDCT) != 0) {
+    if (colourspace == TJCS_CMYK || colourspace == TJCS_YCCK) {
+        /* What many document scanners write: libjpeg-turbo gives the four inks (YCCK converted),
+           turned into RGB here, as browsers do: Adobe's files (an APP14 "Adobe" marker) store the
+           inks inverted. */
+        uint8_t *cmyk = malloc((size_t)w * h * 4);
+        if (!cmyk) { free(out); tjDestroy(handle); set_error(error, size, "out of memory"); return -3; }
+        if (tjDecompress2(handle, data, length, cmyk, w, 0, h, TJPF_CMYK, TJFLAG_ACCURATEDCT) != 0) {
+            set_error(error, size, tjGetErrorStr2(handle)); free(cmyk); free(out); tjDestroy(handle); return -4;
+        }
+        int inverted = jpeg_has_adobe_marker(data, length);
+        for (size_t i = 0; i < (size_t)w * h; i++) {
+            unsigned c = cmyk[4 * i], m = cmyk[4 * i + 1], y = cmyk[4 * i + 2], k = cmyk[4 * i + 3];
+            if (!inverted) { c = 255 - c; m = 255 - m; y = 255 - y; k = 255 - k; }
+            out[3 * i] = (uint8_t)((c * k + 127) / 255);
+            out[3 * i + 1] = (uint8_t)((m * k + 127) / 255);
+            out[3 * i + 2] = (uint8_t)((y * k + 127) / 255);
+        }
+        free(cmyk);
+    } else if (tjDecompress2(handle, data, length, out, w, 0, h, TJPF_RGB, TJFLAG_ACCURATEDCT) != 0) {
         set_error(error, size, tjGetErrorStr2(handle)); free(out); tjDestroy(handle); return -4;
     }
     tjDestroy(handle);

@@ -16,12 +16,17 @@ enum DocumentMRZ {
 
     static let recognizer = MRZRecognizer()
 
-    /// Reads `frames` (the photo last) on decoding threads. `needsAgreement`: frames of a camera.
+    /// Where MRZ work runs: a queue of its own, one at a time, never the one that decodes chip
+    /// photos (`DecodeQueue.shared`) — a hostile photo's search must not hold up a read's face.
+    static let queue = DecodeQueue(width: 1)
+
+    /// Reads `frames` (the photo last) on the MRZ queue, each within the camera frame budget.
+    /// `needsAgreement`: frames of a camera.
     static func read(_ frames: [ImageCodecs.RGBImage], needsAgreement: Bool) async -> Outcome? {
         guard let recognizer else { return nil }
         var readings: [MRZReading] = []
         for frame in frames {
-            let result = try? await DecodeQueue.shared.run { recognizer.read(frame).reading }
+            let result = try? await queue.run { recognizer.read(frame, budget: MRZRecognizer.frameBudget).reading }
             if let reading = result.flatMap({ $0 }) { readings.append(reading) }
         }
         guard let last = readings.last else { return nil }

@@ -54,6 +54,7 @@ public struct ReadReport: Codable, Sendable, Hashable {
         public var height: Int
         public var quality: Int?
         public var image: String
+        /// No longer set on each entry: `biometricFormats` says once what each format means.
         public var note: String?
 
         init(_ image: BiometricImage) {
@@ -66,11 +67,16 @@ public struct ReadReport: Codable, Sendable, Hashable {
             height = image.height
             quality = image.quality
             self.image = Data(image.data).base64EncodedString()
-            switch image.format {
-            case "WSQ": note = "WSQ (the FBI's fingerprint format): browsers cannot show it; decode it on a backend (NBIS, JMRTD's WSQ decoder)"
-            case "raw": note = "uncompressed \(image.width)×\(image.height) 8-bit pixels, row by row: draw them on a canvas"
-            case "JPEG 2000": note = "JPEG 2000: only Safari shows it; transcode it on a backend for other browsers"
-            default: note = image.displayable ? nil : "\(image.format): browsers cannot show it"
+        }
+
+        /// What an image format means to a page, once per format in a report (not in each entry:
+        /// a chip's thousands of records each repeating it made a 114 MB answer).
+        static func note(format: String, displayable: Bool) -> String? {
+            switch format {
+            case "WSQ": return "WSQ (the FBI's fingerprint format): browsers cannot show it; decode it on a backend (NBIS, JMRTD's WSQ decoder)"
+            case "raw": return "uncompressed 8-bit pixels, row by row (width × height of the entry): draw them on a canvas"
+            case "JPEG 2000": return "JPEG 2000: only Safari shows it; transcode it on a backend for other browsers"
+            default: return displayable ? nil : "\(format): browsers cannot show it"
             }
         }
     }
@@ -127,6 +133,8 @@ public struct ReadReport: Codable, Sendable, Hashable {
     /// DG3's fingerprints and DG4's irises (read after Terminal Authentication), each with its image.
     public var fingerprints: [BiometricEntry]?
     public var irises: [BiometricEntry]?
+    /// What each biometric image format in `fingerprints` and `irises` means to a page, said once.
+    public var biometricFormats: [String: String]?
     public var verification: Verification
     /// How often the document left the reader's field during the read and the read went on
     /// after it came back (0 for an undisturbed read; absent in reports of saved dumps).
@@ -223,10 +231,27 @@ public struct ReadReport: Codable, Sendable, Hashable {
         for (file, absence) in result.absent {
             if case .refused(let reason) = absence { problems[file.name] = "refused: \(reason)" }
         }
+        // DG3/DG4 within their bounds (BiometricDataGroup.maxTemplates, .maxImages); what was left
+        // unread or not understood is named once in parseErrors.
+        var formats: [String: String] = [:]
+        func biometrics(_ number: Int) -> [BiometricEntry]? {
+            guard let bytes = shown(result.files[.dataGroup(number)], number) else { return nil }
+            let group: BiometricDataGroup
+            do {
+                group = try BiometricDataGroup(bytes: bytes)
+            } catch {
+                if problems["DG\(number)"] == nil { problems["DG\(number)"] = error.description }
+                return nil
+            }
+            if !group.unparsed.isEmpty, problems["DG\(number)"] == nil { problems["DG\(number)"] = group.unparsed.joined(separator: "; ") }
+            for image in group.images { formats[image.format] = BiometricEntry.note(format: image.format, displayable: image.displayable) }
+            return group.images.map(BiometricEntry.init)
+        }
+        fingerprints = biometrics(3)
+        irises = biometrics(4)
+        biometricFormats = formats.isEmpty ? nil : formats
         parseErrors = problems.isEmpty ? nil : problems
         withheldDataGroups = result.withheld.isEmpty ? nil : Dictionary(uniqueKeysWithValues: result.withheld.map { ($0.key.name, $0.value) })
-        fingerprints = shown(result.files[.dataGroup(3)], 3).flatMap { try? BiometricDataGroup(bytes: $0) }?.images.map(BiometricEntry.init)
-        irises = shown(result.files[.dataGroup(4)], 4).flatMap { try? BiometricDataGroup(bytes: $0) }?.images.map(BiometricEntry.init)
         reconnections = result.accessControl == "none" ? nil : result.statistics.reconnections
         let passive = result.passive
         verification = Verification(

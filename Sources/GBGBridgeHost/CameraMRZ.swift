@@ -35,7 +35,7 @@ package enum CameraMRZ {
             }
             for image in captured.earlierFrames + [captured.image] {
                 frames += 1
-                let reading = await CameraTool.onThread { recognizer.read(image).reading }
+                let reading = await CameraTool.onThread { recognizer.read(image, budget: MRZRecognizer.frameBudget).reading }
                 guard let reading, reading.accessKeyValid else {
                     progress("looking for the MRZ in front of \(path)… \(frames) frames")
                     lastKey = nil

@@ -209,7 +209,7 @@ package enum DoctorChecks {
         let anchors = store.certificates
         guard !anchors.isEmpty else {
             return DoctorCheck(name: "trust-store", status: .error,
-                               finding: "no CSCA certificate in \(paths.joined(separator: ", "))" + (problems.isEmpty ? "" : " (\(problems.joined(separator: "; ")))"),
+                               finding: "no CSCA certificate in \(Self.some(paths, separator: ", "))" + (problems.isEmpty ? "" : " (\(Self.some(problems)))"),
                                fix: "Add CSCA certificates or a master list: gbgbridge verify --trust accepts PEM/DER certificates, .ml master lists and CRLs")
         }
         let byCountry = Dictionary(grouping: anchors) { $0.country ?? "?" }.mapValues(\.count)
@@ -219,7 +219,7 @@ package enum DoctorChecks {
         let staleCRLs = store.revocationLists.filter { ($0.nextUpdate ?? .infinity) < now }
         var details: [String: any Sendable] = [
             "anchors": anchors.count, "countries": byCountry, "expiredAnchors": expired.count,
-            "crls": store.revocationLists.count, "staleCRLs": staleCRLs.map(\.issuer),
+            "crls": store.revocationLists.count, "staleCRLs": Array(staleCRLs.map(\.issuer).prefix(Self.listedAtMost)),
         ]
         if let earliest { details["earliestExpiry"] = iso8601(earliest) }
         var status = DoctorCheck.Status.ok
@@ -241,29 +241,40 @@ package enum DoctorChecks {
         if valid.isEmpty { status = .error }
         if !staleCRLs.isEmpty {
             status = status == .error ? .error : .warning
-            finding += "; \(staleCRLs.count) CRL\(staleCRLs.count == 1 ? "" : "s") past nextUpdate (" + staleCRLs.map(\.issuer).joined(separator: "; ") + ")"
+            finding += "; \(staleCRLs.count) CRL\(staleCRLs.count == 1 ? "" : "s") past nextUpdate (" + Self.some(staleCRLs.map(\.issuer)) + ")"
             fixes.append("fetch the current CRLs from the issuing states (ICAO PKD) and replace the stale ones")
         }
         let expiredSigners = store.masterListSigners.filter { !$0.signer.isValid(at: now) }
         details["masterListSigners"] = store.masterListSigners.count
         if !expiredSigners.isEmpty {
             status = status == .error ? .error : .warning
-            finding += "; master list signed by an expired signer (\(expiredSigners.map { URL(fileURLWithPath: $0.path).lastPathComponent }.joined(separator: ", ")))"
+            finding += "; master list signed by an expired signer (\(Self.some(expiredSigners.map { URL(fileURLWithPath: $0.path).lastPathComponent }, separator: ", ")))"
             fixes.append("download the current ICAO or national master list and import it (gbgbridge trust import)")
         }
         if !problems.isEmpty {
             status = status == .error ? .error : .warning
-            finding += "; unreadable: \(problems.joined(separator: "; "))"
+            finding += "; \(problems.count) unreadable: \(Self.some(problems))"
+            details["unreadable"] = problems.count
             fixes.append("remove or replace the files that cannot be read")
         }
         let testAnchors = anchors.filter(isTestAnchor)
         details["testAnchors"] = testAnchors.count
         if !testAnchors.isEmpty {
             status = status == .error ? .error : .warning
-            finding += "; TEST anchors trusted (\(testAnchors.map(\.subject).joined(separator: "; "))): a document signed with the kit's published test key would verify as valid"
+            finding += "; TEST anchors trusted (\(Self.some(testAnchors.map(\.subject)))): a document signed with the kit's published test key would verify as valid"
             fixes.append("remove the test CSCA (/usr/share/gbgbridge/pki, or Utopia's) from the trust paths of a kiosk that reads real documents")
         }
         return DoctorCheck(name: "trust-store", status: status, finding: finding, fix: fixes.joined(separator: "; "), details: details)
+    }
+
+    /// How many names a finding lists before it only counts the rest: a trust directory of
+    /// 100,000 junk files made one 7.5 MB line and a 7.5 MB /diagnostics.json (issue 42).
+    package static let listedAtMost = 5
+
+    /// The first `listedAtMost` of `items` (each clipped to 200 characters), then how many more.
+    package static func some(_ items: [String], separator: String = "; ") -> String {
+        let shown = items.prefix(listedAtMost).map { $0.count > 200 ? String($0.prefix(199)) + "…" : $0 }
+        return shown.joined(separator: separator) + (items.count > listedAtMost ? "\(separator)and \(items.count - listedAtMost) more" : "")
     }
 
     /// A CSCA for tests only: the kit's (whose private key is installed in /usr/share/gbgbridge/pki),

@@ -9,6 +9,9 @@ package struct TrustStatus {
     package let countries: [[String: Any]]
     package let crls: [[String: Any]]
     package let signers: [[String: Any]]
+    package let crlsNotListed: Int
+    package let signersNotListed: Int
+    static let listed = 250
 
     package init(paths: [String], now: TimeInterval) {
         let (store, problems) = DoctorChecks.loadTrust(paths)
@@ -20,14 +23,17 @@ package struct TrustStatus {
             if let latest = anchors.compactMap(\.notAfter).max() { entry["latestExpiry"] = DoctorChecks.iso8601(latest) }
             return entry
         }
-        crls = store.revocationLists.map { crl in
+        // Listed up to `listed` each (a country has one CRL; 250 is every state), then counted.
+        crls = store.revocationLists.prefix(Self.listed).map { crl in
             var entry: [String: Any] = ["issuer": crl.issuer]
             if let this = crl.thisUpdate { entry["thisUpdate"] = DoctorChecks.iso8601(this) }
             if let next = crl.nextUpdate { entry["nextUpdate"] = DoctorChecks.iso8601(next) }
             entry["status"] = (crl.nextUpdate ?? .infinity) < now ? "overdue" : "current"
             return entry
         }
-        signers = store.masterListSigners.map { list in
+        crlsNotListed = max(0, store.revocationLists.count - Self.listed)
+        signersNotListed = max(0, store.masterListSigners.count - Self.listed)
+        signers = store.masterListSigners.prefix(Self.listed).map { list in
             var entry: [String: Any] = ["file": list.path, "subject": list.signer.subject,
                                         "status": list.signer.isValid(at: now) ? "valid" : "expired"]
             if let notAfter = list.signer.notAfter { entry["notAfter"] = DoctorChecks.iso8601(notAfter) }
@@ -36,7 +42,10 @@ package struct TrustStatus {
     }
 
     package var json: [String: Any] {
-        ["check": check.json, "countries": countries, "crls": crls, "masterListSigners": signers]
+        var json: [String: Any] = ["check": check.json, "countries": countries, "crls": crls, "masterListSigners": signers]
+        if crlsNotListed > 0 { json["crlsNotListed"] = crlsNotListed }
+        if signersNotListed > 0 { json["masterListSignersNotListed"] = signersNotListed }
+        return json
     }
 
     /// The report for people: the verdict and its fix, a table by country, CRLs, list signers.
@@ -54,10 +63,12 @@ package struct TrustStatus {
         if !crls.isEmpty {
             lines += ["", "CRLs"]
             for crl in crls { lines.append("  \(crl["status"] ?? "") next update \(crl["nextUpdate"] ?? "none"): \(crl["issuer"] ?? "")") }
+            if crlsNotListed > 0 { lines.append("  and \(crlsNotListed) more") }
         }
         if !signers.isEmpty {
             lines += ["", "Master-list signers"]
             for signer in signers { lines.append("  \(signer["status"] ?? "") until \(signer["notAfter"] ?? "?"): \(signer["subject"] ?? "") (\(signer["file"] ?? ""))") }
+            if signersNotListed > 0 { lines.append("  and \(signersNotListed) more") }
         }
         return lines
     }

@@ -116,7 +116,7 @@ package struct ReadCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Seconds to wait for a card.")
     var timeout: Double = 30
 
-    @Option(name: .long, help: ArgumentHelp("Seconds the read may take once the card is there (waiting for a card that left the reader included); past it the exchange in flight is abandoned and the read fails with exit status 4.", valueName: "seconds"))
+    @Option(name: .long, help: ArgumentHelp("The read's time limit once the card is there (waiting for a card that left the reader included); past it the exchange in flight is abandoned and the read fails with exit status 4 — unless the chip is still sending file data at 256 bytes a second or more, when it goes on up to three times the limit.", valueName: "seconds"))
     var readTimeout: Double = 60
 
     @Flag(name: .long, help: "Print the nfc.read data object as JSON.")

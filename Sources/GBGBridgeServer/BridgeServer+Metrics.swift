@@ -17,6 +17,9 @@ extension BridgeServer {
         headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
         headers[.cacheControl] = "no-store"
         headers[.xContentTypeOptions] = "nosniff"
+        for (name, value) in [("Cross-Origin-Opener-Policy", "same-origin"), ("Cross-Origin-Resource-Policy", "same-origin")] {
+            if let name = HTTPField.Name(name) { headers[name] = value }
+        }
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: exposition())))
     }
 

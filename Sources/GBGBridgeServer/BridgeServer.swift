@@ -45,6 +45,8 @@ public final class BridgeServer: Sendable {
     private let connections = ConnectionCounter()
     /// The open `/diagnostics/events` streams (capped: `maxDiagnosticsStreams`).
     let diagnosticsStreams: DiagnosticsStreams
+    /// Tokens the diagnostics page's own requests carry (`OperatorAccess`).
+    let operatorPageTokens = OperatorPageTokens()
 
     private struct State {
         var port: Int?

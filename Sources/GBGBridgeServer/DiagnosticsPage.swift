@@ -2,15 +2,21 @@
 /// falling back to polling `/diagnostics.json`), built with DOM calls and `textContent` only —
 /// page origins, actions and error texts come from pages and are never parsed as HTML.
 enum DiagnosticsPage {
-    static let html = """
+    /// The page, its own requests carrying `token` (`OperatorAccess`: a subresource needs one).
+    static func html(token: String) -> String {
+        htmlTemplate.replacingOccurrences(of: "PAGE_TOKEN", with: token)
+    }
+
+    static let htmlTemplate = """
         <!doctype html>
         <html lang="en">
         <head>
         <meta charset="utf-8">
         <meta name="viewport" content="width=device-width, initial-scale=1">
         <title>GBGBridge diagnostics</title>
-        <link rel="stylesheet" href="/diagnostics/app.css">
-        <script src="/diagnostics/app.js" defer></script>
+        <meta name="gbgbridge-page" content="PAGE_TOKEN">
+        <link rel="stylesheet" href="/diagnostics/app.css?page=PAGE_TOKEN">
+        <script src="/diagnostics/app.js?page=PAGE_TOKEN" defer></script>
         </head>
         <body data-state="loading">
         <header>
@@ -59,6 +65,8 @@ enum DiagnosticsPage {
         "use strict";
         (function () {
           const $ = (id) => document.getElementById(id);
+          // The token this page was handed: its own requests carry it (the server refuses other pages').
+          const page = encodeURIComponent((document.querySelector('meta[name="gbgbridge-page"]') || {}).content || "");
           function el(tag, attrs, ...children) {
             const node = document.createElement(tag);
             for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, v);
@@ -186,10 +194,10 @@ enum DiagnosticsPage {
           }
           function live(kind) { const b = $("live"); b.textContent = kind; b.className = "badge " + (kind === "live" ? "ok" : "warning"); }
           async function poll() {
-            try { render(await (await fetch("/diagnostics.json", { cache: "no-store" })).json()); live("polling"); } catch (e) { live("offline"); }
+            try { render(await (await fetch("/diagnostics.json?page=" + page, { cache: "no-store" })).json()); live("polling"); } catch (e) { live("offline"); }
           }
           if (window.EventSource) {
-            const source = new EventSource("/diagnostics/events");
+            const source = new EventSource("/diagnostics/events?page=" + page);
             source.addEventListener("snapshot", (e) => { try { render(JSON.parse(e.data)); live("live"); } catch (err) { live("bad data"); } });
             source.onerror = () => live("reconnecting");
           } else {

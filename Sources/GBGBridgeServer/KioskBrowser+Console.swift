@@ -1,5 +1,26 @@
+import CoreMetrics
 import Foundation
 import GBGBridge
+
+/// Console entries of one page as log lines: the first, then at most one a `interval`, each saying
+/// how many were left out before it. `gbgbridge_kiosk_console_entries_total{logged}` counts both.
+struct ConsoleLogThrottle {
+    static let interval: Duration = .seconds(1)
+    static let metric = "gbgbridge_kiosk_console_entries_total"
+    private var lastLogged: ContinuousClock.Instant?
+    private var dropped = 0
+
+    /// Nil when this entry is not to be logged; else how many were not logged since the last line.
+    mutating func admit(now: ContinuousClock.Instant) -> Int? {
+        if let lastLogged, now - lastLogged < Self.interval {
+            dropped += 1
+            return nil
+        }
+        lastLogged = now
+        defer { dropped = 0 }
+        return dropped
+    }
+}
 
 /// The kiosk page's console errors and uncaught exceptions, for operators' diagnostics — what
 /// Safari's Web Inspector shows an iOS integrator (`/diagnostics`, `pages[].console`). The DevTools
@@ -31,8 +52,15 @@ extension KioskBrowser {
     private func record(_ entry: PageDiagnostics.ConsoleEntry, on binding: PageBinding) {
         configuration.pages?.console(entry, on: binding.host)
         // The text stays out of the log: a journey may print what it holds (an MRZ, a CAN).
-        // /diagnostics, on loopback behind its token, shows it to the operator.
-        logger.notice("journey console \(entry.kind.rawValue) at \(LogText.clip(entry.url ?? "?", to: 120)):\(entry.line ?? 0)")
+        // /diagnostics, on loopback behind its token, shows it to the operator. At most a line a
+        // second a page: a page printing 10,000 errors a second wrote 67,516 lines in 30 s.
+        guard let dropped = binding.consoleLog.admit(now: ContinuousClock.now) else {
+            Counter(label: ConsoleLogThrottle.metric, dimensions: [("logged", "false")]).increment()
+            return
+        }
+        Counter(label: ConsoleLogThrottle.metric, dimensions: [("logged", "true")]).increment()
+        let more = dropped > 0 ? " (and \(dropped) more console entries since the last line, not logged: /diagnostics has them)" : ""
+        logger.notice("journey console \(entry.kind.rawValue) at \(LogText.clip(entry.url ?? "?", to: 120)):\(entry.line ?? 0)\(more)")
     }
 
     /// A DevTools RemoteObject as text: a primitive's value, else its description, else its type.

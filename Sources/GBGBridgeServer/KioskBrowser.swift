@@ -88,6 +88,8 @@ public final class KioskBrowser {
         let transport: KioskTransport
         var bucket: TokenBucket
         var droppedInARow = 0
+        /// The page's console entries as host log lines: at most one a second.
+        var consoleLog = ConsoleLogThrottle()
         var origin: String { page.origin }
         var host: BridgeHost { page.host }
 

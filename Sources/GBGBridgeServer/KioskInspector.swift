@@ -52,16 +52,60 @@ public struct KioskInspectError: Error, CustomStringConvertible {
 }
 
 /// Listens on an address and forwards every connection (at most `maxConnections` at once) to
-/// Chromium's DevTools port on 127.0.0.1, bytes both ways, on threads of its own.
+/// Chromium's DevTools port on 127.0.0.1, bytes both ways, on threads of its own. A connection
+/// that carries nothing for `idleLimit` is closed; when all places are taken, a new connection
+/// takes the place of the one idle longest (if it has been idle `evictableAfter`): eight idle
+/// connections held the inspector for an hour before (issue 42).
 final class KioskInspector: Sendable {
     static let maxConnections = 8
+    static let idleLimit: Duration = .seconds(300)
+    static let evictableAfter: Duration = .seconds(15)
+    private let idleLimit: Duration
+    private let evictableAfter: Duration
     private let listener: Int32
     private let target = Atomic<Int>(0)
-    private let open = Atomic<Int>(0)
+    private let connections = Mutex<[Connection]>([])
     private let stopped = Atomic<Bool>(false)
 
+    /// One forwarded connection: its two descriptors (shut down to end it from outside) and when it
+    /// last carried a byte.
+    final class Connection: Sendable {
+        let client: Int32
+        let upstream: Int32
+        private let state = Mutex<(lastActivity: ContinuousClock.Instant, closed: Bool)>((ContinuousClock.now, false))
+
+        init(client: Int32, upstream: Int32) { (self.client, self.upstream) = (client, upstream) }
+
+        var idle: Duration { ContinuousClock.now - state.withLock { $0.lastActivity } }
+        func touch() { state.withLock { $0.lastActivity = ContinuousClock.now } }
+
+        /// Ends the connection: its pump sees both ends shut and returns.
+        func end() {
+            state.withLock { state in
+                guard !state.closed else { return }
+                shutdown(client, Int32(SHUT_RDWR))
+                shutdown(upstream, Int32(SHUT_RDWR))
+            }
+        }
+
+        /// The pump is done: the descriptors are closed (never shut down after this).
+        func close() {
+            state.withLock { state in
+                state.closed = true
+                Glibc.close(client)
+                Glibc.close(upstream)
+            }
+        }
+    }
+
+    /// Connections forwarded now (tests).
+    var openConnections: Int { connections.withLock { $0.count } }
+
     /// Binds `address` now (so a taken port or an unknown host is an error at start-up).
-    init(address: KioskInspectAddress) throws(KioskInspectError) {
+    init(address: KioskInspectAddress, idleLimit: Duration = KioskInspector.idleLimit,
+         evictableAfter: Duration = KioskInspector.evictableAfter) throws(KioskInspectError) {
+        self.idleLimit = idleLimit
+        self.evictableAfter = evictableAfter
         listener = try Self.bind(address)
         let thread = Thread { [self] in acceptLoop() }
         thread.name = "gbgbridge-inspect"
@@ -122,19 +166,36 @@ final class KioskInspector: Sendable {
                 return
             }
             let port = target.load(ordering: .acquiring)
-            guard port > 0, open.load(ordering: .acquiring) < Self.maxConnections, let upstream = Self.connectLoopback(port) else {
+            guard port > 0, makeRoom(), let upstream = Self.connectLoopback(port) else {
                 close(client)
                 continue
             }
             _ = fcntl(client, F_SETFD, FD_CLOEXEC)
-            open.add(1, ordering: .relaxed)
+            let connection = Connection(client: client, upstream: upstream)
+            connections.withLock { $0.append(connection) }
             let thread = Thread { [self] in
-                Self.pump(client, upstream)
-                open.subtract(1, ordering: .relaxed)
+                Self.pump(connection, idleLimit: idleLimit)
+                connection.close()
+                connections.withLock { list in list.removeAll { $0 === connection } }
             }
             thread.name = "gbgbridge-inspect-connection"
             thread.start()
         }
+    }
+
+    /// Whether a new connection has a place: a free one, or the place of the connection idle
+    /// longest when it has been idle `evictableAfter` (it is ended; its pump frees the place).
+    private func makeRoom() -> Bool {
+        let (full, oldest) = connections.withLock { list -> (Bool, Connection?) in
+            guard list.count >= Self.maxConnections else { return (false, nil) }
+            return (true, list.max { $0.idle < $1.idle })
+        }
+        guard full else { return true }
+        guard let oldest, oldest.idle >= evictableAfter else { return false }
+        oldest.end()
+        // Its pump ends at once; wait (briefly) for the place.
+        for _ in 0..<200 where connections.withLock({ $0.count }) >= Self.maxConnections { usleep(5_000) }
+        return connections.withLock { $0.count } < Self.maxConnections
     }
 
     private static func connectLoopback(_ port: Int) -> Int32? {
@@ -151,17 +212,20 @@ final class KioskInspector: Sendable {
         return fd
     }
 
-    /// Copies bytes both ways until either side closes (or an idle hour passes).
-    private static func pump(_ a: Int32, _ b: Int32) {
-        defer { close(a); close(b) }
+    /// Copies bytes both ways until either side closes, the connection is ended, or nothing
+    /// passes for `idleLimit`.
+    private static func pump(_ connection: Connection, idleLimit: Duration) {
+        let (a, b) = (connection.client, connection.upstream)
         var buffer = [UInt8](repeating: 0, count: 64 << 10)
         var fds = [pollfd(fd: a, events: Int16(POLLIN), revents: 0), pollfd(fd: b, events: Int16(POLLIN), revents: 0)]
+        let idleMilliseconds = Int32(max(1, idleLimit.components.seconds * 1000 + idleLimit.components.attoseconds / 1_000_000_000_000_000))
         while true {
             fds[0].revents = 0
             fds[1].revents = 0
-            let ready = poll(&fds, 2, 3_600_000)
+            let ready = poll(&fds, 2, idleMilliseconds)
             if ready < 0, errno == EINTR { continue }
             guard ready > 0 else { return }
+            connection.touch()
             for (index, entry) in fds.enumerated() where entry.revents != 0 {
                 let count = buffer.withUnsafeMutableBytes { read(entry.fd, $0.baseAddress, $0.count) }
                 guard count > 0 else { return }

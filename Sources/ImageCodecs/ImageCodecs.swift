@@ -62,6 +62,25 @@ public enum ImageCodecs {
     }
 
     /// Decodes a JPEG within `limits`.
+    /// The number of colour components a JPEG's frame header (SOFn) declares: 1 grey, 3 colour,
+    /// 4 CMYK or YCCK (what many document scanners write; browsers differ on showing them). Nil
+    /// when no frame header comes before the first scan.
+    public static func jpegComponents(_ data: [UInt8]) -> Int? {
+        var index = 2
+        while index + 4 <= data.count {
+            guard data[index] == 0xFF else { return nil }
+            let marker = data[index + 1]
+            if marker == 0xFF { index += 1; continue }
+            if marker == 0xDA || marker == 0xD9 { return nil }
+            let length = Int(data[index + 2]) << 8 | Int(data[index + 3])
+            guard length >= 2, index + 2 + length <= data.count else { return nil }
+            // SOF0–SOF15 but DHT (C4), JPG (C8) and DAC (CC).
+            if (0xC0...0xCF).contains(marker), ![0xC4, 0xC8, 0xCC].contains(marker), length >= 8 { return Int(data[index + 9]) }
+            index += 2 + length
+        }
+        return nil
+    }
+
     public static func decodeJPEG(_ data: [UInt8], limits: Limits = .chipImages) throws(Failure) -> RGBImage {
         var c = limits.c
         return try decode(data, "JPEG") { pointer, width, height, message in

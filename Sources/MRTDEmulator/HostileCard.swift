@@ -37,6 +37,11 @@ public enum HostileMode: String, CaseIterable, Sendable, Codable, CustomStringCo
     case brokenDG11 = "broken-dg11"
     case brokenDG1 = "broken-dg1"
     case brokenDG2 = "broken-dg2"
+    // Signed files altered, and records that multiply.
+    case alteredDG11 = "altered-dg11"
+    case alteredDG12 = "altered-dg12"
+    case irisFlood = "iris-flood"
+    case fingerFlood = "finger-flood"
 
     public var description: String { rawValue }
 
@@ -65,6 +70,10 @@ public enum HostileMode: String, CaseIterable, Sendable, Codable, CustomStringCo
         case .brokenDG11: return "DG11 (signed by EF.SOD) holds an element with a 5-byte BER length"
         case .brokenDG1: return "DG1 (signed by EF.SOD) holds a 50-character MRZ"
         case .brokenDG2: return "DG2 (signed by EF.SOD) holds no biometric template"
+        case .alteredDG11: return "EF.SOD is the genuine one, signed over the real DG11; DG11 was then altered to the attacker's name"
+        case .alteredDG12: return "EF.SOD is the genuine one, signed over the real DG12; DG12 was then altered to the attacker's issuing authority"
+        case .irisFlood: return "DG4 (signed by EF.SOD, readable without Terminal Authentication) is 3.6 MB: one ISO 19794-6 record of 327,675 empty iris images"
+        case .fingerFlood: return "DG3 (signed by EF.SOD, readable without Terminal Authentication) holds 51,000 biometric templates, each a finger record with an empty view"
         }
     }
 
@@ -73,7 +82,7 @@ public enum HostileMode: String, CaseIterable, Sendable, Codable, CustomStringCo
     var rewritesFiles: Bool {
         switch self {
         case .hugeDHKey, .manyDHKeys, .hugeECField, .hugeRSAKey, .hugePACEDomain, .uncoveredDG11, .uncoveredDG14, .uncoveredDG15,
-             .brokenDG11, .brokenDG1, .brokenDG2, .lyingLength, .indefiniteLength, .hugeFile, .overlongAnswer, .wrongLengthLadder,
+             .brokenDG11, .brokenDG1, .brokenDG2, .alteredDG11, .alteredDG12, .irisFlood, .fingerFlood, .lyingLength, .indefiniteLength, .hugeFile, .overlongAnswer, .wrongLengthLadder,
              .exactLengthChase:
             return true
         default:
@@ -141,6 +150,8 @@ extension EmulatedPassport {
         forged.permanentAddress = "NOT THE ISSUER'S DATA"
         let attackerDG11 = LDSBuilder.dg11(forged)
         var uncovered: Set<Int> = []
+        // Groups replaced after EF.SOD is signed over the genuine ones.
+        var alteredAfterSigning: [Int: [UInt8]] = [:]
         for mode in modes {
             switch mode {
             case .lyingLength, .indefiniteLength, .hugeFile:
@@ -184,6 +195,28 @@ extension EmulatedPassport {
                 groups[1] = BERTLV.encode(tag: 0x61, value: BERTLV.encode(tag: 0x5F1F, value: Array(String(repeating: "P<UTO", count: 10).utf8)))
             case .brokenDG2:
                 groups[2] = BERTLV.encode(tag: 0x75, value: BERTLV.encode(tag: 0x02, value: [0x01]))
+            case .alteredDG11:
+                if groups[11] == nil {
+                    var genuine = PassportDescription.AdditionalPersonalDetails()
+                    genuine.fullName = "ERIKSSON<<ANNA<MARIA"
+                    groups[11] = LDSBuilder.dg11(genuine)
+                }
+                alteredAfterSigning[11] = attackerDG11
+            case .alteredDG12:
+                var genuine = PassportDescription.AdditionalDocumentDetails()
+                genuine.issuingAuthority = "UTOPIA PASSPORT OFFICE"
+                if groups[12] == nil { groups[12] = LDSBuilder.dg12(genuine) }
+                var forgedAuthority = PassportDescription.AdditionalDocumentDetails()
+                forgedAuthority.issuingAuthority = "MALLORY FORGED AUTHORITY"
+                alteredAfterSigning[12] = LDSBuilder.dg12(forgedAuthority)
+            case .irisFlood:
+                groups[4] = LDSBuilder.irisFlood(subtypes: 5, imagesEach: 65_535)
+                biometricsBehindEAC = false
+                eac = nil
+            case .fingerFlood:
+                groups[3] = LDSBuilder.fingerFlood(templates: 51_000)
+                biometricsBehindEAC = false
+                eac = nil
             default:
                 break
             }
@@ -194,6 +227,7 @@ extension EmulatedPassport {
         applicationFiles[Self.efCOM] = LDSBuilder.com(dataGroups: Array(groups.keys), ldsVersion: ldsVersion)
         applicationFiles[Self.efSOD] = try LDSBuilder.sod(dataGroups: groups.filter { !uncovered.contains($0.key) }, digest: digest,
                                                          signer: signer, ldsVersion: ldsVersion)
+        for (number, content) in alteredAfterSigning { applicationFiles[Self.dataGroupFID(number)] = content }
     }
 
     /// DG14 with `keys` (and a ChipAuthenticationInfo for them) instead of the chip's own CA

@@ -20,9 +20,38 @@ extension LDSBuilder {
         return biometricGroup(tag: 0x76, type: 0x10, formatType: [0x00, 0x09], records: records)
     }
 
+    /// A hostile DG4: one ISO/IEC 19794-6 record announcing `subtypes` × `imagesEach` images of
+    /// no bytes each (11 bytes a header): 5 × 65,535 make 3.6 MB and 327,675 images.
+    static func irisFlood(subtypes: Int, imagesEach: Int) -> [UInt8] {
+        var body: [UInt8] = []
+        body.reserveCapacity(subtypes * (3 + imagesEach * 11))
+        for subtype in 1...subtypes {
+            body += [UInt8(truncatingIfNeeded: subtype)] + bigEndian(imagesEach, 2)
+            for image in 0..<imagesEach { body += bigEndian(image, 2) + [50] + [0, 0, 0, 0] + [0, 0, 0, 0] }
+        }
+        let total = 45 + body.count
+        var header: [UInt8] = Array("IIR".utf8) + [0] + Array("010".utf8) + [0] + bigEndian(total, 4)
+        // Capture device, subtypes, header length 45, image properties, diameter, raw format, 64 × 48, depth, …
+        header += bigEndian(0, 2) + [UInt8(truncatingIfNeeded: subtypes)] + bigEndian(45, 2) + bigEndian(0, 2) + bigEndian(200, 2)
+        header += bigEndian(2, 2) + bigEndian(64, 2) + bigEndian(48, 2)
+        header += [UInt8](repeating: 0, count: 45 - header.count)
+        return biometricGroup(tag: 0x76, type: 0x10, formatType: [0x00, 0x09], records: [(1, header + body)])
+    }
+
+    /// A hostile DG3: `templates` biometric templates, each a finger record with one view of no
+    /// pixels (51,000 of them make 2.9 MB).
+    static func fingerFlood(templates: Int) -> [UInt8] {
+        let view: [UInt8] = bigEndian(14, 4) + [2, 1, 1, 80, 0] + bigEndian(0, 2) + bigEndian(0, 2) + [0]
+        var header: [UInt8] = Array("FIR".utf8) + [0] + Array("010".utf8) + [0] + bigEndian(32 + view.count, 6)
+        header += bigEndian(0, 2) + bigEndian(31, 2) + [1, 1] + bigEndian(500, 2) + bigEndian(500, 2) + bigEndian(500, 2) + bigEndian(500, 2)
+            + [8, 0] + [0, 0]
+        let record = header + view
+        return biometricGroup(tag: 0x63, type: 0x08, formatType: [0x00, 0x07], records: Array(repeating: (9, record), count: templates))
+    }
+
     /// 63/76 { 7F61 { 02 count, 7F60 { A1 { BHT }, 5F2E record } … } }.
     static func biometricGroup(tag: UInt32, type: UInt8, formatType: [UInt8], records: [(subtype: UInt8, record: [UInt8])]) -> [UInt8] {
-        var templates: [TLV] = [TLV(tag: 0x02, value: [UInt8(records.count)])]
+        var templates: [TLV] = [TLV(tag: 0x02, value: [UInt8(truncatingIfNeeded: records.count)])]
         for (subtype, record) in records {
             let header = TLV(tag: 0xA1, children: [
                 TLV(tag: 0x80, value: [0x01, 0x01]),            // ICAO header version

@@ -85,7 +85,8 @@ public struct ChipEvidence: Codable, Sendable, Hashable {
 
     /// The evidence of a read: its files, the host's verdicts, the AA exchange.
     public init(_ result: PassportReadResult) {
-        mrz = result.dg1?.mrz.text
+        // The MRZ as a convenience only when DG1 is the signed one (its files carry everything).
+        mrz = result.withheld[.dataGroup(1)] == nil ? result.dg1?.mrz.text : nil
         let order: [LDSFile] = [.com, .sod, .cardAccess, .cardSecurity] + (1...16).map { .dataGroup($0) }
         let files = order.compactMap { file in
             result.files[file].map { File(name: file.name, data: Data($0).base64EncodedString()) }

@@ -29,20 +29,28 @@ package enum ReadVerification {
         result.directory = attempt(.directory) { bytes throws(MRTDError) in try ApplicationDirectory(bytes: bytes) }
     }
 
-    /// The data groups whose contents are not to be shown as the document's: those read while
-    /// EF.SOD (when there is one) has no hash for them. Decided whether or not passive
-    /// authentication was asked for: coverage needs no trust anchor.
-    package static func withholdUncovered(_ result: inout PassportReadResult) {
+    /// The data groups whose contents are not to be shown as the document's, when there is an
+    /// EF.SOD: those it has no hash for, and those whose hash is not the one it holds (a chip
+    /// swapped before Chip Authentication, a genuine EF.SOD beside altered DG11/DG12: the altered
+    /// names must not stand beside `passive: invalid` as the document's). Decided whether or not
+    /// passive authentication was asked for: neither needs a trust anchor.
+    package static func withholdUnproven(_ result: inout PassportReadResult) {
         guard let sod = result.sod else { return }
-        for file in result.files.keys {
-            guard let number = file.dataGroupNumber, sod.dataGroupHashes[number] == nil else { continue }
-            result.withheld[file] = "\(file.name) is not covered by EF.SOD: not part of the signed document, its contents are not shown"
+        for (file, bytes) in result.files {
+            guard let number = file.dataGroupNumber else { continue }
+            guard let expected = sod.dataGroupHashes[number] else {
+                result.withheld[file] = "\(file.name) is not covered by EF.SOD: not part of the signed document, its contents are not shown"
+                continue
+            }
+            if sod.digestAlgorithm.hash(bytes) != expected {
+                result.withheld[file] = "\(file.name)'s hash does not match EF.SOD: not the signed document's, its contents are not shown"
+            }
         }
     }
 
     package static func verify(_ result: inout PassportReadResult, passive verifyPassive: Bool, chip verifyChip: Bool,
                                active verifyActive: Bool, trustStore: TrustStore) {
-        withholdUncovered(&result)
+        withholdUnproven(&result)
         if verifyPassive {
             if let sod = result.sod {
                 var groups: [Int: [UInt8]] = [:]

@@ -83,3 +83,12 @@ package struct GlyphClassifier: Sendable {
         return exps.map { $0 / total }
     }
 }
+
+extension GlyphClassifier {
+    /// A model from a `GlyphModel.swift`'s figures and base64 weights (the benchmark's `--model
+    /// FILE` compares models without a build). Nil when the weights do not fit the shape.
+    package init?(hidden: Int, outputs: Int, temperature: Float, base64: String) {
+        self.init(hidden: hidden, outputs: outputs, weights: Base64Floats.decode(base64), temperature: temperature)
+        guard weights.count == Self.parameterCount(inputs: inputs, hidden: hidden, outputs: outputs) else { return nil }
+    }
+}

@@ -47,8 +47,10 @@ struct MRZBlock: Sendable {
         return overlap > 0.55 * min(a1 - a0, b1 - b0)
     }
 
-    /// The block of `sorted[members]`, ambiguous when a line just outside it (the one before the
-    /// first or after the last) is like its lines (`alike`), or when its own lines disagree.
+    /// The block of `sorted[members]`, ambiguous when a line beside it (just before the first, just
+    /// after the last) or between its lines is like its lines (`alike`), or when its own lines
+    /// disagree. (A block may skip a line between two of its own: a line of other print; a line of
+    /// the zone's own kind there is another document's — A1 B2 A2 read as A1 A2.)
     static func block(_ members: [Int], of sorted: [TextLine]) -> MRZBlock {
         let lines = members.map { sorted[$0] }
         // Three lines as long as a TD3's or a TD2's: no format has them.
@@ -56,10 +58,18 @@ struct MRZBlock: Sendable {
         for outside in sorted.indices where !members.contains(outside) {
             guard let first = members.first, let last = members.last else { break }
             let beside = outside < first ? neighbours(sorted[outside], sorted[first]) && outside >= first - 3
-                : outside > last ? neighbours(sorted[last], sorted[outside]) && outside <= last + 3 : false
+                : outside > last ? neighbours(sorted[last], sorted[outside]) && outside <= last + 3
+                : overlaps(sorted[outside], sorted[first])
             if beside, lines.allSatisfy({ alike($0, sorted[outside]) }) { ambiguous = true }
         }
         return MRZBlock(lines: lines, score: score(lines), ambiguous: ambiguous)
+    }
+
+    /// Whether two lines overlap along the text direction (by half the shorter one).
+    static func overlaps(_ a: TextLine, _ b: TextLine) -> Bool {
+        let (a0, a1) = (a.along(a.points[0]), a.along(a.points[a.count - 1]))
+        let (b0, b1) = (a.along(b.points[0]), a.along(b.points[b.count - 1]))
+        return min(a1, b1) - max(a0, b0) > 0.5 * min(a1 - a0, b1 - b0)
     }
 
     /// Two lines of one kind: the same pitch and cap height within what one zone's lines show

@@ -30,13 +30,7 @@ struct MRZDecoder {
         /// 0.9996, a correction then "repaired" a `6` into a `4` that compensated, and every check
         /// digit held on a wrong number (hard tier, benchmark). Only the check digits may choose
         /// between look-alikes, and only when exactly one choice makes them hold.
-        ///
-        /// 0.32, not 0.3: two look-alikes that cancel in one check digit (a `D` read `0` and an
-        /// `8` read `B` in one number, both sure) leave the printed number a rival of 0.3 × 0.3 =
-        /// 0.09 — under the group ratio of a tenth, so the misreading was claimed (the benchmark's
-        /// real tier, a TD1 number `D23145890` read `023145B90`). At 0.32 two floored swaps stay a
-        /// rival (0.1024).
-        var lookAlikeFloor: Float = 0.32
+        var lookAlikeFloor: Float = 0.3
         /// The most a key character's cell may be "not OCR-B" (the classifier's 38th output: a
         /// glyph of another font, a smudge, two characters run together), and any other
         /// character's for `valid`. A `6` in DejaVu Sans Mono Bold was read as OCR-B's `G` at 0.98
@@ -218,7 +212,11 @@ extension MRZReading {
                 return one
             }
         }
-        guard let reading = MRZDecoder(format: format, policy: .standard).decode(scores) else { return nil }
+        // Text is certain: no look-alike is made likelier than the text says (the floor is for a
+        // classifier's probabilities).
+        var policy = MRZDecoder.Policy.standard
+        policy.lookAlikeFloor = 0
+        guard let reading = MRZDecoder(format: format, policy: policy).decode(scores) else { return nil }
         self = reading
     }
 }

@@ -51,10 +51,22 @@ public struct RealLines: Sendable {
                 document = String(source[..<dash])
                 place = number
             }
-            lines.append(Line(path: directory + "/" + fields[0], text: fields[1], document: document, place: place))
+            lines.append(Line(path: directory + "/" + fields[0], text: Self.corrections[fields[0]] ?? fields[1], document: document, place: place))
         }
         self.lines = lines
     }
+
+    /// Texts of the collection that are not what the crop shows, found when the benchmark reported
+    /// a "false key" whose check digits held where the text's did not, and looked at: the printed
+    /// characters are the ones the check digits accept.
+    static let corrections = [
+        // A Hungarian passport: `BA00050149`, every character of the number a zero-shaped 0 (the
+        // text had the letter O at the 7th, and its check digit 9 fails with it).
+        "00105.png": "BA00050149HUN7802225F1609204<<<<<<<<<<<<<<08",
+        // A French passport: `60RF16629` (a worn 0 the text read as D) and the expiry `220216` (a 0
+        // the text read as D in a date).
+        "03353.png": "60RF166290FRA7703230M2202163<<<<<<<<<<<<<<06",
+    ]
 
     /// The three parts of the split, by document: never a document in two of them.
     public enum Part: String, Sendable, CaseIterable {

@@ -1,17 +1,20 @@
 // The MRZ reader's benchmark (release build; not a test):
 //   swift build -c release --product gbgbridge && swift run -c release gbgbridge-mrz-bench [--count 1000]
-//       [--tiers scan,kiosk,hard,real,real-small] [--yardstick 100] [--seed 9303] [--only N] [--list]
+//       [--tiers scan,kiosk,hard,real,real-small] [--model GlyphModel.swift] [--yardstick 100] [--seed 9303] [--only N] [--list]
 // A corpus made here with fixed seeds (TD1, TD2, TD3, MRV-A, MRV-B on synthetic data pages,
 // photographed in three tiers), read by gbgbridge's reader; on a sample of the same images,
 // PassportEye driving Tesseract 5 with Debian's `eng` model (scripts/mrz-yardstick.py) as the
 // yardstick. Figures: access key right, whole MRZ exact, false accepts, no-reads, p50/p95 ms per
 // image (one core), and the peak memory of a `gbgbridge mrz` process.
+import CGBGBridgeCLI
 import Foundation
 import ImageCodecs
 import MRZ
 import MRZSynthesis
 import Synchronization
 
+// A line at a time, so a long run shows each tier as it ends (also when written to a file).
+CGBGBridgeCLI_line_buffer_stdout()
 let arguments = CommandLine.arguments
 func option(_ name: String) -> String? { zip(arguments, arguments.dropFirst()).first { $0.0 == name }?.1 }
 let count = Int(option("--count") ?? "1000") ?? 1000
@@ -24,7 +27,31 @@ let only = option("--only").flatMap { Int($0) }
 let listing = arguments.contains("--list")
 
 
-guard let recognizer = MRZRecognizer() else {
+/// A `GlyphModel.swift`'s `hidden`, `outputs`, `temperature` and weights, as the lab writes them.
+func modelFromSource(_ text: String) -> GlyphClassifier? {
+    func value(_ name: String) -> String? {
+        guard let range = text.range(of: "static let \(name)") else { return nil }
+        let rest = text[range.upperBound...].drop { $0 != "=" }.dropFirst()
+        return rest.prefix { $0 != "\n" }.trimmingCharacters(in: .whitespaces)
+    }
+    guard let hidden = value("hidden").flatMap({ Int($0) }), let start = text.range(of: "\"\"\"")?.upperBound,
+          let end = text.range(of: "\"\"\"", range: start..<text.endIndex)?.lowerBound else { return nil }
+    return GlyphClassifier(hidden: hidden, outputs: value("outputs").flatMap { Int($0) } ?? MRZGlyph.count,
+                           temperature: value("temperature: Float").flatMap { Float($0) } ?? 1, base64: String(text[start..<end]))
+}
+
+/// `--model FILE`: a `GlyphModel.swift` the lab wrote, instead of the built-in one (to compare).
+let recognizer: MRZRecognizer
+if let path = option("--model") {
+    guard let text = try? String(contentsOfFile: path, encoding: .utf8), let classifier = modelFromSource(text) else {
+        print("\(path) is not a GlyphModel.swift the lab wrote")
+        exit(2)
+    }
+    recognizer = MRZRecognizer(classifier: classifier)
+    print("model: \(path) (\(classifier.hidden) hidden units, \(classifier.outputs) outputs, temperature \(classifier.temperature))")
+} else if let standard = MRZRecognizer() {
+    recognizer = standard
+} else {
     print("this build has no trained glyph model")
     exit(1)
 }

@@ -98,6 +98,17 @@ struct CLIDiagnosticsTests {
                     #expect(bars == 2)
                     let pagesText = try await browser.evaluate("document.getElementById('pages').textContent") as? String ?? ""
                     #expect(pagesText.contains(origin))
+                    // A script of the bridge's own origin (as a journey served by --static or the
+                    // demo is) fetching the operators' surfaces: refused, its own origin included.
+                    for path in ["/diagnostics.json", "/diagnostics", "/metrics", "/diagnostics/app.js", "/diagnostics/events"] {
+                        let status = try await browser.evaluate("fetch('\(path)', { cache: 'no-store' }).then(r => r.status)") as? Int
+                        #expect(status == 403 || (path == "/metrics" && status == 404), "fetch \(path) from the bridge's own origin: \(status ?? -1)")
+                    }
+                    // Typed in the address bar (a top-level navigation): served.
+                    try await browser.navigate("\(origin)/diagnostics.json")
+                    let shown = try await browser.wait(for: "document.body && document.body.textContent.includes('\"reads\"') ? 'yes' : 'no'",
+                                                       in: ["yes"], timeout: .seconds(20))
+                    #expect(shown == "yes", "navigating to /diagnostics.json should show it")
                 } catch {
                     await browser.browser.terminate()
                     throw error

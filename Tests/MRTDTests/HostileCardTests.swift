@@ -1,4 +1,5 @@
 import Foundation
+import ChipRead
 import MRTDEmulator
 import SmartCard
 import TestSupport
@@ -69,6 +70,21 @@ extension HostileRow {
         }
     }
 
+    /// EF.SOD genuine, `names` altered after it was signed: mismatched, withheld, passive invalid,
+    /// none of their text in the report.
+    static func altered(_ names: [String]) -> @Sendable (PassportReadResult) -> String? {
+        { result in
+            for name in names {
+                guard result.passive?.dataGroups[name] == .mismatched else { return "\(name): \(result.passive?.dataGroups ?? [:])" }
+                guard result.withheld[LDSFile(name: name)!]?.contains("hash does not match EF.SOD") == true else { return "\(name) not withheld: \(result.withheld)" }
+            }
+            guard result.passiveOutcome.status == .invalid else { return "passive \(result.passiveOutcome)" }
+            let report = String(decoding: (try? ReadReport(result).jsonData()) ?? Data(), as: UTF8.self)
+            for forged in ["MALLORY", "FORGED", "NOT THE ISSUER"] where report.contains(forged) { return "the report shows '\(forged)'" }
+            return report.contains("\"document\"") ? nil : "DG1 (matching) not shown"
+        }
+    }
+
     static let rows: [HostileRow] = [
         // Lying lengths: refused before more is read, the rest of the document read.
         HostileRow(modes: ["lying-length"], expected: .read(refused("DG11"))),
@@ -100,6 +116,24 @@ extension HostileRow {
         }),
         HostileRow(modes: ["uncovered-dg15"], expected: .read { result in
             uncovered("DG15")(result) ?? (result.active.status == .valid ? "active \(result.active) on an uncovered DG15" : nil)
+        }),
+        // A genuine EF.SOD beside altered groups: the hash says so, the groups are withheld
+        // (never shown as the document's: ReadReport leaves them out), passive invalid.
+        HostileRow(modes: ["altered-dg11"], expected: .read(altered(["DG11"]))),
+        HostileRow(modes: ["altered-dg11", "altered-dg12"], expected: .read(altered(["DG11", "DG12"]))),
+        // Records that multiply: at most 16 images built, the rest counted and named once.
+        HostileRow(modes: ["iris-flood"], expected: .read { result in
+            guard let dg4 = result.files[.dataGroup(4)], dg4.count > 3_000_000 else { return "DG4 not read whole" }
+            let report = ReadReport(result)
+            guard report.irises?.count == 16 else { return "irises \(report.irises?.count ?? -1)" }
+            guard report.parseErrors?["DG4"]?.contains("327675 biometric images") == true else { return "parseErrors \(report.parseErrors ?? [:])" }
+            let json = (try? report.jsonData()) ?? Data()
+            return json.count < 64_000 ? nil : "report of \(json.count) bytes"
+        }),
+        HostileRow(modes: ["finger-flood"], expected: .read { result in
+            let report = ReadReport(result)
+            guard report.fingerprints?.count == 16 else { return "fingerprints \(report.fingerprints?.count ?? -1)" }
+            return report.parseErrors?["DG3"]?.contains("51000 biometric templates") == true ? nil : "parseErrors \(report.parseErrors ?? [:])"
         }),
         // Reads past the end of a file mishandled: every file still read exactly.
         HostileRow(modes: ["bare-6282"], expected: .read(readsExactly)),

@@ -64,6 +64,38 @@ struct MRZCommandTests {
         #expect(plain.status == 0 && plain.standardOutput.contains("P<UTOERIKSSON<<ANNA<MARIA"))
     }
 
+    @Test("a CMYK JPEG (as document scanners write them, here by Pillow): decoded, the MRZ read")
+    func cmykJPEG() async throws {
+        let directory = try Self.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let files = try Self.specimenFiles(in: directory)
+        let cmyk = directory.appendingPathComponent("cmyk.jpg").path
+        // Pillow (Debian's python3-pil) writes Adobe CMYK JPEGs (APP14, inverted inks) — an encoder
+        // that is not ours.
+        let script = """
+            import sys
+            from PIL import Image
+            page = Image.open(sys.argv[1]).convert("CMYK")
+            page.save(sys.argv[2], "JPEG", quality=92)
+            """
+        let made = try await runCommand("/usr/bin/python3", ["-c", script, files.png, cmyk], timeout: .seconds(60))
+        try #require(made.status == 0, "python3-pil is needed (scripts/install-deps.sh): \(made.standardError)")
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: cmyk))
+        #expect(bytes.range(of: Data("Adobe".utf8)) != nil, "Pillow writes an Adobe APP14 marker")
+        let outcome = try await runCommand(GBGBridgeBinary.path, ["mrz", "--json", cmyk])
+        #expect(outcome.status == 0, "\(outcome.standardOutput) \(outcome.standardError)")
+        for reading in try Self.objects(outcome.standardOutput) {
+            #expect(reading["errorCode"] == nil, "\(reading)")
+            #expect(reading["accessKeyValid"] as? Bool == true && reading["documentNumber"] as? String == "L898902C3", "\(reading)")
+        }
+        // Decoded as colours, not as inverted ones: the page's paper is light.
+        let decoded = try ImageCodecs.decodeJPEG(Array(bytes))
+        let mean = decoded.pixels.reduce(0) { $0 + Int($1) } / decoded.pixels.count
+        let original = try ImageCodecs.decodePNG(Array(try Data(contentsOf: URL(fileURLWithPath: files.png))))
+        let originalMean = original.pixels.reduce(0) { $0 + Int($1) } / original.pixels.count
+        #expect(abs(mean - originalMean) < 20, "CMYK decoded to a mean of \(mean) against \(originalMean)")
+    }
+
     @Test("hostile and missing files: typed errors with stable codes, exit 1, the rest still read")
     func hostileFiles() async throws {
         let directory = try Self.directory()

@@ -96,8 +96,7 @@ public final class PassportReader {
     public func read() async throws(MRTDError) -> PassportReadResult {
         let session = environment.session
         let started = ContinuousClock.now
-        session.budget.readTimeout = environment.options.readTimeout
-        session.budget.deadline = environment.options.readTimeout.map { started + $0 }
+        session.budget.start(at: started, readTimeout: environment.options.readTimeout)
         await session.adoptReaderCapabilities()
         let scope = StepScope(environment: environment, recovery: recovery)
         var records: [ReadStepRecord] = []

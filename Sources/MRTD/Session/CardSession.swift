@@ -66,13 +66,63 @@ package final class CardSession {
 
     /// The read's bounds.
     package struct ReadBudget: Sendable {
-        /// When the whole read must be over (`ReadOptions.readTimeout`): no exchange starts after
-        /// it, and one in flight is abandoned when it comes (`nil`: no deadline).
+        /// When the read must be over (`ReadOptions.readTimeout` from its start): no exchange
+        /// starts after it, and one in flight is abandoned when it comes (`nil`: no deadline).
+        /// While the chip keeps sending file bytes at `FileProgress.minimumRate` or more, it is
+        /// kept `FileProgress.window` ahead of now, up to `ceiling` (`extendIfProgressing`).
         package var deadline: ContinuousClock.Instant?
+        /// The hard end no progress moves: `FileProgress.ceilingFactor` × `readTimeout` from the start.
+        package var ceiling: ContinuousClock.Instant?
         /// What `deadline` was set from, for the message when it passes.
         package var readTimeout: Duration?
         /// READ BINARY commands sent for the file being read (`readFile`'s budget).
         var readCommandsInFile = 0
+        /// File bytes received, and when (READ BINARY answers), for `extendIfProgressing`.
+        var progress = FileProgress()
+
+        /// Sets the deadline and the ceiling for a read that starts at `started`.
+        package mutating func start(at started: ContinuousClock.Instant, readTimeout: Duration?) {
+            self.readTimeout = readTimeout
+            deadline = readTimeout.map { started + $0 }
+            ceiling = readTimeout.map { started + $0 * FileProgress.ceilingFactor }
+        }
+
+        /// Moves the deadline on to `window` from now while the chip has sent at least
+        /// `minimumRate` file bytes a second over the last `window`, never past the ceiling. A slow
+        /// honest chip (a 100 KB face at 50–60 ms an APDU and 128-byte reads needs 55–66 s) goes
+        /// on; a chip that stalls ends at the exchange bound, and one that drips a byte a second
+        /// ends at `readTimeout` as before.
+        mutating func extendIfProgressing(now: ContinuousClock.Instant) {
+            guard let current = deadline, let ceiling, current < ceiling, current - now < FileProgress.window,
+                  progress.bytes(since: now - FileProgress.window) >= FileProgress.minimumBytesInWindow else { return }
+            deadline = min(ceiling, now + FileProgress.window)
+        }
+    }
+
+    /// What counts as a read making progress.
+    package struct FileProgress: Sendable {
+        /// The span progress is judged over, and how far ahead a progressing read's deadline is kept.
+        package static let window: Duration = .seconds(10)
+        /// 256 bytes a second of file content: a 128-byte READ BINARY every half second.
+        package static let minimumRate = 256
+        static var minimumBytesInWindow: Int { minimumRate * Int(window.components.seconds) }
+        /// The ceiling, in `readTimeout`s: 180 s for the default 60.
+        package static let ceilingFactor = 3
+
+        /// (when, bytes) of recent READ BINARY answers; older than a window dropped as it goes.
+        private var marks: [(instant: ContinuousClock.Instant, bytes: Int)] = []
+
+        mutating func record(_ bytes: Int, at instant: ContinuousClock.Instant) {
+            guard bytes > 0 else { return }
+            marks.append((instant, bytes))
+            if let first = marks.first, instant - first.instant > FileProgress.window * 2 {
+                marks.removeAll { instant - $0.instant > FileProgress.window }
+            }
+        }
+
+        func bytes(since instant: ContinuousClock.Instant) -> Int {
+            marks.reduce(0) { $1.instant >= instant ? $0 + $1.bytes : $0 }
+        }
     }
 
     package var apduCount: Int { traffic.apdus }
@@ -121,11 +171,15 @@ package final class CardSession {
     /// Sends `command` and returns the chip's answer. Throws only for faults (see the type's
     /// table), never for a status word: those come back classified in the answer.
     package func send(_ command: CommandAPDU, _ protection: Protection = .current) async throws(MRTDError) -> CardAnswer {
+        let answer: CardAnswer
         switch protection {
-        case .plain: return try await plain(command)
-        case .secure: return try await secure(command)
-        case .current: return secureMessaging == nil ? try await plain(command) : try await secure(command)
+        case .plain: answer = try await plain(command)
+        case .secure: answer = try await secure(command)
+        case .current: answer = secureMessaging == nil ? try await plain(command) : try await secure(command)
         }
+        // File content received: what keeps a slow read going past its first deadline.
+        if command.ins == 0xB0 || command.ins == 0xB1 { budget.progress.record(answer.data.count, at: ContinuousClock.now) }
+        return answer
     }
 
     /// Sends a command that has an Le, resending it once with the exact length a 6Cxx names
@@ -215,8 +269,15 @@ package final class CardSession {
 
     /// The read's deadline has passed.
     package func deadlineError() -> MRTDError {
-        let seconds = budget.readTimeout.map { " (\($0.components.seconds) s)" } ?? ""
-        return MRTDError(.timeout, "the chip stopped answering: the read did not finish within its time limit\(seconds)")
+        guard let timeout = budget.readTimeout else {
+            return MRTDError(.timeout, "the chip stopped answering: the read did not finish within its time limit")
+        }
+        if let deadline = budget.deadline, let ceiling = budget.ceiling, deadline >= ceiling {
+            return MRTDError(.timeout, "the read did not finish within its ceiling (\((timeout * FileProgress.ceilingFactor).components.seconds) s: "
+                             + "\(FileProgress.ceilingFactor) × the \(timeout.components.seconds) s time limit, which a read still receiving file data may run past)")
+        }
+        return MRTDError(.timeout, "the chip stopped answering: the read did not finish within its time limit (\(timeout.components.seconds) s, "
+                         + "and the chip was not sending file data at \(FileProgress.minimumRate) bytes a second or more to go on past it)")
     }
 
     private func end(refuting: Bool) {
@@ -271,6 +332,7 @@ package final class CardSession {
     private func transmit(_ bytes: [UInt8]) async throws(MRTDError) -> [UInt8] {
         if Task.isCancelled { throw MRTDError(.cancelled, "reading was cancelled") }
         let started = ContinuousClock.now
+        budget.extendIfProgressing(now: started)
         if let deadline, started >= deadline { throw deadlineError() }
         traffic.apdus += 1
         traffic.bytesSent += bytes.count
