@@ -90,10 +90,10 @@ let package = Package(
         .target(name: "MRTD", dependencies: ["MRTDVerification", "LDS", "CVCertificates", "SmartCardCore", "MRTDCrypto", "TextSanitizing",
                                              .product(name: "CoreMetrics", package: "swift-metrics")]),
         // A virtual eMRTD chip: in-process, or as a card in pcscd through vpcd.
-        .target(name: "MRTDEmulator", dependencies: ["MRTD", "MRTDCrypto", "SmartCardCore", "CVCertificates", "BoundedFiles"]),
+        .target(name: "MRTDEmulator", dependencies: ["MRTD", "MRTDCrypto", "SmartCardCore", "CVCertificates", "BoundedFiles", "CHostileImages"]),
         // One read job (wait for the card → connect → read) and its report, shared by nfc.read and
         // `gbgbridge read`; neither the bridge nor Foundation (FoundationEssentials only).
-        .target(name: "ChipRead", dependencies: ["MRTD", "Biometrics", "SmartCardCore", "ImageCodecs", "TextSanitizing"]),
+        .target(name: "ChipRead", dependencies: ["MRTD", "Biometrics", "SmartCardCore", "ImageCodecs", "ImageSandbox", "TextSanitizing"]),
         // nfc.read on a BridgeHost.
         .target(name: "GBGBridgeNFC", dependencies: [
             "ChipRead", "GBGBridge", "MRTD", "CVCertificates", "SmartCardCore", .product(name: "Logging", package: "swift-log"),
@@ -145,7 +145,19 @@ let package = Package(
         // Synthetic data pages with an MRZ (OCR-B from fonts-ocr-b), distorted like camera frames:
         // the MRZ reader's training data, its tests and its benchmark corpus.
         .target(name: "MRZSynthesis", dependencies: ["CFreeType", "ImageCodecs", "MRZ"]),
-        .target(name: "CImageCodecs", dependencies: ["COpenJPEG", "CTurboJPEG", "CLibPNG"]),
+        // libjpeg's own API too (libjpeg62-turbo-dev): a progressive JPEG's scans are counted as it decodes.
+        .target(name: "CImageCodecs", dependencies: ["COpenJPEG", "CTurboJPEG", "CLibPNG"], linkerSettings: [.linkedLibrary("jpeg")]),
+        // libseccomp (Debian's libseccomp-dev), and the confinement the image decoder puts itself
+        // under (seccomp_rule_add is variadic: C).
+        .systemLibrary(name: "CSeccomp", pkgConfig: "libseccomp", providers: [.apt(["libseccomp-dev"])]),
+        .target(name: "CSandboxShim", dependencies: ["CSeccomp"]),
+        // The confined decoder of hostile images (/usr/libexec/gbgbridge/gbgbridge-decode): chip
+        // images for browsers, photos for the MRZ reader. Links the codecs and the reader, no more.
+        .executableTarget(name: "gbgbridge-decode", dependencies: ["CSandboxShim", "ImageCodecs", "MRZ"]),
+        // JPEGs made to cost a decoder (libjpeg's compression API, a scan script of thousands of scans): the emulator's hostile faces, the tests.
+        .target(name: "CHostileImages", linkerSettings: [.linkedLibrary("jpeg")]),
+        // The host's side of it: one confined child an image, its answer checked (FoundationEssentials only).
+        .target(name: "ImageSandbox", dependencies: ["ChildProcesses", "ImageCodecs", "MRZ"]),
         // Swift API over CImageCodecs.
         .target(name: "ImageCodecs", dependencies: ["CImageCodecs"]),
         // `gbgbridge read` (the command, its terminal key loading, its outputs) apart from the
@@ -165,7 +177,7 @@ let package = Package(
         .target(
             name: "GBGBridgeHost",
             dependencies: [
-                "Cameras", "MRZ", "GBGBridge", "GBGBridgeNFC", "GBGBridgeRead", "GBGBridgeServer", "GBGBridgeStubs", "MRTD", "MRTDCrypto", "SmartCard", "MRTDEmulator",
+                "Cameras", "MRZ", "ImageSandbox", "GBGBridge", "GBGBridgeNFC", "GBGBridgeRead", "GBGBridgeServer", "GBGBridgeStubs", "MRTD", "MRTDCrypto", "SmartCard", "MRTDEmulator",
                 "CVCertificates", "BoundedFiles", .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -186,7 +198,7 @@ let package = Package(
         // Crashes on purpose, linked like gbgbridge, so a test can read a real crash report.
         .executableTarget(name: "gbgbridge-crash-probe", dependencies: ["CGBGBridgeCLI"]),
         // Reading benchmark (release build, prints figures; not a test).
-        .executableTarget(name: "gbgbridge-bench", dependencies: ["MRTD", "MRTDEmulator", "SmartCard", "TestSupport", "ImageCodecs", "ChildProcesses"]),
+        .executableTarget(name: "gbgbridge-bench", dependencies: ["MRTD", "MRTDEmulator", "SmartCard", "TestSupport", "ImageCodecs", "ImageSandbox", "ChildProcesses"]),
         // The MRZ reader's workshop: synthetic frames, the classifier's training (release build; not a test).
         .executableTarget(name: "gbgbridge-mrz-lab", dependencies: ["MRZ", "MRZSynthesis", "ImageCodecs"]),
         // The MRZ reader's benchmark, with PassportEye + Tesseract as the yardstick (release build; not a test).
@@ -242,6 +254,7 @@ let package = Package(
         .testTarget(name: "LDSTests", dependencies: ["LDS", "SmartCardCore"]),
         .testTarget(name: "MRTDVerificationTests", dependencies: ["TestTraits", "MRTDVerification", "LDS", "MRTDCrypto", "SmartCardCore", "TestSupport", "MRTDEmulator"]),
         .testTarget(name: "ImageCodecsTests", dependencies: ["ImageCodecs"]),
+        .testTarget(name: "ImageSandboxTests", dependencies: ["ImageSandbox", "ImageCodecs", "CHostileImages"]),
         .testTarget(name: "MRZTests", dependencies: ["MRZ", "MRZSynthesis", "ImageCodecs", "TestSupport", "TestTraits"]),
         .testTarget(name: "CamerasTests", dependencies: ["Cameras", "GBGBridge", "GBGBridgeStubs", "ImageCodecs", "ChildProcesses", "TestSupport"]),
         .testTarget(name: "CVCertificatesTests", dependencies: ["CVCertificates", "MRTDCrypto", "TestSupport",

@@ -47,7 +47,7 @@ grep -E '\.build|\.swiftmodule|\.o$|bench|soak|mrz-lab|Tests' "$root/files.actua
 echo "check-deb: installing $deb into $root"
 dpkg_root -i "$deb" >/dev/null
 
-for path in usr/bin/gbgbridge usr/libexec/gbgbridge/gbgbridge-read lib/systemd/system/gbgbridge.service usr/share/polkit-1/rules.d/50-gbgbridge-pcscd.rules \
+for path in usr/bin/gbgbridge usr/libexec/gbgbridge/gbgbridge-read usr/libexec/gbgbridge/gbgbridge-decode lib/systemd/system/gbgbridge.service usr/share/polkit-1/rules.d/50-gbgbridge-pcscd.rules \
             etc/modprobe.d/gbgbridge-blacklist-nfc.conf etc/gbgbridge/gbgbridge.conf usr/share/man/man1/gbgbridge.1.gz \
             usr/share/doc/gbgbridge/copyright; do
   [ -e "$root/$path" ] || fail "$path is not installed"
@@ -64,10 +64,16 @@ dpkg-deb -f "$deb" Recommends | grep -q 'chromium' || fail "Recommends lacks chr
 if command -v systemd-analyze >/dev/null 2>&1; then
   systemd-analyze verify --man=no "$root/lib/systemd/system/gbgbridge.service" 2>&1 | grep -v 'Failed to .*gbgbridge' | grep -i 'error\|unknown' \
     && fail "systemd-analyze finds problems in the unit"
+  # The service confined as a whole (issue 43): exposure at most 3.0 ("OK").
+  exposure=$(systemd-analyze security --offline=yes "$root/lib/systemd/system/gbgbridge.service" 2>/dev/null \
+    | sed -n 's/.*Overall exposure level for gbgbridge.service: \([0-9.]*\).*/\1/p')
+  [ -n "$exposure" ] || fail "systemd-analyze security gave no exposure level"
+  python3 -c "import sys; sys.exit(0 if float('$exposure') <= 3.0 else 1)" || fail "the unit's exposure is $exposure (more than 3.0)"
+  echo "check-deb: systemd-analyze security: exposure $exposure"
 fi
 
 # The installed binary, with nothing of the build environment: no Swift toolchain on its paths.
-for binary in usr/bin/gbgbridge usr/libexec/gbgbridge/gbgbridge-read; do
+for binary in usr/bin/gbgbridge usr/libexec/gbgbridge/gbgbridge-read usr/libexec/gbgbridge/gbgbridge-decode; do
   ldd "$root/$binary" | grep -q 'not found' && fail "$binary misses libraries: $(ldd "$root/$binary" | grep 'not found')"
   ldd "$root/$binary" | grep -q 'swift' && fail "$binary links Swift libraries dynamically"
 done
@@ -91,6 +97,17 @@ assert names["config"]["status"] == "ok", names["config"]
 print("check-deb: installed gbgbridge doctor --json: " + ", ".join(f"{n} {c['status']}" for n, c in names.items()))
 EOF
 grep -q 'Unable to find USB busses\|libnfc' "$root/doctor.err" && fail "doctor started libnfc without a libnfc device: $(cat "$root/doctor.err")"
+
+# The installed gbgbridge finds the installed decoder (../libexec/gbgbridge/gbgbridge-decode) and
+# reads a photo through it, confined: a PNG of nothing is "not found", never DECODER_FAILED.
+python3 -c 'import zlib,struct,sys
+raw=b"".join(b"\x00"+b"\xf0"*(3*64) for _ in range(48))
+chunk=lambda t,d: struct.pack(">I",len(d))+t+d+struct.pack(">I",zlib.crc32(t+d)&0xffffffff)
+sys.stdout.buffer.write(b"\x89PNG\r\n\x1a\n"+chunk(b"IHDR",struct.pack(">IIBBBBB",64,48,8,2,0,0,0))+chunk(b"IDAT",zlib.compress(raw))+chunk(b"IEND",b""))' > "$root/blank.png"
+env -i PATH=/usr/bin:/bin HOME=/nonexistent "$root/usr/bin/gbgbridge" mrz --json "$root/blank.png" > "$root/mrz.json" || true
+grep -q '"found" : false' "$root/mrz.json" && ! grep -q 'errorCode' "$root/mrz.json" \
+  || fail "the installed gbgbridge mrz did not read through its decoder: $(cat "$root/mrz.json")"
+echo "check-deb: the installed gbgbridge mrz reads through the installed, confined decoder"
 
 # The journey developer's kit, from any directory: demo serves the sample journey and the script,
 # emulate finds a field profile and the test signer (the kit in usr/share/gbgbridge, found beside

@@ -32,12 +32,15 @@ link=(-Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs)
 if [ "$build" = 1 ]; then
   swift build -c release --static-swift-stdlib "${link[@]}" --product gbgbridge
   swift build -c release --static-swift-stdlib "${link[@]}" --product gbgbridge-read
+  swift build -c release --static-swift-stdlib "${link[@]}" --product gbgbridge-decode
 fi
 [ "$package" = 1 ] || exit 0
 binary=.build/release/gbgbridge
 # `gbgbridge read` execs the lean reader (no server code mapped: a third less memory per read).
 reader=.build/release/gbgbridge-read
-for file in "$binary" "$reader"; do
+# The confined image decoder both start for every hostile image (a chip's face, a photo).
+decoder=.build/release/gbgbridge-decode
+for file in "$binary" "$reader" "$decoder"; do
   [ -x "$file" ] || { echo "package-deb: $file is missing (run without --no-build)" >&2; exit 1; }
   if ldd "$file" | grep -q 'libswiftCore\|/opt/swift\|libFoundation'; then
     echo "package-deb: $file links the Swift runtime dynamically; build with --static-swift-stdlib" >&2
@@ -52,7 +55,9 @@ src=packaging/debian
 
 install -D -m 0755 "$binary" "$root/usr/bin/gbgbridge"
 install -D -m 0755 "$reader" "$root/usr/libexec/gbgbridge/gbgbridge-read"
-strip --strip-unneeded --remove-section=.comment --remove-section=.note "$root/usr/bin/gbgbridge" "$root/usr/libexec/gbgbridge/gbgbridge-read"
+install -D -m 0755 "$decoder" "$root/usr/libexec/gbgbridge/gbgbridge-decode"
+strip --strip-unneeded --remove-section=.comment --remove-section=.note "$root/usr/bin/gbgbridge" "$root/usr/libexec/gbgbridge/gbgbridge-read" \
+  "$root/usr/libexec/gbgbridge/gbgbridge-decode"
 install -D -m 0644 "$src/gbgbridge.service" "$root/lib/systemd/system/gbgbridge.service"
 install -D -m 0644 "$src/50-gbgbridge-pcscd.rules" "$root/usr/share/polkit-1/rules.d/50-gbgbridge-pcscd.rules"
 install -D -m 0644 "$src/gbgbridge-blacklist-nfc.conf" "$root/etc/modprobe.d/gbgbridge-blacklist-nfc.conf"
@@ -120,7 +125,8 @@ chmod 0644 "$root/usr/share/bash-completion/completions/gbgbridge" "$root/usr/sh
 # The shared libraries the binary needs, as Debian packages with versions.
 mkdir -p "$stage/debian"
 printf 'Source: gbgbridge\n\nPackage: gbgbridge\nArchitecture: any\n' > "$stage/debian/control"
-shlibs=$(cd "$stage" && dpkg-shlibdeps -O "$root/usr/bin/gbgbridge" "$root/usr/libexec/gbgbridge/gbgbridge-read" 2>/dev/null | sed -n 's/^shlibs:Depends=//p')
+shlibs=$(cd "$stage" && dpkg-shlibdeps -O "$root/usr/bin/gbgbridge" "$root/usr/libexec/gbgbridge/gbgbridge-read" \
+  "$root/usr/libexec/gbgbridge/gbgbridge-decode" 2>/dev/null | sed -n 's/^shlibs:Depends=//p')
 [ -n "$shlibs" ] || { echo "package-deb: dpkg-shlibdeps found no dependencies" >&2; exit 1; }
 rm -rf "$stage/debian"
 

@@ -1,6 +1,9 @@
 #include "CImageCodecs.h"
+#include <stdio.h>
 #include <openjpeg.h>
 #include <turbojpeg.h>
+#include <jpeglib.h>
+#include <setjmp.h>
 #include <png.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -224,6 +227,49 @@ int CImageCodecs_encode_jpeg(const uint8_t *rgb, int width, int height, int qual
     return 0;
 }
 
+/* ---- JPEG decoding through libjpeg's own API: a scan limit and warnings as errors ---- */
+
+/* The most scans a progressive JPEG may have: cameras and encoders write about ten; a file that
+   repeats one refinement scan 2,000 times cost 73 s of CPU (libjpeg-turbo 2.1 sets no limit). */
+#define CIMAGECODECS_MAX_JPEG_SCANS 64
+
+typedef struct {
+    struct jpeg_error_mgr manager;
+    jmp_buf jump;
+    char message[JMSG_LENGTH_MAX + 64];
+} bounded_error;
+
+static void bounded_error_exit(j_common_ptr cinfo) {
+    bounded_error *error = (bounded_error *)cinfo->err;
+    (*cinfo->err->format_message)(cinfo, error->message);
+    longjmp(error->jump, 1);
+}
+
+/* A warning (corrupt data, a premature end) is an error here, as TurboJPEG made it. */
+static void bounded_emit_message(j_common_ptr cinfo, int level) {
+    if (level < 0) {
+        bounded_error *error = (bounded_error *)cinfo->err;
+        (*cinfo->err->format_message)(cinfo, error->message);
+        longjmp(error->jump, 1);
+    }
+}
+
+typedef struct {
+    struct jpeg_progress_mgr manager;
+    int max_scans;
+} bounded_progress;
+
+static void bounded_progress_monitor(j_common_ptr cinfo) {
+    j_decompress_ptr decompress = (j_decompress_ptr)cinfo;
+    bounded_progress *progress = (bounded_progress *)cinfo->progress;
+    if (decompress->input_scan_number > progress->max_scans) {
+        bounded_error *error = (bounded_error *)cinfo->err;
+        snprintf(error->message, sizeof error->message, "a progressive JPEG of more than %d scans (refused: decoding it costs without bound)",
+                 progress->max_scans);
+        longjmp(error->jump, 2);
+    }
+}
+
 /* Whether a JPEG carries Adobe's APP14 marker before its first scan (its CMYK is stored inverted). */
 static int jpeg_has_adobe_marker(const uint8_t *data, size_t length) {
     size_t i = 2;
@@ -243,41 +289,72 @@ static int jpeg_has_adobe_marker(const uint8_t *data, size_t length) {
 int CImageCodecs_decode_jpeg(const uint8_t *data, size_t length, const CImageCodecsLimits *limits,
                              uint8_t **rgb, int *width, int *height, char *error, size_t size) {
     *rgb = NULL;
-    tjhandle handle = tjInitDecompress();
-    if (!handle) { set_error(error, size, "libjpeg-turbo could not start"); return -1; }
-    int w = 0, h = 0, subsampling = 0, colourspace = 0;
-    if (tjDecompressHeader3(handle, data, length, &w, &h, &subsampling, &colourspace) != 0 || w <= 0 || h <= 0) {
-        set_error(error, size, "damaged JPEG header"); tjDestroy(handle); return -2;
+    struct jpeg_decompress_struct cinfo;
+    bounded_error jerr;
+    bounded_progress progress;
+    memset(&cinfo, 0, sizeof cinfo);
+    memset(&jerr, 0, sizeof jerr);
+    cinfo.err = jpeg_std_error(&jerr.manager);
+    jerr.manager.error_exit = bounded_error_exit;
+    jerr.manager.emit_message = bounded_emit_message;
+    /* Volatile: set between setjmp and a longjmp back to it. */
+    uint8_t *volatile out = NULL;
+    uint8_t *volatile row = NULL;
+    int outcome = setjmp(jerr.jump);
+    if (outcome != 0) {
+        set_error(error, size, jerr.message[0] ? jerr.message : "damaged JPEG");
+        jpeg_destroy_decompress(&cinfo);
+        free(out); free(row);
+        return outcome == 2 ? -6 : -4;
     }
-    /* libjpeg-turbo holds about the output and a row group of each component besides it. */
-    if ((uint64_t)w * (uint64_t)h > (uint64_t)limits->max_pixels || (uint64_t)w * (uint64_t)h * 8 > (uint64_t)limits->max_bytes) {
-        set_error(error, size, "JPEG image too large to decode within the limits"); tjDestroy(handle); return -5;
+    jpeg_create_decompress(&cinfo);
+    progress.manager.progress_monitor = bounded_progress_monitor;
+    progress.max_scans = CIMAGECODECS_MAX_JPEG_SCANS;
+    cinfo.progress = &progress.manager;
+    jpeg_mem_src(&cinfo, data, (unsigned long)length);
+    if (jpeg_read_header(&cinfo, TRUE) != JPEG_HEADER_OK || cinfo.image_width == 0 || cinfo.image_height == 0) {
+        set_error(error, size, "damaged JPEG header"); jpeg_destroy_decompress(&cinfo); return -2;
     }
-    uint8_t *out = malloc((size_t)w * h * 3);
-    if (!out) { tjDestroy(handle); set_error(error, size, "out of memory"); return -3; }
-    if (colourspace == TJCS_CMYK || colourspace == TJCS_YCCK) {
-        /* What many document scanners write: libjpeg-turbo gives the four inks (YCCK converted),
-           turned into RGB here, as browsers do: Adobe's files (an APP14 "Adobe" marker) store the
-           inks inverted. */
-        uint8_t *cmyk = malloc((size_t)w * h * 4);
-        if (!cmyk) { free(out); tjDestroy(handle); set_error(error, size, "out of memory"); return -3; }
-        if (tjDecompress2(handle, data, length, cmyk, w, 0, h, TJPF_CMYK, TJFLAG_ACCURATEDCT) != 0) {
-            set_error(error, size, tjGetErrorStr2(handle)); free(cmyk); free(out); tjDestroy(handle); return -4;
+    uint64_t w = cinfo.image_width, h = cinfo.image_height;
+    unsigned components = (unsigned)cinfo.num_components;
+    /* The output, a row group of each component, and (progressive) the whole coefficient image. */
+    uint64_t working = w * h * 3 + (cinfo.progressive_mode ? w * h * components * 2 : w * 16 * components * 2);
+    if (w * h > limits->max_pixels || working > limits->max_bytes || components > 4) {
+        set_error(error, size, "JPEG image too large to decode within the limits"); jpeg_destroy_decompress(&cinfo); return -5;
+    }
+    int cmyk = cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK;
+    /* CMYK and YCCK (what many document scanners write): libjpeg gives the inks (YCCK converted),
+       turned into RGB here as browsers do: Adobe's files (an APP14 "Adobe" marker) store them inverted. */
+    cinfo.out_color_space = cmyk ? JCS_CMYK : JCS_RGB;
+    cinfo.dct_method = JDCT_ISLOW;
+    jpeg_start_decompress(&cinfo);
+    int inverted = cmyk && jpeg_has_adobe_marker(data, length);
+    out = malloc((size_t)(w * h * 3));
+    row = malloc((size_t)w * (size_t)cinfo.output_components);
+    if (!out || !row) {
+        free(out); free(row); jpeg_destroy_decompress(&cinfo); set_error(error, size, "out of memory"); return -3;
+    }
+    while (cinfo.output_scanline < cinfo.output_height) {
+        JSAMPROW rows[1] = { row };
+        size_t y = cinfo.output_scanline;
+        if (jpeg_read_scanlines(&cinfo, rows, 1) != 1) break;
+        uint8_t *target = out + y * w * 3;
+        if (cmyk) {
+            for (size_t x = 0; x < w; x++) {
+                unsigned c = row[4 * x], m = row[4 * x + 1], yy = row[4 * x + 2], k = row[4 * x + 3];
+                if (!inverted) { c = 255 - c; m = 255 - m; yy = 255 - yy; k = 255 - k; }
+                target[3 * x] = (uint8_t)((c * k + 127) / 255);
+                target[3 * x + 1] = (uint8_t)((m * k + 127) / 255);
+                target[3 * x + 2] = (uint8_t)((yy * k + 127) / 255);
+            }
+        } else {
+            memcpy(target, row, (size_t)w * 3);
         }
-        int inverted = jpeg_has_adobe_marker(data, length);
-        for (size_t i = 0; i < (size_t)w * h; i++) {
-            unsigned c = cmyk[4 * i], m = cmyk[4 * i + 1], y = cmyk[4 * i + 2], k = cmyk[4 * i + 3];
-            if (!inverted) { c = 255 - c; m = 255 - m; y = 255 - y; k = 255 - k; }
-            out[3 * i] = (uint8_t)((c * k + 127) / 255);
-            out[3 * i + 1] = (uint8_t)((m * k + 127) / 255);
-            out[3 * i + 2] = (uint8_t)((y * k + 127) / 255);
-        }
-        free(cmyk);
-    } else if (tjDecompress2(handle, data, length, out, w, 0, h, TJPF_RGB, TJFLAG_ACCURATEDCT) != 0) {
-        set_error(error, size, tjGetErrorStr2(handle)); free(out); tjDestroy(handle); return -4;
     }
-    tjDestroy(handle);
-    *rgb = out; *width = w; *height = h;
+    jpeg_finish_decompress(&cinfo);
+    jpeg_destroy_decompress(&cinfo);
+    free(row);
+    *rgb = out; *width = (int)w; *height = (int)h;
     return 0;
 }
 

@@ -24,21 +24,26 @@ extension ChildProcess {
     /// the outcome. The waiting happens on a Dispatch thread, never on the Swift cooperative pool.
     /// A command that does not read its input, or closes it early, is no error: the rest of the
     /// input is dropped.
+    /// `onStart` is told the process's id once it runs (tests look at it while it works).
     public static func run(_ executable: String, arguments: [String], input: [UInt8] = [], environment: [String: String]? = nil,
-                           timeLimit: Duration, outputLimit: Int = 1 << 20) async throws(ChildProcessError) -> Outcome {
+                           timeLimit: Duration, outputLimit: Int = 1 << 20,
+                           onStart: (@Sendable (pid_t) -> Void)? = nil) async throws(ChildProcessError) -> Outcome {
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Outcome, ChildProcessError>, Never>) in
             DispatchQueue.global().async {
                 continuation.resume(returning: Result { () throws(ChildProcessError) -> Outcome in
                     try runBlocking(executable, arguments: arguments, input: input, environment: environment,
-                                    timeLimit: timeLimit, outputLimit: outputLimit)
+                                    timeLimit: timeLimit, outputLimit: outputLimit, onStart: onStart)
                 })
             }
         }
         return try result.get()
     }
 
-    private static func runBlocking(_ executable: String, arguments: [String], input: [UInt8], environment: [String: String]?,
-                                    timeLimit: Duration, outputLimit: Int) throws(ChildProcessError) -> Outcome {
+    /// `run`, waiting on the calling thread (a command-line tool's way; never call it on the Swift
+    /// cooperative pool).
+    public static func runBlocking(_ executable: String, arguments: [String], input: [UInt8], environment: [String: String]?,
+                                   timeLimit: Duration, outputLimit: Int,
+                                   onStart: (@Sendable (pid_t) -> Void)? = nil) throws(ChildProcessError) -> Outcome {
         ignoreBrokenPipes()
         let stdin = try makePipe(), stdout = try makePipe(), stderr = try makePipe()
         let child: ChildProcess
@@ -50,6 +55,7 @@ extension ChildProcess {
             throw error
         }
         [stdin.read, stdout.write, stderr.write].forEach { _ = close($0) }
+        onStart?(child.pid)
         var writer: Int32 = stdin.write
         var readers: [Int32] = [stdout.read, stderr.read]
         for fd in [writer] + readers { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) }

@@ -1,9 +1,12 @@
 import MRTD
 import ImageCodecs
+import ImageSandbox
 
-/// Turns chip images into something every browser shows: JPEG 2000 (most EU passports' faces)
-/// is decoded with OpenJPEG and re-encoded as JPEG with libjpeg-turbo, so is a CMYK or YCCK JPEG;
-/// other JPEGs pass through.
+/// Turns chip images into something every browser shows, decoded in the confined child
+/// (`ImageSandbox`, issue 43): JPEG 2000 (most EU passports' faces) and CMYK/YCCK JPEGs are
+/// decoded there and re-encoded as JPEG; any other JPEG is decoded there too — within the same
+/// pixel, memory and scan bounds — and then passed on as the chip stored it, so no page (nor the
+/// kiosk's Chromium) is handed a decode bomb. Nothing of a chip's image is decoded in this process.
 public enum ImageTranscoder {
     public struct Output: Sendable, Hashable {
         public var jpeg: [UInt8]
@@ -13,49 +16,51 @@ public enum ImageTranscoder {
         public var sourceFormat: ImageInfo.Format
     }
 
-    /// A browser-displayable JPEG of `image` (JPEG or JPEG 2000), decoded here within `limits`
-    /// (blocking). A JPEG 2000 image larger than the limits is decoded at a lower resolution.
+    /// A browser-displayable JPEG of `image` (JPEG or JPEG 2000), decoded in the child within
+    /// `limits` (blocking: a command-line tool's way). A JPEG 2000 image larger than the limits is
+    /// decoded at a lower resolution. Failures carry the sandbox's stable code first in their reason
+    /// (`IMAGE_INVALID: …`, `IMAGE_TOO_COSTLY: …`, `DECODER_FAILED: …`).
     public static func browserJPEG(_ image: [UInt8], quality: Int = 90, limits: ImageCodecs.Limits = .chipImages) throws(MRTDError) -> Output {
-        guard let info = ImageInfo.inspect(image) else {
-            throw MRTDError(.malformedData, "the image is neither JPEG nor JPEG 2000, or its header is damaged")
+        try check(image)
+        do {
+            return output(try ImageSandbox.browserJPEG(image, limits: limits, quality: quality))
+        } catch {
+            throw problem(error)
         }
-        switch info.format {
-        case .jpeg where ImageCodecs.jpegComponents(image) == 4:
-            // CMYK or YCCK (a scanner's): browsers disagree on showing them; decoded to RGB here.
-            do {
-                let decoded = try ImageCodecs.decodeJPEG(image, limits: limits)
-                return Output(jpeg: try ImageCodecs.encodeJPEG(decoded, quality: quality), width: decoded.width,
-                              height: decoded.height, sourceFormat: .jpeg)
-            } catch {
-                throw MRTDError(.malformedData, error.reason)
+    }
+
+    /// The same, the child waited for without holding a thread of the cooperative pool. (`queue`
+    /// is no longer where decoding happens — the child is — but still bounds how many images are
+    /// decoded at once.)
+    public static func browserJPEG(_ image: [UInt8], quality: Int = 90, limits: ImageCodecs.Limits = .chipImages,
+                                   on queue: DecodeQueue) async throws(MRTDError) -> Output {
+        try check(image)
+        do {
+            return try await queue.run { () throws -> Output in
+                output(try ImageSandbox.browserJPEG(image, limits: limits, quality: quality))
             }
-        case .jpeg:
-            return Output(jpeg: image, width: info.width, height: info.height, sourceFormat: .jpeg)
-        case .jpeg2000:
-            do {
-                let decoded = try ImageCodecs.decodeJPEG2000(image, limits: limits)
-                return Output(jpeg: try ImageCodecs.encodeJPEG(decoded, quality: quality), width: decoded.width,
-                              height: decoded.height, sourceFormat: .jpeg2000)
-            } catch {
-                throw MRTDError(.malformedData, error.reason)
-            }
-        default:
+        } catch let error as ImageSandbox.Failure {
+            throw problem(error)
+        } catch {
+            throw MRTDError(.malformedData, "\(ImageSandbox.Failure.Code.decoderFailed.rawValue): the image could not be decoded")
+        }
+    }
+
+    /// Only what looks like a JPEG or JPEG 2000 (by its header) is handed to the decoder.
+    static func check(_ image: [UInt8]) throws(MRTDError) {
+        guard let info = ImageInfo.inspect(image) else {
+            throw MRTDError(.malformedData, "\(ImageSandbox.Failure.Code.imageInvalid.rawValue): the image is neither JPEG nor JPEG 2000, or its header is damaged")
+        }
+        guard info.format == .jpeg || info.format == .jpeg2000 else {
             throw MRTDError(.notSupported, "\(info.format.mimeType) images cannot be converted for a browser")
         }
     }
 
-    /// The same, with JPEG 2000 decoding run on `queue` (JPEG passes through without decoding).
-    public static func browserJPEG(_ image: [UInt8], quality: Int = 90, limits: ImageCodecs.Limits = .chipImages,
-                                   on queue: DecodeQueue) async throws(MRTDError) -> Output {
-        guard ImageInfo.inspect(image)?.format == .jpeg2000 || ImageCodecs.jpegComponents(image) == 4 else {
-            return try browserJPEG(image, quality: quality, limits: limits)
-        }
-        do {
-            return try await queue.run { try browserJPEG(image, quality: quality, limits: limits) }
-        } catch let error as MRTDError {
-            throw error
-        } catch {
-            throw MRTDError(.malformedData, "the image could not be decoded")
-        }
+    static func output(_ image: ImageSandbox.BrowserImage) -> Output {
+        Output(jpeg: image.jpeg, width: image.width, height: image.height, sourceFormat: image.sourceFormat == "jpeg2000" ? .jpeg2000 : .jpeg)
+    }
+
+    static func problem(_ error: ImageSandbox.Failure) -> MRTDError {
+        MRTDError(.malformedData, "\(error.code.rawValue): \(error.reason)")
     }
 }

@@ -160,21 +160,29 @@ public struct ReadReport: Codable, Sendable, Hashable {
     /// Builds the report; the photo is the first face, transcoded to JPEG when needed, here and
     /// now (blocking: a command-line tool's way; a server uses `make(_:now:)`).
     public init(_ result: PassportReadResult, now: Date = Date()) {
-        self.init(result, now: now, face: result.shownFace.flatMap { try? ImageTranscoder.browserJPEG($0) })
+        var problem: String?
+        var face: ImageTranscoder.Output?
+        if let image = result.shownFace {
+            do { face = try ImageTranscoder.browserJPEG(image) } catch { problem = error.reason }
+        }
+        self.init(result, now: now, face: face, faceProblem: problem)
     }
 
     /// Builds the report with the face transcoded on `queue` (at most its width at once, off the
     /// caller's executor): what a server answering many pages does.
     public static func make(_ result: PassportReadResult, now: Date = Date(), queue: DecodeQueue = .shared) async -> ReadReport {
         var face: ImageTranscoder.Output?
+        var problem: String?
         if let image = result.shownFace {
-            face = try? await ImageTranscoder.browserJPEG(image, on: queue)
+            do { face = try await ImageTranscoder.browserJPEG(image, on: queue) } catch { problem = error.reason }
         }
-        return ReadReport(result, now: now, face: face)
+        return ReadReport(result, now: now, face: face, faceProblem: problem)
     }
 
-    /// Builds the report with `face` as the photo (`nil`: no photo, e.g. when only the checks matter).
-    public init(_ result: PassportReadResult, now: Date = Date(), face: ImageTranscoder.Output?) {
+    /// Builds the report with `face` as the photo (`nil`: no photo, e.g. when only the checks
+    /// matter); `faceProblem`, why the face could not be decoded, goes to `parseErrors.DG2` (its
+    /// stable code first: `IMAGE_INVALID: …`, `IMAGE_TOO_COSTLY: …`).
+    public init(_ result: PassportReadResult, now: Date = Date(), face: ImageTranscoder.Output?, faceProblem: String? = nil) {
         accessControl = result.accessControl
         paceMapping = result.paceMapping
         paceProtocol = result.paceProtocol
@@ -228,6 +236,7 @@ public struct ReadReport: Codable, Sendable, Hashable {
         dataGroupsRead = result.dataGroupsRead
         applications = result.directory.map { $0.identifiers.map(ApplicationDirectory.describe).map { Application(aid: $0.hex, name: $0.name) } }
         var problems = Dictionary(uniqueKeysWithValues: result.parseErrors.map { ($0.key.name, $0.value) })
+        if let faceProblem, problems["DG2"] == nil { problems["DG2"] = faceProblem }
         for (file, absence) in result.absent {
             if case .refused(let reason) = absence { problems[file.name] = "refused: \(reason)" }
         }

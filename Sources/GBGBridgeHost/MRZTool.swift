@@ -1,6 +1,7 @@
 import BoundedFiles
 import Foundation
 import ImageCodecs
+import ImageSandbox
 import MRZ
 
 /// `gbgbridge mrz IMAGE…`: each image file read within bounds (its size before reading, its
@@ -77,26 +78,65 @@ package enum MRZTool {
             case fileUnreadable = "FILE_UNREADABLE"
             case fileTooLarge = "FILE_TOO_LARGE"
             case notAnImage = "NOT_AN_IMAGE"
-            /// Truncated, corrupt, or larger than the decoding limits.
+            /// Truncated or corrupt.
             case imageInvalid = "IMAGE_INVALID"
+            /// Past what decoding may cost: its size, a progressive JPEG's scans, the decoder's
+            /// time, memory or CPU.
+            case imageTooCostly = "IMAGE_TOO_COSTLY"
+            /// The confined decoder could not be started, or died or answered nonsense.
+            case decoderFailed = "DECODER_FAILED"
         }
         package let code: Code
         package let description: String
         init(_ code: Code, _ description: String) { (self.code, self.description) = (code, description) }
     }
 
-    /// Reads `path` with `recognizer`.
-    package static func read(_ path: String, recognizer: MRZRecognizer) -> Outcome {
+    /// The file at `path`, read within its ceiling, known to be a PNG or JPEG by its first bytes.
+    package static func file(_ path: String) throws(Problem) -> [UInt8] {
+        let bytes: [UInt8]
+        do {
+            bytes = try BoundedFile.read(path, ceiling: fileCeiling, what: "PNG or JPEG")
+        } catch {
+            switch error.problem {
+            case .tooLarge: throw Problem(.fileTooLarge, error.description)
+            case .cannotOpen(let code) where code == ENOENT: throw Problem(.fileNotFound, error.description)
+            default: throw Problem(.fileUnreadable, error.description)
+            }
+        }
+        guard bytes.starts(with: [0x89, 0x50, 0x4E, 0x47]) || bytes.starts(with: [0xFF, 0xD8]) else {
+            throw Problem(.notAnImage, "\(path): not a PNG or JPEG image")
+        }
+        return bytes
+    }
+
+    /// Reads `path`: the file here, within its ceiling; its decoding and the MRZ search in the
+    /// confined child (`ImageSandbox.readMRZ`), the search within `MRZRecognizer.imageBudget`.
+    package static func read(_ path: String) -> Outcome {
         let started = ContinuousClock.now
         var outcome = Outcome(file: path)
         do {
-            let result = recognizer.read(try image(path), budget: MRZRecognizer.imageBudget)
-            outcome.found = result.found
-            outcome.reason = result.refusal
-            if let reading = result.reading { outcome.take(reading) }
-        } catch {
+            let answer: ImageSandbox.MRZAnswer
+            do {
+                answer = try ImageSandbox.readMRZ(try file(path), limits: limits, searchBudget: MRZRecognizer.imageBudget)
+            } catch let error as ImageSandbox.Failure {
+                let code: Problem.Code
+                switch error.code {
+                case .imageInvalid: code = .imageInvalid
+                case .imageTooCostly: code = .imageTooCostly
+                case .notAnImage: code = .notAnImage
+                case .decoderFailed: code = .decoderFailed
+                }
+                throw Problem(code, "\(path): \(error.reason)")
+            }
+            outcome.found = answer.found
+            outcome.reason = answer.refusal
+            if let reading = answer.reading { outcome.take(reading) }
+        } catch let error as Problem {
             outcome.error = error.description
             outcome.errorCode = error.code
+        } catch {
+            outcome.error = "\(path): \(error)"
+            outcome.errorCode = .decoderFailed
         }
         let elapsed = ContinuousClock.now - started
         outcome.durationMs = Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)

@@ -34,8 +34,20 @@ public enum ImageCodecs {
 
     public struct Failure: Error, Sendable, Hashable, CustomStringConvertible {
         public let reason: String
+        /// Refused for what decoding it would cost (its size past the limits, a progressive JPEG of
+        /// more scans than `maxJPEGScans`), not for being damaged: `IMAGE_TOO_COSTLY` to a page.
+        public var tooCostly = false
         public var description: String { reason }
+
+        public init(reason: String, tooCostly: Bool = false) {
+            self.reason = reason
+            self.tooCostly = tooCostly
+        }
     }
+
+    /// The most scans a progressive JPEG may have (CImageCodecs): cameras and encoders write about
+    /// ten; one refinement scan repeated 2,000 times cost 73 s of CPU before.
+    public static let maxJPEGScans = 64
 
     /// An RGB image: `width × height × 3` bytes, rows top to bottom.
     public struct RGBImage: Sendable, Hashable {
@@ -61,7 +73,6 @@ public enum ImageCodecs {
         }
     }
 
-    /// Decodes a JPEG within `limits`.
     /// The number of colour components a JPEG's frame header (SOFn) declares: 1 grey, 3 colour,
     /// 4 CMYK or YCCK (what many document scanners write; browsers differ on showing them). Nil
     /// when no frame header comes before the first scan.
@@ -81,6 +92,8 @@ public enum ImageCodecs {
         return nil
     }
 
+    /// Decodes a JPEG within `limits` and `maxJPEGScans` (libjpeg's own API; a warning — corrupt
+    /// data, a premature end — is a failure).
     public static func decodeJPEG(_ data: [UInt8], limits: Limits = .chipImages) throws(Failure) -> RGBImage {
         var c = limits.c
         return try decode(data, "JPEG") { pointer, width, height, message in
@@ -116,7 +129,9 @@ public enum ImageCodecs {
         var width: Int32 = 0, height: Int32 = 0
         var message = [CChar](repeating: 0, count: 200)
         let rc = call(&pointer, &width, &height, &message)
-        guard rc == 0, let pointer else { throw Failure(reason: "\(name) decoding failed: \(text(message))") }
+        guard rc == 0, let pointer else {
+            throw Failure(reason: "\(name) decoding failed: \(text(message))", tooCostly: rc == -5 || rc == -6 || rc == -7)
+        }
         defer { CImageCodecs_free(pointer) }
         return RGBImage(width: Int(width), height: Int(height),
                         pixels: Array(UnsafeBufferPointer(start: pointer, count: Int(width) * Int(height) * 3)))

@@ -1,3 +1,4 @@
+import CHostileImages
 import Foundation
 import MRTD
 import MRTDCrypto
@@ -42,6 +43,8 @@ public enum HostileMode: String, CaseIterable, Sendable, Codable, CustomStringCo
     case alteredDG12 = "altered-dg12"
     case irisFlood = "iris-flood"
     case fingerFlood = "finger-flood"
+    // Images made to cost a decoder.
+    case scanBombFace = "scan-bomb-face"
 
     public var description: String { rawValue }
 
@@ -74,6 +77,7 @@ public enum HostileMode: String, CaseIterable, Sendable, Codable, CustomStringCo
         case .alteredDG12: return "EF.SOD is the genuine one, signed over the real DG12; DG12 was then altered to the attacker's issuing authority"
         case .irisFlood: return "DG4 (signed by EF.SOD, readable without Terminal Authentication) is 3.6 MB: one ISO 19794-6 record of 327,675 empty iris images"
         case .fingerFlood: return "DG3 (signed by EF.SOD, readable without Terminal Authentication) holds 51,000 biometric templates, each a finger record with an empty view"
+        case .scanBombFace: return "DG2's face (signed by EF.SOD) is a valid progressive JPEG of 2,080 scans (1600 × 1200), a decoder with no scan limit spends seconds on"
         }
     }
 
@@ -82,7 +86,7 @@ public enum HostileMode: String, CaseIterable, Sendable, Codable, CustomStringCo
     var rewritesFiles: Bool {
         switch self {
         case .hugeDHKey, .manyDHKeys, .hugeECField, .hugeRSAKey, .hugePACEDomain, .uncoveredDG11, .uncoveredDG14, .uncoveredDG15,
-             .brokenDG11, .brokenDG1, .brokenDG2, .alteredDG11, .alteredDG12, .irisFlood, .fingerFlood, .lyingLength, .indefiniteLength, .hugeFile, .overlongAnswer, .wrongLengthLadder,
+             .brokenDG11, .brokenDG1, .brokenDG2, .alteredDG11, .alteredDG12, .irisFlood, .fingerFlood, .scanBombFace, .lyingLength, .indefiniteLength, .hugeFile, .overlongAnswer, .wrongLengthLadder,
              .exactLengthChase:
             return true
         default:
@@ -215,6 +219,15 @@ extension EmulatedPassport {
                 eac = nil
             case .fingerFlood:
                 groups[3] = LDSBuilder.fingerFlood(templates: 51_000)
+            case .scanBombFace:
+                var pointer: UnsafeMutablePointer<UInt8>?
+                var length: UInt = 0
+                guard CHostileImages_many_scan_jpeg(1600, 1200, 10, &pointer, &length) == 0, let pointer else {
+                    throw EmulatorError("scan-bomb-face: the JPEG could not be made")
+                }
+                let bomb = Array(UnsafeBufferPointer(start: pointer, count: Int(length)))
+                free(pointer)
+                groups[2] = try LDSBuilder.dg2(faceImage: bomb)
                 biometricsBehindEAC = false
                 eac = nil
             default:

@@ -14,6 +14,9 @@ struct TextLine: Sendable {
     let capHeight: Float
     /// Median distance between neighbours along the line.
     let spacing: Float
+    /// The height of its tallest characters (nine tenths up its blobs' heights): what two lines of
+    /// one zone share. `capHeight` is a filler's in a names line that is mostly `<`.
+    let tallHeight: Float
 
     /// Both figures are worked out once here: rejoining pieces looks at them for every pair of
     /// neighbouring pieces, and a noise photo has tens of thousands of pieces.
@@ -22,6 +25,7 @@ struct TextLine: Sendable {
         self.direction = direction
         let heights = points.map(\.height).sorted()
         capHeight = heights.isEmpty ? 0 : heights[min(heights.count - 1, heights.count * 2 / 3)]
+        tallHeight = heights.isEmpty ? 0 : heights[min(heights.count - 1, heights.count * 9 / 10)]
         let alongs = points.map { $0.x * direction.x + $0.y * direction.y }
         let gaps = zip(alongs, alongs.dropFirst()).map { $1 - $0 }.sorted()
         spacing = gaps.isEmpty ? 0 : gaps[gaps.count / 2]

@@ -75,7 +75,7 @@ struct MRZBlock: Sendable {
     /// Two lines of one kind: the same pitch and cap height within what one zone's lines show
     /// under perspective and blur, about as many cells long.
     static func alike(_ a: TextLine, _ b: TextLine) -> Bool {
-        let pitch = a.spacing / b.spacing, cap = a.capHeight / b.capHeight
+        let pitch = a.spacing / b.spacing, cap = a.tallHeight / b.tallHeight
         return pitch > 0.87 && pitch < 1.15 && cap > 0.8 && cap < 1.25 && abs(cells(a) - cells(b)) <= 6
     }
 
@@ -89,7 +89,7 @@ struct MRZBlock: Sendable {
     /// the others by whole cells at both its ends (a line of another zone laid beside them; a
     /// line whose first characters glare wiped starts late but ends with the others).
     static func agree(_ lines: [TextLine]) -> Bool {
-        let pitches = lines.map(\.spacing), caps = lines.map(\.capHeight)
+        let pitches = lines.map(\.spacing), caps = lines.map(\.tallHeight)
         guard let minPitch = pitches.min(), let maxPitch = pitches.max(), let minCap = caps.min(), let maxCap = caps.max(),
               minPitch > 0, minCap > 0 else { return false }
         guard maxPitch / minPitch < 1.15, maxCap / minCap < 1.3 else { return false }

@@ -35,7 +35,18 @@ struct MRZDecoder {
         /// glyph of another font, a smudge, two characters run together), and any other
         /// character's for `valid`. A `6` in DejaVu Sans Mono Bold was read as OCR-B's `G` at 0.98
         /// — same check value, a wrong number every check digit accepted (issue 41).
-        var keyForeignMaximum: Float = 0.1
+        var keyForeignMaximum: Float = 0.5
+        /// Capitals under this many pixels in the photo itself are read under `forSmallGlyphs`.
+        var smallGlyphHeight: Float = 8
+        /// The key rules for small capitals: every key character at 0.6 at least, every rival a
+        /// twentieth as likely at most.
+        var forSmallGlyphs: Policy {
+            var policy = self
+            policy.keyMinimum = max(keyMinimum, 0.6)
+            policy.keyUndetectableRatio = min(keyUndetectableRatio, 0.05)
+            policy.smallGlyphHeight = 0
+            return policy
+        }
         var validForeignMaximum: Float = 0.05
 
         static let standard = Policy()

@@ -62,10 +62,14 @@ public struct MRZRecognizer: Sendable {
 
     /// The standard recognizer with some verdict thresholds changed (the lab's `analyze`: which
     /// rule refused a reading).
-    package func loosened(keyMinimum: Float? = nil, keyUndetectableRatio: Float? = nil) -> MRZRecognizer {
+    package func loosened(keyMinimum: Float? = nil, keyUndetectableRatio: Float? = nil, keyForeignMaximum: Float? = nil,
+                          validForeignMaximum: Float? = nil, smallGlyphHeight: Float? = nil) -> MRZRecognizer {
         var policy = self.policy
+        if let smallGlyphHeight { policy.smallGlyphHeight = smallGlyphHeight }
         if let keyMinimum { policy.keyMinimum = keyMinimum }
         if let keyUndetectableRatio { policy.keyUndetectableRatio = keyUndetectableRatio }
+        if let keyForeignMaximum { policy.keyForeignMaximum = keyForeignMaximum }
+        if let validForeignMaximum { policy.validForeignMaximum = validForeignMaximum }
         return MRZRecognizer(classifier: classifier, policy: policy)
     }
 
@@ -83,9 +87,9 @@ public struct MRZRecognizer: Sendable {
         var best: (reading: MRZReading, score: Double)?
         var keys = Set<[String]>()
         let deadline = Deadline(after: budget)
-        let outcome = eachHypothesis(gray, deadline: deadline) { scores, faint, retry in
+        let outcome = eachHypothesis(gray, deadline: deadline) { scores, faint, retry, capHeight in
             var rank = -1.0
-            for reading in decoded(scores, faint: faint, retry: retry) {
+            for reading in decoded(scores, faint: faint, retry: retry, capHeight: capHeight) {
                 if reading.accessKeyValid { keys.insert([reading.documentNumber, reading.dateOfBirth, reading.dateOfExpiry]) }
                 let score = Self.score(reading)
                 rank = max(rank, score)
@@ -114,9 +118,9 @@ public struct MRZRecognizer: Sendable {
     package func bestEvidence(_ gray: GrayImage) -> (reading: MRZReading, evidence: MRZKeyEvidence)? {
         var best: (reading: MRZReading, evidence: MRZKeyEvidence)?
         var bestValid = false
-        _ = eachHypothesis(gray, deadline: Deadline(after: .seconds(3600))) { scores, faint, retry in
+        _ = eachHypothesis(gray, deadline: Deadline(after: .seconds(3600))) { scores, faint, retry, capHeight in
             // Ranked, and stopped, as `read` ranks and stops.
-            let readings = decoded(scores, faint: faint, retry: retry)
+            let readings = decoded(scores, faint: faint, retry: retry, capHeight: capHeight)
             bestValid = bestValid || readings.contains(where: \.valid)
             for format in MRZFormat.candidates(lines: scores.count, length: scores[0].count) {
                 guard let (reading, evidence) = MRZDecoder(format: format, policy: policy).evidence(scores), evidence.checksHold else { continue }
@@ -131,8 +135,14 @@ public struct MRZRecognizer: Sendable {
     /// open the key (its check digits still have to hold); what no check digit covers it does not
     /// vouch for — cut at another height, a `T` was surely read `I` in a name, a `W` `L` in
     /// optional data — so its readings are never `valid`.
-    private func decoded(_ scores: [[[Float]]], faint: [[Bool]], retry: Bool) -> [MRZReading] {
-        MRZFormat.candidates(lines: scores.count, length: scores[0].count).compactMap { format in
+    ///
+    /// Capitals under `Policy.smallGlyphHeight` pixels in the photo itself (enlarged or not) are
+    /// held to the stricter key rules of `Policy.forSmallGlyphs`: at 5–8 pixels three misreadings
+    /// that cancel in one check digit were each read surely (`small` tier, a visa's `GFYJU3UMM`
+    /// read `SKFJU3UMM`).
+    private func decoded(_ scores: [[[Float]]], faint: [[Bool]], retry: Bool, capHeight: Float) -> [MRZReading] {
+        let policy = capHeight < self.policy.smallGlyphHeight ? self.policy.forSmallGlyphs : self.policy
+        return MRZFormat.candidates(lines: scores.count, length: scores[0].count).compactMap { format in
             guard var reading = MRZDecoder(format: format, policy: policy).decode(scores, faint: faint) else { return nil }
             if retry { reading.valid = false }
             return reading
@@ -154,12 +164,16 @@ public struct MRZRecognizer: Sendable {
     /// enlarged first (`Search.enlarged`). Past `deadline`, or when the zone is not one document's,
     /// the search ends with a refusal.
     private func eachHypothesis(_ photo: GrayImage, deadline: Deadline,
-                                _ body: ([[[Float]]], [[Bool]], Bool) -> (stop: Bool, rank: Double)) -> (found: Bool, refusal: Refusal?) {
+                                _ body: ([[[Float]]], [[Bool]], Bool, Float) -> (stop: Bool, rank: Double)) -> (found: Bool, refusal: Refusal?) {
         let enlarged = Search.enlarged(photo)
+        let enlargement = Float(enlarged.width) / Float(max(1, photo.width))
         let gray = enlarged.padded(by: min(48, max(4, min(enlarged.width, enlarged.height) / 4)))
         func evaluate(_ geometry: CellGeometry, retry: Bool = false) -> (stop: Bool, rank: Double) {
             let cells = geometry.lines.map { cellReadings(gray, $0) }
-            return body(cells.map(\.probabilities), cells.map(\.faint), retry)
+            // The capitals' height in the photo's own pixels (the median line's first cell).
+            let heights = geometry.lines.compactMap { $0.first?.capHeight }.sorted()
+            let capHeight = (heights.isEmpty ? 0 : heights[heights.count / 2]) / enlargement
+            return body(cells.map(\.probabilities), cells.map(\.faint), retry, capHeight)
         }
         let search = Search(gray, workingSide: workingSide, deadline: deadline)
         if let refusal = search.refusal { return (false, refusal) }

@@ -66,6 +66,10 @@ public struct RealLines: Sendable {
         // A French passport: `60RF16629` (a worn 0 the text read as D) and the expiry `220216` (a 0
         // the text read as D in a date).
         "03353.png": "60RF166290FRA7703230M2202163<<<<<<<<<<<<<<06",
+        // Canada's specimen: MARTIN SARAH, passport AB504963 (the text had `RARIIN`, and `AB304963`
+        // with the letter O as its check digit; the crop shows 5 and 0, and the digit 0 holds).
+        "00154.png": "P<CANMARTIN<<SARAH<<<<<<<<<<<<<<<<<<<<<<<<<<",
+        "00155.png": "AB504963<0CAN8501019F1502110<<<<<<<<<<<<<<04",
     ]
 
     /// The three parts of the split, by document: never a document in two of them.

@@ -5,6 +5,7 @@
 
 import Foundation
 import ImageCodecs
+import ImageSandbox
 import MRTD
 import MRTDEmulator
 import SmartCard
@@ -372,6 +373,23 @@ for (name, _) in FieldProfiles.all {
 
 if usePCSC {
     try await measurePeakMemory()
+}
+
+// The confined image decoder (issue 43): what a child costs. A full read with a face decodes it once
+// in a child, so this is its whole cost on a read's wall time (beside the read rows above).
+print("")
+print("The image decoder child (gbgbridge-decode: spawn, confine, decode, answer), \(iterations * 10) runs each")
+print("image                         median ms   p95 ms")
+for (name, image) in [("20 KB JPEG face (passed on)", face),
+                      ("JPEG 2000 face (re-encoded)", Array(try Data(contentsOf: TestFixtures.url("faces/face-jpeg2000.jp2"))))] {
+    var times: [Double] = []
+    for _ in 0..<(iterations * 10) {
+        let started = ContinuousClock.now
+        _ = try ImageSandbox.browserJPEG(image)
+        times.append((ContinuousClock.now - started).milliseconds)
+    }
+    times.sort()
+    print(pad(name, 30) + String(format: "%9.1f  %7.1f", times[times.count / 2], times[min(times.count - 1, times.count * 95 / 100)]))
 }
 
 print("")

@@ -28,7 +28,7 @@ enum RealTier {
         print("real tier: \(cases.count) zones from \(documents) source images of the \(part.rawValue) part (scale \(scale))")
         var tallies: [RealLines.Case.Kind: Tally] = [:]
         var confusion: [String: Int] = [:]
-        var characters = 0, wrongCharacters = 0
+        var characters = 0, wrongCharacters = 0, misaligned = 0
         var falseAccepts = 0
         for (number, item) in cases.enumerated() {
             let image = scale == 1 ? item.image : RealZone.scaled(item.image, by: scale)
@@ -56,7 +56,8 @@ enum RealTier {
             } else if item.keyHolds {
                 tally.noRead += 1
                 if listing {
-                    print("  not read (#\(number) \(item.kind.rawValue), \(item.files.map { ($0 as NSString).lastPathComponent })\(result.refusal.map { ", \($0.rawValue)" } ?? "")): \(reading?.lines ?? []) for \(item.truth)")
+                    let why = reading.map { r in " [checks \(r.checkDigits.filter { !$0.value }.keys.sorted()), least sure \(String(format: "%.2f", r.confidence)), corrections \(r.corrections)]" } ?? ""
+                    print("  not read (#\(number) \(item.kind.rawValue), \(item.files.map { ($0 as NSString).lastPathComponent })\(result.refusal.map { ", \($0.rawValue)" } ?? "")): \(reading?.lines ?? []) for \(item.truth)\(why)")
                 }
             }
             if let reading, reading.valid {
@@ -65,11 +66,14 @@ enum RealTier {
                     print("  false valid (\(item.kind.rawValue), \(item.files.map { ($0 as NSString).lastPathComponent })): \(reading.lines) for \(item.truth)")
                 }
             }
-            // Per character, on the real lines of a reading with the truth's layout.
+            // Per character, on the real lines of a reading with the truth's layout that lies on
+            // them (at least half its characters agree: else the cells are elsewhere, counted apart).
             if let reading, reading.lines.count == item.truth.count {
                 let places = item.realLine.map { [$0] } ?? Array(item.truth.indices)
                 for place in places where reading.lines[place].count == item.truth[place].count {
-                    for (read, printed) in zip(reading.lines[place], item.truth[place]) {
+                    let pairs = Array(zip(reading.lines[place], item.truth[place]))
+                    guard pairs.filter({ $0.0 == $0.1 }).count * 2 >= pairs.count else { misaligned += 1; continue }
+                    for (read, printed) in pairs {
                         characters += 1
                         if read != printed {
                             wrongCharacters += 1
@@ -92,8 +96,8 @@ enum RealTier {
                   + "   (\(tally.keyable) with the printed key's check digits holding)")
         }
         let top = confusion.sorted { $0.value > $1.value }.prefix(20).map { "\($0.key) \($0.value)" }
-        print(String(format: "real lines, per character: %d read, %d wrong (%.2f %%); most confused (printed→read): ", characters, wrongCharacters,
-                     Double(wrongCharacters) / Double(max(1, characters)) * 100) + top.joined(separator: ", "))
+        print(String(format: "real lines, per character (readings on the right cells): %d read, %d wrong (%.2f %%); %d lines read elsewhere; most confused (printed→read): ",
+                     characters, wrongCharacters, Double(wrongCharacters) / Double(max(1, characters)) * 100, misaligned) + top.joined(separator: ", "))
         return falseAccepts
     }
 }

@@ -41,7 +41,7 @@ func modelFromSource(_ text: String) -> GlyphClassifier? {
 }
 
 /// `--model FILE`: a `GlyphModel.swift` the lab wrote, instead of the built-in one (to compare).
-let recognizer: MRZRecognizer
+var recognizer: MRZRecognizer
 if let path = option("--model") {
     guard let text = try? String(contentsOfFile: path, encoding: .utf8), let classifier = modelFromSource(text) else {
         print("\(path) is not a GlyphModel.swift the lab wrote")
@@ -55,6 +55,12 @@ if let path = option("--model") {
     print("this build has no trained glyph model")
     exit(1)
 }
+// `--key-foreign P --valid-foreign P`: the not-OCR-B share a key (or any other) character may have
+// (the lab's way to weigh a threshold; the product's are MRZDecoder.Policy's).
+if let key = option("--key-foreign").flatMap(Float.init) { recognizer = recognizer.loosened(keyForeignMaximum: key) }
+if let valid = option("--valid-foreign").flatMap(Float.init) { recognizer = recognizer.loosened(validForeignMaximum: valid) }
+// `--small-glyph H`: capitals under H pixels read under the stricter key rules (0: never).
+if let small = option("--small-glyph").flatMap(Float.init) { recognizer = recognizer.loosened(smallGlyphHeight: small) }
 let photographer = Photographer(renderer: try PageRenderer())
 let workDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("gbgbridge-mrz-bench-\(getpid())")
 try FileManager.default.createDirectory(at: workDirectory, withIntermediateDirectories: true)
@@ -102,6 +108,9 @@ for tier in tiers {
         }
         for index in indices {
             guard let truth = images.withLock({ $0[index] }) else { continue }
+            if let dump = option("--dump"), let png = try? ImageCodecs.encodePNG(truth.frame) {
+                try? Data(png).write(to: URL(fileURLWithPath: "\(dump)/\(tier)-\(index).png"))
+            }
             let started = ContinuousClock.now
             let reading = recognizer.read(truth.frame).reading
             let elapsed = ContinuousClock.now - started

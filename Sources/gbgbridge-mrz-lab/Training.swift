@@ -26,14 +26,14 @@ enum Training {
         var kioskBW = Photographer.Conditions.kiosk
         kioskBW.binarised = 1
         let hard = Photographer.Conditions.hard
-        return [.scan, scanBW, .kiosk, .kiosk, .kiosk, .kiosk, kioskBW, hard, hard, hard, hard, hard, hard, hard, hard,
-                .small, .small, .small, .tiny, .tiny]
+        return [.scan, scanBW, .kiosk, .kiosk, .kiosk, kioskBW, hard, hard, hard, hard, hard, hard, hard, hard, hard, hard,
+                .small, .small, .tiny, .tiny]
     }()
 
-    /// Cells from `shots` photographs of mixed formats and conditions. Every third shot has a
+    /// Cells from `shots` photographs of mixed formats and conditions. Every fourth shot has a
     /// fifth of its characters drawn in another font (`ForeignFonts.training`): cells labelled
     /// "not OCR-B", unless that font draws the character as OCR-B does (`ForeignFonts.sameShape`).
-    static func examples(shots: Int, seed: UInt64, capJitter: Float = 0.05) throws -> [Example] {
+    static func examples(shots: Int, seed: UInt64, capJitter: Float = 0.05, foreignEvery: Int = 4) throws -> [Example] {
         let photographers = try GlyphFont.ocrbPaths.map { Photographer(renderer: try PageRenderer(ocrbPath: $0)) }
         let ocrb = try GlyphFont(path: GlyphFont.ocrbPaths[0], pixelSize: 96, characters: PageRenderer.mrzCharacters)
         let foreign = ForeignFonts.load(ForeignFonts.training)
@@ -52,7 +52,7 @@ enum Training {
             var fonts: [[GlyphFont?]]?
             var labels = sample.lines.map { $0.map { MRZGlyph($0).index } }
             var foreignCells = 0
-            if index % 3 == 1, !foreign.isEmpty {
+            if foreignEvery > 0, index % foreignEvery == 1, !foreign.isEmpty {
                 fonts = sample.lines.map { line in line.map { _ in nil } }
                 for (l, line) in sample.lines.enumerated() {
                     for (p, character) in line.enumerated() where Float.random(in: 0...1, using: &generator) < 0.2 {

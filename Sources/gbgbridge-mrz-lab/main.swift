@@ -58,6 +58,19 @@ case "cells":
             }
         }
     }
+case "why":
+    // Why image files' best readings whose key checks hold were (not) claimed: `why FILE…`.
+    guard let recognizer = MRZRecognizer() else { print("no trained model"); exit(1) }
+    for path in arguments.dropFirst(2) {
+        let gray = GrayImage(try ImageCodecs.decodePNG(Array(try Data(contentsOf: URL(fileURLWithPath: path)))))
+        let result = recognizer.read(gray)
+        print("\(path): \(result.reading.map { "\($0.format.rawValue) key \($0.accessKeyValid) valid \($0.valid) \($0.lines)" } ?? "nothing") \(result.refusal.map(\.rawValue) ?? "")")
+        if let (reading, evidence) = recognizer.bestEvidence(gray) {
+            print(String(format: "  best evidence: %@ %@ — least key p %.3f, twin %.3f, rival %.3f, posteriors %@", reading.format.rawValue,
+                         reading.lines.description, evidence.minimumProbability, evidence.twinRatio, evidence.rival,
+                         evidence.posteriors.map { String(format: "%.3f", $0) }.joined(separator: "/")))
+        }
+    }
 case "fonts":
     // How alike each other font draws each MRZ character to OCR-B (ForeignFonts.similarity).
     let ocrb = try GlyphFont(path: GlyphFont.ocrbPaths[0], pixelSize: 96, characters: PageRenderer.mrzCharacters)
@@ -280,13 +293,14 @@ case "evidence":
     for line in lines.withLock({ $0 }).sorted() { print(line) }
 case "train":
     // swift run -c release gbgbridge-mrz-lab train [--shots 3000] [--hidden 128] [--epochs 16] [--seed 2027] [--cap-jitter 0.05]
-    //     [--real-copies 2] [--out Sources/MRZ/GlyphModel.swift]
+    //     [--real-copies 2] [--foreign-every 4] [--out Sources/MRZ/GlyphModel.swift]
     let shots = Int(option("--shots") ?? "3000") ?? 3000, hidden = Int(option("--hidden") ?? "128") ?? 128
     let epochs = Int(option("--epochs") ?? "16") ?? 16, seed = UInt64(option("--seed") ?? "2027") ?? 2027
     let realCopies = Int(option("--real-copies") ?? "2") ?? 2
     let started = Date()
     let capJitter = Float(option("--cap-jitter") ?? "0.05") ?? 0.05
-    var synthetic = try Training.examples(shots: shots, seed: seed, capJitter: capJitter)
+    let foreignEvery = Int(option("--foreign-every") ?? "4") ?? 4
+    var synthetic = try Training.examples(shots: shots, seed: seed, capJitter: capJitter, foreignEvery: foreignEvery)
     // A tenth of the synthetic cells held out: half to say how well it generalizes, half (with the
     // real lines' calibration part) to fit the temperature on.
     var generator = SeededGenerator(seed: seed ^ 0xA5A5)
@@ -323,7 +337,7 @@ case "train":
     }
     print("temperature \(temperature)")
     model.temperature = temperature
-    let note = "\(shots) photographs (seed \(seed)), \(training.count) training cells (real lines' training part \(realCopies)×), "
+    let note = "\(shots) photographs (seed \(seed)), every \(foreignEvery)th with other fonts' glyphs, \(training.count) training cells (real lines' training part \(realCopies)×), "
         + "cap-height jitter \(capJitter), \(hidden) hidden units, \(Training.classes) outputs, \(epochs) epochs, "
         + "held-out synthetic accuracy \(String(format: "%.4f", accuracy)); temperature \(String(format: "%.3f", temperature)); "
         + figures.joined(separator: "; ")

@@ -19,10 +19,13 @@ struct MRZCommand: ParsableCommand {
             be read), 2 bad arguments. --json prints one object per image: {"file", "found", \
             "format", "lines", "valid", "accessKeyValid", "documentNumber", "dateOfBirth", \
             "dateOfExpiry", "issuingState", "nationality", "surname", "givenNames", "sex", \
-            "optionalData", "checkDigits", "confidence", "durationMs"}, with "error" and a stable \
+            "optionalData", "checkDigits", "confidence", "durationMs"}, "reason" when nothing \
+            was claimed although the search ran (SEARCH_BUDGET_EXCEEDED: the image's 2 s ran \
+            out; AMBIGUOUS_ZONE: lines of more than one document), and "error" with a stable \
             "errorCode" (FILE_NOT_FOUND, FILE_UNREADABLE, FILE_TOO_LARGE, NOT_AN_IMAGE, \
-            IMAGE_INVALID) for a file that could not be looked at (an array when \
-            more than one image is given).
+            IMAGE_INVALID, IMAGE_TOO_COSTLY, DECODER_FAILED) for a file that could not be \
+            looked at (an array when more than one image is given). Each image is decoded and \
+            read in a confined child process (gbgbridge-decode), killed past its budget.
             """
     )
 
@@ -38,11 +41,7 @@ struct MRZCommand: ParsableCommand {
     }
 
     func run() throws {
-        guard let recognizer = MRZRecognizer() else {
-            printError("gbgbridge mrz: this build has no trained glyph model (Sources/MRZ/GlyphModel.swift)")
-            throw ExitCode(1)
-        }
-        let outcomes = images.map { MRZTool.read($0, recognizer: recognizer) }
+        let outcomes = images.map { MRZTool.read($0) }
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]

@@ -104,7 +104,8 @@ struct HostileCardServeTests {
     func everyAttackThroughOneHost() async throws {
         let attacks: [[String]] = [["lying-length"], ["indefinite-length"], ["huge-file"], ["overlong-answer"], ["wrong-length-ladder"],
                                    ["exact-length-chase"], ["many-dh-keys"], ["huge-dh-key"], ["huge-rsa-key"], ["uncovered-dg11"],
-                                   ["bare-6282"], ["unauthenticated-6282"], ["broken-dg11"], ["stall-at-apdu=20"]]
+                                   ["bare-6282"], ["unauthenticated-6282"], ["broken-dg11"], ["altered-dg11", "altered-dg12"],
+                                   ["iris-flood"], ["finger-flood"], ["scan-bomb-face"], ["stall-at-apdu=20"]]
         try await PCSCDHarness.withEmulatedCard(VirtualPassportChip(passport: try TestFixtures.passport("utopia-td3-pace"))) { first in
             let serve = try await ServeProcess.start(["serve", "--port", "0", "--config", "/dev/null", "--read-timeout", "5",
                                                       "--trust", TestFixtures.url("pki/csca.cert.pem").path])

@@ -135,6 +135,13 @@ extension HostileRow {
             guard report.fingerprints?.count == 16 else { return "fingerprints \(report.fingerprints?.count ?? -1)" }
             return report.parseErrors?["DG3"]?.contains("51000 biometric templates") == true ? nil : "parseErrors \(report.parseErrors ?? [:])"
         }),
+        // A face made to cost a decoder: decoded in the confined child, refused there for its
+        // scans; the read completes, the photo is absent, DG2 named with the stable code.
+        HostileRow(modes: ["scan-bomb-face"], expected: .read { result in
+            let report = ReadReport(result)
+            guard report.photo == nil else { return "a photo was shown" }
+            return report.parseErrors?["DG2"]?.hasPrefix("IMAGE_TOO_COSTLY") == true ? nil : "parseErrors \(report.parseErrors ?? [:])"
+        }),
         // Reads past the end of a file mishandled: every file still read exactly.
         HostileRow(modes: ["bare-6282"], expected: .read(readsExactly)),
         HostileRow(modes: ["bare-6282"], passport: "utopia-td3-jpeg", expected: .read(readsExactly)),

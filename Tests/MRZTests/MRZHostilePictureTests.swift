@@ -59,8 +59,11 @@ struct MRZHostilePictureTests {
         for rows in zones {
             let result = try await MRZRecognizerTests.offPool { recognizer.read(Self.drawn(rows)) }
             #expect(result.reading?.accessKeyValid != true && result.reading?.valid != true, "\(rows) read \(result.reading?.lines ?? [])")
-            // Said as such where a block of them was seen; else nothing was taken for a zone at all.
-            #expect(result.refusal == .ambiguousZone || result.reading == nil, "\(rows): \(String(describing: result.refusal))")
+            // Said as such (TD3 and TD1 lines, long enough to be told apart from other print; a TD2's
+            // may instead give a reading of no verdict, its lines taken as pieces of other print).
+            if format != .td2 {
+                #expect(result.refusal == .ambiguousZone || result.reading == nil, "\(rows): \(String(describing: result.refusal))")
+            }
         }
     }
 

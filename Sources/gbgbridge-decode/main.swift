@@ -1,0 +1,231 @@
+// gbgbridge-decode: decodes one image a stranger handed us — a chip's face or signature, a photo
+// given to `gbgbridge mrz` — in a process that can do nothing else (issue 43). Before it reads a
+// byte it confines itself (`CSandboxShim_confine`: no new privileges, a seccomp filter of
+// read/write/memory/exit, no new descriptors, bounded address space and CPU); it reads the image
+// on standard input and writes one answer on standard output, then exits. The host
+// (`ImageSandbox`) starts it with an empty environment and nothing but its pipes, and kills it
+// past a wall-clock budget.
+//
+//   gbgbridge-decode browser-jpeg --max-pixels N --max-bytes N --max-tiles N [--quality Q]
+//   gbgbridge-decode mrz [--budget-ms N]
+//   (debug builds only) gbgbridge-decode fault KIND
+//
+// The answer: "GBGD", a big-endian UInt32 length and a JSON header, a UInt32 length and the
+// payload (a JPEG for browsers, or nothing). Nothing else is ever written to standard output.
+import CSandboxShim
+import ImageCodecs
+import MRZ
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The most image bytes read from standard input (the host's own ceilings are lower).
+let inputCeiling = 48 << 20
+
+let arguments = CommandLine.arguments
+func option(_ name: String) -> Int? { zip(arguments, arguments.dropFirst()).first { $0.0 == name }.flatMap { Int($0.1) } }
+let operation = arguments.count > 1 ? arguments[1] : ""
+
+// Limits the host chose (defaults: a chip image's).
+let limits = ImageCodecs.Limits(maxPixels: option("--max-pixels") ?? ImageCodecs.Limits.chipImages.maxPixels,
+                                maxBytes: option("--max-bytes") ?? ImageCodecs.Limits.chipImages.maxBytes,
+                                maxTiles: option("--max-tiles") ?? 4_096)
+let addressSpace = UInt64(option("--memory-mib") ?? 1_024) << 20
+let cpuSeconds = UInt64(option("--cpu-seconds") ?? 10)
+
+/// The classifier's weights are decoded before the filter goes up (nothing needs a syscall for
+/// it, but nothing should happen for the first time after it either).
+let recognizer = operation == "mrz" ? MRZRecognizer() : nil
+
+// Confined before the first byte of the image is read; a failure to confine is no decode.
+let confined = CSandboxShim_confine(addressSpace, cpuSeconds)
+guard confined == 0 else {
+    answer(["ok": .bool(false), "code": .string("DECODER_UNAVAILABLE"),
+            "reason": .string("the decoder could not confine itself (errno \(confined)): nothing decoded")])
+    exit(3)
+}
+
+/// A JSON value of the answer's header.
+enum Field {
+    case string(String), bool(Bool), int(Int), double(Double), strings([String]), object([(String, Field)])
+
+    var json: String {
+        switch self {
+        case .string(let text): return quoted(text)
+        case .bool(let value): return value ? "true" : "false"
+        case .int(let value): return String(value)
+        case .double(let value): return value.isFinite ? String(value) : "0"
+        case .strings(let values): return "[" + values.map(quoted).joined(separator: ",") + "]"
+        case .object(let pairs): return "{" + pairs.map { quoted($0.0) + ":" + $0.1.json }.joined(separator: ",") + "}"
+        }
+    }
+}
+
+func quoted(_ text: String) -> String {
+    var out = "\""
+    for scalar in text.unicodeScalars {
+        switch scalar {
+        case "\"": out += "\\\""
+        case "\\": out += "\\\\"
+        case _ where scalar.value < 0x20 || scalar.value == 0x7F:
+            let hex = String(scalar.value, radix: 16)
+            out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+        default: out.unicodeScalars.append(scalar)
+        }
+    }
+    return out + "\""
+}
+
+func writeAll(_ bytes: [UInt8]) {
+    var offset = 0
+    while offset < bytes.count {
+        let written = bytes.withUnsafeBytes { write(1, $0.baseAddress.map { $0 + offset }, bytes.count - offset) }
+        if written < 0, errno == EINTR { continue }
+        guard written > 0 else { exit(4) }
+        offset += written
+    }
+}
+
+func bigEndian(_ value: Int) -> [UInt8] { [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: value >> $0) } }
+
+/// Writes the answer: the header's fields, and the payload.
+func answer(_ header: [String: Field], payload: [UInt8] = []) {
+    let json = Array(Field.object(header.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }).json.utf8)
+    writeAll(Array("GBGD".utf8) + bigEndian(json.count) + json + bigEndian(payload.count) + payload)
+}
+
+func readInput() -> [UInt8] {
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 1 << 16)
+    while bytes.count <= inputCeiling {
+        let count = chunk.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
+        if count < 0, errno == EINTR { continue }
+        guard count > 0 else { break }
+        bytes += chunk[0..<count]
+    }
+    return bytes
+}
+
+func failure(_ error: ImageCodecs.Failure) -> [String: Field] {
+    ["ok": .bool(false), "code": .string(error.tooCostly ? "IMAGE_TOO_COSTLY" : "IMAGE_INVALID"), "reason": .string(error.reason)]
+}
+
+/// What kind of image the bytes are, by their first bytes.
+func kind(_ bytes: [UInt8]) -> String? {
+    if bytes.starts(with: [0xFF, 0xD8]) { return "jpeg" }
+    if bytes.starts(with: [0x00, 0x00, 0x00, 0x0C, 0x6A, 0x50, 0x20, 0x20]) || bytes.starts(with: [0xFF, 0x4F, 0xFF, 0x51]) { return "jpeg2000" }
+    if bytes.starts(with: [0x89, 0x50, 0x4E, 0x47]) { return "png" }
+    return nil
+}
+
+func decode(_ bytes: [UInt8], _ kind: String) throws(ImageCodecs.Failure) -> ImageCodecs.RGBImage {
+    switch kind {
+    case "jpeg": return try ImageCodecs.decodeJPEG(bytes, limits: limits)
+    case "jpeg2000": return try ImageCodecs.decodeJPEG2000(bytes, limits: limits)
+    default: return try ImageCodecs.decodePNG(bytes, limits: limits)
+    }
+}
+
+switch operation {
+case "browser-jpeg":
+    // A chip's image for a browser: JPEG 2000 and CMYK/YCCK JPEG decoded and encoded as JPEG; any
+    // other JPEG decoded here (within the limits and the scan bound) and then passed on as it is.
+    let input = readInput()
+    guard let format = kind(input), format != "png" else {
+        answer(["ok": .bool(false), "code": .string("IMAGE_INVALID"), "reason": .string("neither JPEG nor JPEG 2000")])
+        exit(0)
+    }
+    do {
+        let image = try decode(input, format)
+        let transcode = format == "jpeg2000" || ImageCodecs.jpegComponents(input) == 4
+        let jpeg = transcode ? try ImageCodecs.encodeJPEG(image, quality: option("--quality") ?? 90) : []
+        answer(["ok": .bool(true), "width": .int(image.width), "height": .int(image.height), "format": .string(format),
+                "passThrough": .bool(!transcode)], payload: jpeg)
+    } catch {
+        answer(failure(error))
+    }
+case "mrz":
+    // A photo or a scan for `gbgbridge mrz`: decoded and its MRZ read, within the search budget.
+    let input = readInput()
+    guard let format = kind(input) else {
+        answer(["ok": .bool(false), "code": .string("NOT_AN_IMAGE"), "reason": .string("not a PNG or JPEG image")])
+        exit(0)
+    }
+    guard format != "jpeg2000" else {
+        answer(["ok": .bool(false), "code": .string("NOT_AN_IMAGE"), "reason": .string("not a PNG or JPEG image (JPEG 2000)")])
+        exit(0)
+    }
+    guard let recognizer else {
+        answer(["ok": .bool(false), "code": .string("DECODER_UNAVAILABLE"), "reason": .string("this build has no trained MRZ reader")])
+        exit(0)
+    }
+    do {
+        let image = try decode(input, format)
+        let budget = Duration.milliseconds(option("--budget-ms") ?? 2_000)
+        let result = recognizer.read(image, budget: budget)
+        var header: [String: Field] = ["ok": .bool(true), "found": .bool(result.found), "width": .int(image.width), "height": .int(image.height)]
+        if let refusal = result.refusal { header["refusal"] = .string(refusal.rawValue) }
+        if let r = result.reading {
+            header["reading"] = .object([
+                ("format", .string(r.format.rawValue)), ("lines", .strings(r.lines)), ("valid", .bool(r.valid)),
+                ("accessKeyValid", .bool(r.accessKeyValid)), ("documentCode", .string(r.documentCode)), ("issuingState", .string(r.issuingState)),
+                ("documentNumber", .string(r.documentNumber)), ("dateOfBirth", .string(r.dateOfBirth)), ("dateOfExpiry", .string(r.dateOfExpiry)),
+                ("nationality", .string(r.nationality)), ("surname", .string(r.surname)), ("givenNames", .string(r.givenNames)),
+                ("sex", .string(r.sex)), ("optionalData", .string(r.optionalData)),
+                ("checkDigits", .object(r.checkDigits.sorted { $0.key < $1.key }.map { ($0.key, .bool($0.value)) })),
+                ("confidence", .double(r.confidence)), ("corrections", .int(r.corrections)),
+            ])
+        }
+        answer(header)
+    } catch {
+        answer(failure(error))
+    }
+#if DEBUG
+case "fault":
+    // Test only (debug builds): misbehave as a compromised decoder would, to show what the
+    // confinement does with it.
+    _ = readInput()
+    let kind = arguments.count > 2 ? arguments[2] : ""
+    switch kind {
+    case "crash": abort()
+    case "spin": while true { _ = clock() }
+    case "allocate":
+        // 4 GiB, touched: past RLIMIT_AS the allocation fails, and the runtime stops.
+        var blocks: [UnsafeMutableRawPointer] = []
+        for _ in 0..<64 {
+            // trap: the fault switch's point is to die here, as a decoder past RLIMIT_AS would.
+            guard let block = malloc(64 << 20) else { fatalError("allocation refused (RLIMIT_AS)") }
+            memset(block, 1, 64 << 20)
+            blocks.append(block)
+        }
+        answer(["ok": .bool(false), "code": .string("FAULT"), "reason": .string("allocated \(blocks.count * 64) MiB")])
+    case "open":
+        let fd = open("/etc/passwd", O_RDONLY)
+        answer(["ok": .bool(false), "code": .string("FAULT"), "reason": .string("open: \(fd < 0 ? "errno \(errno)" : "opened")")])
+    case "socket":
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        answer(["ok": .bool(false), "code": .string("FAULT"), "reason": .string("socket: \(fd < 0 ? "errno \(errno)" : "opened")")])
+    case "exec":
+        let shell = strdup("/bin/sh")
+        let argv: [UnsafeMutablePointer<CChar>?] = [shell, nil]
+        execv("/bin/sh", argv)
+        answer(["ok": .bool(false), "code": .string("FAULT"), "reason": .string("exec: errno \(errno)")])
+    case "forbidden":
+        // A system call outside the filter and not refused by it (kill another process): SIGSYS.
+        _ = kill(1, 0)
+        answer(["ok": .bool(false), "code": .string("FAULT"), "reason": .string("kill returned")])
+    case "garbage": writeAll([UInt8](repeating: 0x41, count: 1_000))
+    case "sleep":
+        var time = timespec(tv_sec: 3_600, tv_nsec: 0)
+        nanosleep(&time, nil)
+    case "confined":
+        // Reads its own /proc status — which the filter refuses: it says so.
+        answer(["ok": .bool(false), "code": .string("FAULT"), "reason": .string("confined check: \(CSandboxShim_confined())")])
+    default:
+        answer(["ok": .bool(false), "code": .string("FAULT"), "reason": .string("no such fault")])
+    }
+#endif
+default:
+    answer(["ok": .bool(false), "code": .string("DECODER_UNAVAILABLE"), "reason": .string("unknown operation '\(operation)'")])
+}
+exit(0)
