@@ -202,6 +202,11 @@ let package = Package(
         // The MRZ reader's workshop: synthetic frames, the classifier's training (release build; not a test).
         .executableTarget(name: "gbgbridge-mrz-lab", dependencies: ["MRZ", "MRZSynthesis", "ImageCodecs"]),
         // The MRZ reader's benchmark, with PassportEye + Tesseract as the yardstick (release build; not a test).
+        // The parsers strangers feed, as fuzz targets (issue 44; not in the .deb), and the binary
+        // scripts/fuzz.sh builds with -sanitize=fuzzer,address (a replayer in ordinary builds).
+        .target(name: "FuzzTargets", dependencies: ["Biometrics", "CVCertificates", "GBGBridge", "GBGBridgeHost", "ImageCodecs", "LDS", "MRTD",
+                                                     "MRTDEmulator", "MRTDVerification", "MRZ", "SmartCardCore", "TestSupport"]),
+        .executableTarget(name: "gbgbridge-fuzz", dependencies: ["FuzzTargets"]),
         .executableTarget(name: "gbgbridge-mrz-bench", dependencies: ["MRZ", "MRZSynthesis", "ImageCodecs", "CGBGBridgeCLI"]),
         // Soak benchmark of the host (release build, prints figures; not a test).
         .executableTarget(name: "gbgbridge-soak", dependencies: [
@@ -254,6 +259,7 @@ let package = Package(
         .testTarget(name: "LDSTests", dependencies: ["LDS", "SmartCardCore"]),
         .testTarget(name: "MRTDVerificationTests", dependencies: ["TestTraits", "MRTDVerification", "LDS", "MRTDCrypto", "SmartCardCore", "TestSupport", "MRTDEmulator"]),
         .testTarget(name: "ImageCodecsTests", dependencies: ["ImageCodecs"]),
+        .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets", "MRTDEmulator", "TestSupport"]),
         .testTarget(name: "ImageSandboxTests", dependencies: ["ImageSandbox", "ImageCodecs", "CHostileImages"]),
         .testTarget(name: "MRZTests", dependencies: ["MRZ", "MRZSynthesis", "ImageCodecs", "TestSupport", "TestTraits"]),
         .testTarget(name: "CamerasTests", dependencies: ["Cameras", "GBGBridge", "GBGBridgeStubs", "ImageCodecs", "ChildProcesses", "TestSupport"]),
