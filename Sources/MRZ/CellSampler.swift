@@ -13,10 +13,11 @@ package enum CellSampler {
         normalized(cells.map { raw(image, $0) })
     }
 
-    /// The cells of a line sampled once: normalized for the classifier, and which are faint.
-    static func sampleAndFaint(_ image: GrayImage, _ cells: [CellGeometry.Cell]) -> (samples: [[Float]], faint: [Bool]) {
+    /// The cells of a line sampled once: normalized for the classifier, and each cell's contrast
+    /// over the line's median (0 for a cell the photo does not hold whole).
+    static func sampleAndContrast(_ image: GrayImage, _ cells: [CellGeometry.Cell]) -> (samples: [[Float]], contrast: [Float]) {
         let raw = cells.map { Self.raw(image, $0) }
-        return (normalized(raw), faint(image, cells, raw: raw))
+        return (normalized(raw), zip(cells, contrastRatios(raw: raw)).map { cell, ratio in inside(image, cell) ? ratio : 0 })
     }
 
     static func normalized(_ raw: [[Float]]) -> [[Float]] {
@@ -92,8 +93,11 @@ package enum CellSampler {
 
     /// `faint` with the cells' grey values already sampled (`raw`, in the order of `cells`).
     static func faint(_ image: GrayImage, _ cells: [CellGeometry.Cell], raw: [[Float]]) -> [Bool] {
-        zip(cells, contrastRatios(raw: raw)).map { cell, ratio in ratio < 0.25 || !inside(image, cell) }
+        zip(cells, contrastRatios(raw: raw)).map { cell, ratio in ratio < faintRatio || !inside(image, cell) }
     }
+
+    /// Under this contrast (over the line's median) a cell is faint.
+    static let faintRatio: Float = 0.25
 
     /// Each cell's own contrast over the line's median.
     package static func contrastRatios(_ image: GrayImage, _ cells: [CellGeometry.Cell]) -> [Float] {

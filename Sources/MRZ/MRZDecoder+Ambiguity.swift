@@ -129,7 +129,11 @@ extension MRZDecoder {
     /// check digit would also accept (the long document number of TD1/TD2 included).
     func keyGroupsUnambiguous(_ text: [[MRZGlyph]], picks: [[Pick]], ratio: Float) -> Bool {
         guard let groups = keyGroups(text) else { return false }
-        return groups.allSatisfy { strongestRival(positions: $0.positions, check: $0.check, text: text, picks: picks) <= ratio }
+        return groups.allSatisfy { group in
+            let sure = group.positions.map { picks[$0.0][$0.1].probabilities[text[$0.0][$0.1].index] }.sorted()
+            if sure.count > 1, sure[0] < policy.keyUnsurePair.least, sure[1] < policy.keyUnsurePair.second { return false }
+            return strongestRival(positions: group.positions, check: group.check, text: text, picks: picks) <= ratio
+        }
     }
 }
 

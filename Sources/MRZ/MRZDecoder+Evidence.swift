@@ -12,30 +12,45 @@ package struct MRZKeyEvidence: Sendable {
     /// The least posterior of a key group among the readings its check digit accepts, at each of
     /// `MRZKeyEvidence.temperatures`.
     package var posteriors: [Float]
+    /// The least contrast (over its line's median) of a key cell.
+    package var dimmestContrast: Float
+    /// The least probability of a key character whose cell's contrast is under half the line's.
+    package var dimMinimumProbability: Float
+    /// The least, over the key groups, of a group's second least likely character.
+    package var secondLeastInGroup: Float
 
     package static let temperatures: [Float] = [1, 1.5, 2, 3]
 }
 
 extension MRZDecoder {
-    func evidence(_ scores: [[Scores]]) -> (MRZReading, MRZKeyEvidence)? {
+    func evidence(_ scores: [[Scores]], contrast: [[Float]]) -> (MRZReading, MRZKeyEvidence)? {
         guard let (text, picks, corrected) = decodeText(scores), let groups = keyGroups(text) else { return nil }
-        let reading = reading(text, picks: picks, corrected: corrected, groups: checkGroups(), faint: scores.map { $0.map { _ in false } })
+        let reading = reading(text, picks: picks, corrected: corrected, groups: checkGroups(), contrast: scores.map { $0.map { _ in 1 } })
         let classes = MRZLayout.classes(format)
-        var minimum: Float = 1, twin: Float = 0
+        var minimum: Float = 1, twin: Float = 0, dimmest: Float = .infinity, dimMinimum: Float = 1
         for (line, position) in keyPositions(text) {
             let chosen = text[line][position]
             let p = picks[line][position].probabilities[chosen.index]
             minimum = min(minimum, p)
+            dimmest = min(dimmest, contrast[line][position])
+            if contrast[line][position] < 0.5 { dimMinimum = min(dimMinimum, p) }
             for other in MRZGlyph.all where other != chosen && classes[line][position].allows(other) && (other.checkValue - chosen.checkValue) % 10 == 0 {
                 twin = max(twin, picks[line][position].probabilities[other.index] / max(p, 1e-7))
             }
         }
+        // Within each key group, its second least likely character (two unsure characters in one
+        // group can cancel in its check digit).
+        let secondLeast = groups.map { group -> Float in
+            let ps = group.positions.map { picks[$0.0][$0.1].probabilities[text[$0.0][$0.1].index] }.sorted()
+            return ps.count > 1 ? ps[1] : 1
+        }.min() ?? 1
         let rival = groups.map { strongestRival(positions: $0.positions, check: $0.check, text: text, picks: picks) }.max() ?? 0
         let posteriors = MRZKeyEvidence.temperatures.map { t in
             groups.map { groupPosterior(positions: $0.positions, check: $0.check, text: text, picks: picks, temperature: t) }.min() ?? 0
         }
         let checksHold = ["documentNumber", "dateOfBirth", "dateOfExpiry"].allSatisfy { reading.checkDigits[$0] == true }
             && reading.checkDigits["composite"] != false && wellFormedKey(text)
-        return (reading, MRZKeyEvidence(checksHold: checksHold, minimumProbability: minimum, twinRatio: twin, rival: rival, posteriors: posteriors))
+        return (reading, MRZKeyEvidence(checksHold: checksHold, minimumProbability: minimum, twinRatio: twin, rival: rival, posteriors: posteriors,
+                                        dimmestContrast: dimmest, dimMinimumProbability: dimMinimum, secondLeastInGroup: secondLeast))
     }
 }

@@ -1,7 +1,7 @@
 extension MRZDecoder {
     /// The reading of `text`, with the verdicts the probabilities and the checks allow.
     func reading(_ text: [[MRZGlyph]], picks: [[Pick]],
-                 corrected: Set<[Int]>, groups: [CheckGroup], faint: [[Bool]]) -> MRZReading {
+                 corrected: Set<[Int]>, groups: [CheckGroup], contrast: [[Float]]) -> MRZReading {
         let lines = text.map { String($0.map(\.character)) }
         var checks: [String: Bool] = [:]
         for group in groups { checks[group.name] = holds(group, text) }
@@ -41,7 +41,7 @@ extension MRZDecoder {
                 let chosen = text[line][position]
                 let p = pick.probabilities[chosen.index]
                 let runnerUp = pick.probabilities.enumerated().filter { $0.offset != chosen.index }.map(\.element).max() ?? 0
-                if corrected.contains([line, position]) || faint[line][position] || p < policy.validMinimum || p - runnerUp < policy.validMargin
+                if corrected.contains([line, position]) || contrast[line][position] < CellSampler.faintRatio || p < policy.validMinimum || p - runnerUp < policy.validMargin
                     || 1 - pick.probabilities.reduce(0, +) > policy.validForeignMaximum {
                     restConfident = false
                 }

@@ -48,6 +48,12 @@ struct MRZDecoder {
             return policy
         }
         var validForeignMaximum: Float = 0.05
+        /// Two unsure characters in one key group: one under `least`, another under `second`. A
+        /// check digit is one equation; two unsure unknowns in it can be wrong together and still
+        /// hold it — an `F` at a cell of contrast 0.26 read `Y` (0.45) and an `O` read `D` (0.73),
+        /// their values compensating (seed 8181, hard tier, photographed again). Costs 8 of 1,130
+        /// right hard-tier keys (Docs/mrz.md, "Verdicts").
+        var keyUnsurePair: (least: Float, second: Float) = (0.5, 0.8)
 
         static let standard = Policy()
     }
@@ -70,8 +76,13 @@ struct MRZDecoder {
     /// characters are watched by their check digits instead: refusing faint ones there cost 5–13
     /// points of hard-tier reads for no false accept avoided (Docs/mrz.md).
     func decode(_ scores: [[Scores]], faint: [[Bool]]? = nil) -> MRZReading? {
+        decode(scores, contrast: faint.map { $0.map { $0.map { $0 ? 0 : 1 } } } ?? scores.map { $0.map { _ in 1 } })
+    }
+
+    /// `contrast`: each cell's contrast over its line's median (`CellSampler.contrastRatios`).
+    func decode(_ scores: [[Scores]], contrast: [[Float]]) -> MRZReading? {
         guard let (text, picks, corrected) = decodeText(scores) else { return nil }
-        return reading(text, picks: picks, corrected: corrected, groups: checkGroups(), faint: faint ?? scores.map { $0.map { _ in false } })
+        return reading(text, picks: picks, corrected: corrected, groups: checkGroups(), contrast: contrast)
     }
 
     /// Each position's pick and the text after the correction budget (the verdicts come after).

@@ -87,9 +87,9 @@ public struct MRZRecognizer: Sendable {
         var best: (reading: MRZReading, score: Double)?
         var keys = Set<[String]>()
         let deadline = Deadline(after: budget)
-        let outcome = eachHypothesis(gray, deadline: deadline) { scores, faint, retry, capHeight in
+        let outcome = eachHypothesis(gray, deadline: deadline) { scores, contrast, retry, capHeight in
             var rank = -1.0
-            for reading in decoded(scores, faint: faint, retry: retry, capHeight: capHeight) {
+            for reading in decoded(scores, contrast: contrast, retry: retry, capHeight: capHeight) {
                 if reading.accessKeyValid { keys.insert([reading.documentNumber, reading.dateOfBirth, reading.dateOfExpiry]) }
                 let score = Self.score(reading)
                 rank = max(rank, score)
@@ -118,12 +118,12 @@ public struct MRZRecognizer: Sendable {
     package func bestEvidence(_ gray: GrayImage) -> (reading: MRZReading, evidence: MRZKeyEvidence)? {
         var best: (reading: MRZReading, evidence: MRZKeyEvidence)?
         var bestValid = false
-        _ = eachHypothesis(gray, deadline: Deadline(after: .seconds(3600))) { scores, faint, retry, capHeight in
+        _ = eachHypothesis(gray, deadline: Deadline(after: .seconds(3600))) { scores, contrast, retry, capHeight in
             // Ranked, and stopped, as `read` ranks and stops.
-            let readings = decoded(scores, faint: faint, retry: retry, capHeight: capHeight)
+            let readings = decoded(scores, contrast: contrast, retry: retry, capHeight: capHeight)
             bestValid = bestValid || readings.contains(where: \.valid)
             for format in MRZFormat.candidates(lines: scores.count, length: scores[0].count) {
-                guard let (reading, evidence) = MRZDecoder(format: format, policy: policy).evidence(scores), evidence.checksHold else { continue }
+                guard let (reading, evidence) = MRZDecoder(format: format, policy: policy).evidence(scores, contrast: contrast), evidence.checksHold else { continue }
                 if best == nil || evidence.posteriors[0] > best?.evidence.posteriors[0] ?? 0 { best = (reading, evidence) }
             }
             return (bestValid, readings.map(Self.score).max() ?? -1)
@@ -140,10 +140,10 @@ public struct MRZRecognizer: Sendable {
     /// held to the stricter key rules of `Policy.forSmallGlyphs`: at 5–8 pixels three misreadings
     /// that cancel in one check digit were each read surely (`small` tier, a visa's `GFYJU3UMM`
     /// read `SKFJU3UMM`).
-    private func decoded(_ scores: [[[Float]]], faint: [[Bool]], retry: Bool, capHeight: Float) -> [MRZReading] {
+    private func decoded(_ scores: [[[Float]]], contrast: [[Float]], retry: Bool, capHeight: Float) -> [MRZReading] {
         let policy = capHeight < self.policy.smallGlyphHeight ? self.policy.forSmallGlyphs : self.policy
         return MRZFormat.candidates(lines: scores.count, length: scores[0].count).compactMap { format in
-            guard var reading = MRZDecoder(format: format, policy: policy).decode(scores, faint: faint) else { return nil }
+            guard var reading = MRZDecoder(format: format, policy: policy).decode(scores, contrast: contrast) else { return nil }
             if retry { reading.valid = false }
             return reading
         }
@@ -156,7 +156,7 @@ public struct MRZRecognizer: Sendable {
     /// never earns `valid`.
     static let capHeightRetries: [Float] = [0.92, 0.85, 1.08]
 
-    /// Each hypothesis's cell probabilities and faint cells, until `body` says stop; `body` also
+    /// Each hypothesis's cell probabilities and contrasts, until `body` says stop; `body` also
     /// ranks what the hypothesis read, and when nothing stopped the search, the best-ranked one is
     /// read again at the `capHeightRetries` (`body`'s third argument true). The photo is read inside a border
     /// (`GrayImage.padded`): a quarter of its shorter side, 4 to 48 pixels — about a capital's
@@ -164,7 +164,7 @@ public struct MRZRecognizer: Sendable {
     /// enlarged first (`Search.enlarged`). Past `deadline`, or when the zone is not one document's,
     /// the search ends with a refusal.
     private func eachHypothesis(_ photo: GrayImage, deadline: Deadline,
-                                _ body: ([[[Float]]], [[Bool]], Bool, Float) -> (stop: Bool, rank: Double)) -> (found: Bool, refusal: Refusal?) {
+                                _ body: ([[[Float]]], [[Float]], Bool, Float) -> (stop: Bool, rank: Double)) -> (found: Bool, refusal: Refusal?) {
         let enlarged = Search.enlarged(photo)
         let enlargement = Float(enlarged.width) / Float(max(1, photo.width))
         let gray = enlarged.padded(by: min(48, max(4, min(enlarged.width, enlarged.height) / 4)))
@@ -173,7 +173,7 @@ public struct MRZRecognizer: Sendable {
             // The capitals' height in the photo's own pixels (the median line's first cell).
             let heights = geometry.lines.compactMap { $0.first?.capHeight }.sorted()
             let capHeight = (heights.isEmpty ? 0 : heights[heights.count / 2]) / enlargement
-            return body(cells.map(\.probabilities), cells.map(\.faint), retry, capHeight)
+            return body(cells.map(\.probabilities), cells.map(\.contrast), retry, capHeight)
         }
         let search = Search(gray, workingSide: workingSide, deadline: deadline)
         if let refusal = search.refusal { return (false, refusal) }
@@ -198,9 +198,9 @@ public struct MRZRecognizer: Sendable {
     /// locator, or the truth, puts them).
     package func readings(_ gray: GrayImage, _ geometry: CellGeometry) -> [MRZReading] {
         let cells = geometry.lines.map { cellReadings(gray, $0) }
-        let (scores, faint) = (cells.map(\.probabilities), cells.map(\.faint))
+        let (scores, contrast) = (cells.map(\.probabilities), cells.map(\.contrast))
         return MRZFormat.candidates(lines: scores.count, length: scores[0].count).compactMap {
-            MRZDecoder(format: $0, policy: policy).decode(scores, faint: faint)
+            MRZDecoder(format: $0, policy: policy).decode(scores, contrast: contrast)
         }
     }
 
@@ -213,14 +213,14 @@ public struct MRZRecognizer: Sendable {
         cellReadings(gray, cells).probabilities
     }
 
-    /// Each cell's probabilities and whether it is faint, from one sampling of the line.
-    package func cellReadings(_ gray: GrayImage, _ cells: [CellGeometry.Cell]) -> (probabilities: [[Float]], faint: [Bool]) {
-        let (samples, faint) = CellSampler.sampleAndFaint(gray, cells)
+    /// Each cell's probabilities and contrast over its line's median, from one sampling of the line.
+    package func cellReadings(_ gray: GrayImage, _ cells: [CellGeometry.Cell]) -> (probabilities: [[Float]], contrast: [Float]) {
+        let (samples, contrast) = CellSampler.sampleAndContrast(gray, cells)
         let probabilities = cells.indices.map { index in
             CellSampler.inside(gray, cells[index]) ? classifier.probabilities(samples[index])
                 : [Float](repeating: 1 / Float(MRZGlyph.count), count: MRZGlyph.count)
         }
-        return (probabilities, faint)
+        return (probabilities, contrast)
     }
 
     /// A reading's rank among the hypotheses: verdicts first, then check digits, then confidence.

@@ -285,11 +285,12 @@ case "evidence":
         }
         guard let (r, e) = recognizer.bestEvidence(gray) else { return }
         let right = r.documentNumber == sample.documentNumber.replacingOccurrences(of: "<", with: "") && r.dateOfBirth == sample.dateOfBirth && r.dateOfExpiry == sample.dateOfExpiry
-        let figures = [e.minimumProbability, e.twinRatio, e.rival] + e.posteriors
+        let figures = [e.minimumProbability, e.twinRatio, e.rival] + e.posteriors + [e.dimmestContrast, e.dimMinimumProbability, e.secondLeastInGroup]
         let detail = right ? "" : " read \(r.lines) for \(sample.lines) corrections \(r.corrections) normal read: \(recognizer.read(gray).reading.map { "\($0.lines) key \($0.accessKeyValid)" } ?? "none")"
         lines.withLock { $0.append("\(right ? "right" : "WRONG") #\(index) \(r.accessKeyValid ? "accepted" : "refused") " + figures.map { String(format: "%.4f", $0) }.joined(separator: " ") + detail) }
     }
-    print("right/wrong #index verdict minP twinRatio rival posterior@" + MRZKeyEvidence.temperatures.map { "\($0)" }.joined(separator: ","))
+    print("right/wrong #index verdict minP twinRatio rival posterior@" + MRZKeyEvidence.temperatures.map { "\($0)" }.joined(separator: ",")
+          + " dimmestContrast dimMinP secondLeastInGroup")
     for line in lines.withLock({ $0 }).sorted() { print(line) }
 case "train":
     // swift run -c release gbgbridge-mrz-lab train [--shots 3000] [--hidden 128] [--epochs 16] [--seed 2027] [--cap-jitter 0.05]
