@@ -16,7 +16,11 @@ export GBGBRIDGE_REQUIRE_VM=1
 # No test may hang the run: past the limit the stacks of every thread of the test process are
 # printed (so the hang can be found) and the run fails.
 limit="${GBGBRIDGE_TEST_LIMIT:-1200}"
-swift test --skip-build &
+# Tests that judge wall-clock time or the whole process's memory and descriptors run apart, after
+# the rest: beside 600 tests in parallel on two cores a read's cooperative threads can wait tens of
+# seconds and another test's descriptors count as this one's (README, "Run the tests").
+solo='ReadDeadlineTests|inspectorEvictsTheLongestIdle|inspectorClosesIdleConnections|thousandDecodesStayFlat|metricsCardinality'
+( swift test --skip-build --skip "$solo" && swift test --skip-build --filter "$solo" ) &
 tests=$!
 (
   trap 'kill "$sleeper" 2>/dev/null; exit 0' TERM

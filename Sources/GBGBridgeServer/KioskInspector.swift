@@ -193,8 +193,8 @@ final class KioskInspector: Sendable {
         guard full else { return true }
         guard let oldest, oldest.idle >= evictableAfter else { return false }
         oldest.end()
-        // Its pump ends at once; wait (briefly) for the place.
-        for _ in 0..<200 where connections.withLock({ $0.count }) >= Self.maxConnections { usleep(5_000) }
+        // Its pump ends at once; wait (up to 2 s on a busy machine) for the place.
+        for _ in 0..<400 where connections.withLock({ $0.count }) >= Self.maxConnections { usleep(5_000) }
         return connections.withLock { $0.count } < Self.maxConnections
     }
 

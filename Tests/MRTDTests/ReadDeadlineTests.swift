@@ -57,6 +57,28 @@ struct ReadDeadlineTests {
         #expect(budget.deadline == start + .seconds(19))
     }
 
+    @Test("a read younger than the window is judged over its age: a 5 s limit whose first 2 s went to access control")
+    func youngReadIsJudgedOverItsAge() {
+        let start = ContinuousClock.now
+        var budget = Budget()
+        budget.start(at: start, readTimeout: .seconds(5))
+        // Nothing for 2 s (BAC, selects), then 128 bytes every 200 ms (640 bytes a second).
+        var now = start + .seconds(2)
+        while now < start + .milliseconds(4_900) {
+            budget.progress.record(128, at: now)
+            now += .milliseconds(200)
+        }
+        let judged = start + .milliseconds(4_900)
+        budget.extendIfProgressing(now: judged)
+        #expect(budget.deadline == judged + CardSession.FileProgress.window, "1,920 bytes in 4.9 s is 390 a second")
+        // The same bytes judged over a whole window would not have been enough: 1,920 < 2,560.
+        var drip = Budget()
+        drip.start(at: start, readTimeout: .seconds(5))
+        drip.progress.record(400, at: start + .seconds(3))
+        drip.extendIfProgressing(now: start + .milliseconds(4_900))
+        #expect(drip.deadline == start + .seconds(5), "400 bytes in 4.9 s is 82 a second")
+    }
+
     /// The fixture passport with short APDUs and 128-byte reads, every answer `latency` late.
     static func slowChip(latency: Duration) throws -> VirtualPassportChip {
         var passport = try TestFixtures.passport("utopia-td3-jpeg")

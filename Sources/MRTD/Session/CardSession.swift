@@ -79,22 +79,29 @@ package final class CardSession {
         var readCommandsInFile = 0
         /// File bytes received, and when (READ BINARY answers), for `extendIfProgressing`.
         var progress = FileProgress()
+        /// When the read started: a read younger than `FileProgress.window` is judged over its age.
+        private var started: ContinuousClock.Instant?
 
         /// Sets the deadline and the ceiling for a read that starts at `started`.
         package mutating func start(at started: ContinuousClock.Instant, readTimeout: Duration?) {
+            self.started = started
             self.readTimeout = readTimeout
             deadline = readTimeout.map { started + $0 }
             ceiling = readTimeout.map { started + $0 * FileProgress.ceilingFactor }
         }
 
         /// Moves the deadline on to `window` from now while the chip has sent at least
-        /// `minimumRate` file bytes a second over the last `window`, never past the ceiling. A slow
-        /// honest chip (a 100 KB face at 50–60 ms an APDU and 128-byte reads needs 55–66 s) goes
-        /// on; a chip that stalls ends at the exchange bound, and one that drips a byte a second
-        /// ends at `readTimeout` as before.
+        /// `minimumRate` file bytes a second over the last `window` (over the read's age when it is
+        /// younger: a time limit under the window, whose access control took a part of it, is not
+        /// judged as if the chip had had the whole window), never past the ceiling. A slow honest
+        /// chip (a 100 KB face at 50–60 ms an APDU and 128-byte reads needs 55–66 s) goes on; a
+        /// chip that stalls ends at the exchange bound, and one that drips a byte a second ends at
+        /// `readTimeout` as before.
         mutating func extendIfProgressing(now: ContinuousClock.Instant) {
-            guard let current = deadline, let ceiling, current < ceiling, current - now < FileProgress.window,
-                  progress.bytes(since: now - FileProgress.window) >= FileProgress.minimumBytesInWindow else { return }
+            guard let current = deadline, let ceiling, current < ceiling, current - now < FileProgress.window else { return }
+            let span = started.map { min(FileProgress.window, max(FileProgress.shortestSpan, now - $0)) } ?? FileProgress.window
+            let needed = Double(FileProgress.minimumRate) * (Double(span.components.seconds) + Double(span.components.attoseconds) * 1e-18)
+            guard Double(progress.bytes(since: now - span)) >= needed else { return }
             deadline = min(ceiling, now + FileProgress.window)
         }
     }
@@ -105,7 +112,8 @@ package final class CardSession {
         package static let window: Duration = .seconds(10)
         /// 256 bytes a second of file content: a 128-byte READ BINARY every half second.
         package static let minimumRate = 256
-        static var minimumBytesInWindow: Int { minimumRate * Int(window.components.seconds) }
+        /// The shortest span a rate is judged over (a read's first second proves nothing).
+        static let shortestSpan: Duration = .seconds(2)
         /// The ceiling, in `readTimeout`s: 180 s for the default 60.
         package static let ceilingFactor = 3
 
