@@ -70,6 +70,21 @@ if command -v systemd-analyze >/dev/null 2>&1; then
   [ -n "$exposure" ] || fail "systemd-analyze security gave no exposure level"
   python3 -c "import sys; sys.exit(0 if float('$exposure') <= 3.0 else 1)" || fail "the unit's exposure is $exposure (more than 3.0)"
   echo "check-deb: systemd-analyze security: exposure $exposure"
+  # trust refresh (issue 45): a service and a daily timer, both accepted by systemd-analyze, the
+  # service confined (exposure at most 3.0 too), the timer not enabled by the package.
+  for unit in gbgbridge-trust-refresh.service gbgbridge-trust-refresh.timer; do
+    [ -e "$root/lib/systemd/system/$unit" ] || fail "$unit is not installed"
+    systemd-analyze verify --man=no "$root/lib/systemd/system/$unit" 2>&1 | grep -v 'Failed to .*gbgbridge\|is not executable' | grep -i 'error\|unknown' \
+      && fail "systemd-analyze finds problems in $unit"
+  done
+  refresh_exposure=$(systemd-analyze security --offline=yes "$root/lib/systemd/system/gbgbridge-trust-refresh.service" 2>/dev/null \
+    | sed -n 's/.*Overall exposure level for gbgbridge-trust-refresh.service: \([0-9.]*\).*/\1/p')
+  python3 -c "import sys; sys.exit(0 if float('${refresh_exposure:-99}') <= 3.0 else 1)" \
+    || fail "gbgbridge-trust-refresh.service's exposure is ${refresh_exposure:-unknown} (more than 3.0)"
+  [ -e "$root/etc/systemd/system/timers.target.wants/gbgbridge-trust-refresh.timer" ] && fail "the package enabled the trust refresh timer"
+  grep -q '^Persistent=yes$' "$root/lib/systemd/system/gbgbridge-trust-refresh.timer" || fail "the timer is not Persistent"
+  grep -q '^RandomizedDelaySec=' "$root/lib/systemd/system/gbgbridge-trust-refresh.timer" || fail "the timer has no RandomizedDelaySec"
+  echo "check-deb: gbgbridge-trust-refresh.service (exposure $refresh_exposure) and .timer installed, verified, not enabled"
 fi
 
 # The installed binary, with nothing of the build environment: no Swift toolchain on its paths.

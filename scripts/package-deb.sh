@@ -59,6 +59,9 @@ install -D -m 0755 "$decoder" "$root/usr/libexec/gbgbridge/gbgbridge-decode"
 strip --strip-unneeded --remove-section=.comment --remove-section=.note "$root/usr/bin/gbgbridge" "$root/usr/libexec/gbgbridge/gbgbridge-read" \
   "$root/usr/libexec/gbgbridge/gbgbridge-decode"
 install -D -m 0644 "$src/gbgbridge.service" "$root/lib/systemd/system/gbgbridge.service"
+# trust refresh as a daily timer: installed, not enabled (it needs sources in the configuration).
+install -D -m 0644 "$src/gbgbridge-trust-refresh.service" "$root/lib/systemd/system/gbgbridge-trust-refresh.service"
+install -D -m 0644 "$src/gbgbridge-trust-refresh.timer" "$root/lib/systemd/system/gbgbridge-trust-refresh.timer"
 install -D -m 0644 "$src/50-gbgbridge-pcscd.rules" "$root/usr/share/polkit-1/rules.d/50-gbgbridge-pcscd.rules"
 install -D -m 0644 "$src/gbgbridge-blacklist-nfc.conf" "$root/etc/modprobe.d/gbgbridge-blacklist-nfc.conf"
 install -D -m 0644 "$src/gbgbridge.conf" "$root/etc/gbgbridge/gbgbridge.conf"

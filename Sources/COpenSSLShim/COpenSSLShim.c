@@ -316,3 +316,29 @@ done:
     EC_GROUP_free(group);
     return rc;
 }
+
+#include <openssl/x509v3.h>
+
+int COpenSSLShim_crl_distribution_uris(X509 *certificate, char *out, int max_uris, int max_len) {
+    STACK_OF(DIST_POINT) *points = X509_get_ext_d2i(certificate, NID_crl_distribution_points, NULL, NULL);
+    if (!points) return 0;
+    int written = 0;
+    for (int i = 0; i < sk_DIST_POINT_num(points) && written < max_uris; i++) {
+        DIST_POINT *point = sk_DIST_POINT_value(points, i);
+        if (!point || !point->distpoint || point->distpoint->type != 0) continue;
+        GENERAL_NAMES *names = point->distpoint->name.fullname;
+        for (int j = 0; j < sk_GENERAL_NAME_num(names) && written < max_uris; j++) {
+            GENERAL_NAME *name = sk_GENERAL_NAME_value(names, j);
+            if (!name || name->type != GEN_URI) continue;
+            ASN1_IA5STRING *uri = name->d.uniformResourceIdentifier;
+            int length = ASN1_STRING_length(uri);
+            const unsigned char *data = ASN1_STRING_get0_data(uri);
+            if (!data || length <= 0 || length >= max_len) continue;
+            memcpy(out + (size_t)written * (size_t)max_len, data, (size_t)length);
+            out[(size_t)written * (size_t)max_len + (size_t)length] = 0;
+            written++;
+        }
+    }
+    CRL_DIST_POINTS_free(points);
+    return written;
+}

@@ -240,9 +240,33 @@ package enum DoctorChecks {
         }
         if valid.isEmpty { status = .error }
         if !staleCRLs.isEmpty {
-            status = status == .error ? .error : .warning
+            // Past its nextUpdate a revoked document signer can no longer be told from a good one.
+            status = .error
             finding += "; \(staleCRLs.count) CRL\(staleCRLs.count == 1 ? "" : "s") past nextUpdate (" + Self.some(staleCRLs.map(\.issuer)) + ")"
-            fixes.append("fetch the current CRLs from the issuing states (ICAO PKD) and replace the stale ones")
+            fixes.append("fetch the current CRLs from the issuing states (gbgbridge trust refresh, or the ICAO PKD and trust import) and replace the stale ones")
+        }
+        let dueSoon = store.revocationLists.filter { ($0.nextUpdate ?? .infinity) >= now && ($0.nextUpdate ?? .infinity) < now + 7 * 86_400 }
+        if !dueSoon.isEmpty {
+            status = status == .error ? .error : .warning
+            finding += "; \(dueSoon.count) CRL\(dueSoon.count == 1 ? "" : "s") due within 7 days ("
+                + Self.some(dueSoon.map { "\($0.issuer) \(iso8601($0.nextUpdate ?? now))" }) + ")"
+            fixes.append("make sure gbgbridge trust refresh runs (systemctl enable --now gbgbridge-trust-refresh.timer) and reaches the CRLs' sources")
+        }
+        details["crlNextUpdate"] = Array(store.revocationLists.compactMap { crl in crl.nextUpdate.map { ["issuer": crl.issuer, "nextUpdate": iso8601($0)] } }
+            .prefix(Self.listedAtMost * 10))
+        // The last `trust refresh` of each path that has been refreshed.
+        for path in paths {
+            let state = TrustRefresh.State.load(store: path)
+            guard let run = state.lastRun else { continue }
+            details["lastRefresh"] = iso8601(run)
+            if let success = state.lastSuccess { details["lastRefreshSuccess"] = iso8601(success) }
+            if (state.lastSuccess ?? 0) < run {
+                status = status == .error ? .error : .warning
+                finding += "; the last trust refresh of \(path) (\(iso8601(run))) had failing sources"
+                fixes.append("gbgbridge trust refresh --json says which sources failed and why")
+            } else {
+                finding += "; last refreshed \(iso8601(run))"
+            }
         }
         let expiredSigners = store.masterListSigners.filter { !$0.signer.isValid(at: now) }
         details["masterListSigners"] = store.masterListSigners.count

@@ -22,6 +22,8 @@ package final class HostApplication {
     package let kiosk: KioskConfiguration?
     package let diagnostics: HostDiagnostics?
     private let metricsListen: ListenAddress?
+    /// Reloads the trust store when it changes on disk (`trust refresh`, `trust import`) or on SIGHUP.
+    package let trustWatcher: TrustWatcher?
     private let monitorsReaders: Bool
     private let logger: Logger
 
@@ -76,6 +78,7 @@ package final class HostApplication {
             kiosk = nil
         }
         self.configuration = configuration
+        trustWatcher = settings.trust.isEmpty ? nil : TrustWatcher(paths: settings.trust, nfc: nfc, logger: logger)
         metricsListen = settings.metricsListen
         self.monitorsReaders = monitorsReaders
         self.logger = logger
@@ -85,6 +88,8 @@ package final class HostApplication {
     package func run(until stop: @escaping @Sendable () async -> Void = HostServer.termination,
                      onRunning: @escaping @Sendable (Int) -> Void) async throws(HostServer.Failure) {
         if monitorsReaders { nfc.startMonitoring() } else { await nfc.refreshReaders() }
+        trustWatcher?.start()
+        defer { trustWatcher?.stop() }
         await services.watchCameras()
         defer { services.stopWatchingCameras() }
         for camera in services.cameras {

@@ -47,11 +47,14 @@ package struct ServeSettings: Sendable, Equatable {
     package var selfieCamera: String?
     package var documentResolution: String?
     package var selfieResolution: String?
+    /// `trust-refresh:` (read by `gbgbridge trust refresh`, not by `serve`).
+    package var trustRefresh: TrustRefresh.Settings?
 
     /// The keys a file may hold, as `serve`'s long options name them.
     package static let keys = ["port", "allow-origin", "trust", "static", "kiosk", "headless", "kiosk-profile", "inspect", "libnfc-device",
                        "libnfc-discover", "verbose", "metrics-listen", "log-format", "diagnostics", "terminal-certificates", "terminal-key",
-                       "read-timeout", "diagnostics-streams", "document-camera", "selfie-camera", "document-resolution", "selfie-resolution"]
+                       "read-timeout", "diagnostics-streams", "document-camera", "selfie-camera", "document-resolution", "selfie-resolution",
+                       "trust-refresh"]
 
     /// What is wrong with a configuration file; `description` names the file, the key and the line.
     package struct Problem: Error, CustomStringConvertible {
@@ -122,6 +125,7 @@ package struct ServeSettings: Sendable, Equatable {
             case "selfie-camera": settings.selfieCamera = try field.camera()
             case "document-resolution": settings.documentResolution = try field.resolution()
             case "selfie-resolution": settings.selfieResolution = try field.resolution()
+            case "trust-refresh": settings.trustRefresh = try field.trustRefresh()
             default: break
             }
         }
@@ -190,6 +194,56 @@ package struct ServeSettings: Sendable, Equatable {
         package func bool() throws(Problem) -> Bool {
             guard node.scalar != nil, let value = node.bool else { throw wrong("true or false") }
             return value
+        }
+
+        /// ```yaml
+        /// trust-refresh:
+        ///   sources:
+        ///     - url: https://example.org/DE_ML.ml
+        ///       kind: master-list
+        ///       anchor-sha256: [HEX…]
+        ///     - url: http://crl.example.org/csca.crl
+        ///       kind: crl
+        ///   crl-distribution-points: true
+        /// ```
+        package func trustRefresh() throws(Problem) -> TrustRefresh.Settings {
+            guard let mapping = node.mapping else { throw wrong("a mapping with 'sources' (and 'crl-distribution-points')") }
+            var settings = TrustRefresh.Settings()
+            for (keyNode, value) in mapping {
+                let key = keyNode.scalar?.string ?? ""
+                let inner = Field(file: file, key: "trust-refresh.\(key)", line: keyNode.mark.map { " (line \($0.line))" } ?? line, node: value)
+                switch key {
+                case "crl-distribution-points": settings.crlDistributionPoints = try inner.bool()
+                case "sources":
+                    guard let sequence = value.sequence else { throw inner.wrong("a list of sources (url, kind, anchor-sha256)") }
+                    for item in sequence {
+                        guard let entry = item.mapping else { throw inner.wrong("a list of mappings: url, kind, anchor-sha256") }
+                        var url: String?, kind: TrustRefresh.Source.Kind?, anchors: [String] = []
+                        for (entryKey, entryValue) in entry {
+                            let name = entryKey.scalar?.string ?? ""
+                            let field = Field(file: file, key: "trust-refresh.sources.\(name)",
+                                              line: entryKey.mark.map { " (line \($0.line))" } ?? line, node: entryValue)
+                            switch name {
+                            case "url": url = try field.string()
+                            case "kind":
+                                kind = TrustRefresh.Source.Kind(rawValue: try field.string(oneOf: TrustRefresh.Source.Kind.allCases.map(\.rawValue)))
+                            case "anchor-sha256":
+                                anchors = try field.strings().map { $0.replacingOccurrences(of: ":", with: "").uppercased() }
+                                guard anchors.allSatisfy({ $0.count == 64 && $0.allSatisfy(\.isHexDigit) }) else {
+                                    throw field.wrong("SHA-256 fingerprints (64 hexadecimal digits)")
+                                }
+                            default:
+                                throw Problem(description: "\(file)\(field.line): unknown key 'trust-refresh.sources.\(field.printableKey.split(separator: ".").last ?? "")' (url, kind, anchor-sha256)")
+                            }
+                        }
+                        guard let url else { throw inner.wrong("a list of sources, each with a url") }
+                        settings.sources.append(TrustRefresh.Source(url: url, kind: kind ?? TrustRefresh.Source.kind(guessedFrom: url), anchors: anchors))
+                    }
+                default:
+                    throw Problem(description: "\(file)\(inner.line): unknown key 'trust-refresh.\(String(key.prefix(40)))' (sources, crl-distribution-points)")
+                }
+            }
+            return settings
         }
     }
 }

@@ -13,6 +13,8 @@ package struct TrustImport {
     package struct Report {
         package var added: [(country: String, subject: String, file: String)] = []
         package var replaced: [(country: String, subject: String, old: String, new: String)] = []
+        /// Each change with where it came from (a file or a URL): "added CSCA …", "replaced CRL …".
+        package var changes: [(source: String, what: String)] = []
         package var alreadyPresent: [(subject: String, reason: String)] = []
         package var countriesAdded: [String] = []
         package var crlsAdded: [(issuer: String, file: String)] = []
@@ -116,10 +118,18 @@ package struct TrustImport {
         }
     }
 
-    private var anchors: [Certificate] { stored.map(\.certificate) + incoming.map(\.certificate) }
-    /// CSCAs trusted before any master list of this import is read: the store's, and those this
-    /// import took from certificate files (not from lists).
-    private var trustedBeforeLists: [Certificate] { stored.map(\.certificate) + incoming.filter { !$0.fromList }.map(\.certificate) }
+    /// CSCAs trusted outside this store (the host's other trust paths, `trust refresh`'s view of
+    /// them): they vouch for master-list signers, links and CRLs as the store's own do, and are
+    /// never written into it.
+    package var trustedElsewhere: [Certificate] = []
+    private var anchors: [Certificate] { trustedElsewhere + stored.map(\.certificate) + incoming.map(\.certificate) }
+    /// CSCAs trusted before any master list of this import is read: the store's, those trusted
+    /// elsewhere, and those this import took from certificate files (not from lists).
+    private var trustedBeforeLists: [Certificate] {
+        trustedElsewhere + stored.map(\.certificate) + incoming.filter { !$0.fromList }.map(\.certificate)
+    }
+    /// The certificates the store holds (for `trust refresh`'s distribution points).
+    package var storedCertificates: [Certificate] { stored.map(\.certificate) + incoming.map(\.certificate) }
     /// The `--list-anchor-sha256` fingerprints some list's certificate matched.
     package private(set) var usedListAnchors: Set<String> = []
 
@@ -132,6 +142,12 @@ package struct TrustImport {
             refused.append((file, error.description))
             return
         }
+        add(bytes: bytes, source: file)
+    }
+
+    /// Verifies trust material that came from `source` (a file, or a URL `trust refresh`
+    /// fetched), exactly as a file is: what fails is recorded as refused under that name.
+    package mutating func add(bytes: [UInt8], source file: String) {
         if TrustStore.isMasterList(bytes) {
             addMasterList(bytes, file: file)
             return
@@ -197,8 +213,8 @@ package struct TrustImport {
     /// The signers of the lists imported (for the report).
     package private(set) var masterListSigners: [(file: String, subject: String)] = []
 
-    /// Works out what changes and (unless `dryRun`) writes it.
-    package func commit(dryRun: Bool) throws(Problem) -> Report {
+    /// Works out what changes and (unless `dryRun`) writes it. `now`: what "in the future" is measured from.
+    package func commit(dryRun: Bool, now: Double = Date().timeIntervalSince1970) throws(Problem) -> Report {
         var report = Report()
         report.refused = refused
         report.refusedFromLists = refusedFromLists
@@ -207,7 +223,7 @@ package struct TrustImport {
         var storedByDigest = Set(stored.map { DigestAlgorithm.sha256.hash($0.certificate.derBytes) })
         var writes: [(name: String, bytes: [UInt8])] = []
         var removals: [String] = []
-        for (certificate, _, _) in incoming {
+        for (certificate, source, _) in incoming {
             let der = certificate.derBytes
             let digest = DigestAlgorithm.sha256.hash(der)
             guard storedByDigest.insert(digest).inserted else {
@@ -224,9 +240,11 @@ package struct TrustImport {
                     continue
                 }
                 report.replaced.append((country, certificate.subject, same.path, name))
+                report.changes.append((source, "replaced \(country) CSCA \(certificate.subject)"))
                 if same.certificatesInFile == 1 { removals.append(same.path) } else { report.leftInPlace.append(same.path) }
             } else {
                 report.added.append((country, certificate.subject, name))
+                report.changes.append((source, "added \(country) CSCA \(certificate.subject)"))
                 if !knownCountries.contains(country), !report.countriesAdded.contains(country) { report.countriesAdded.append(country) }
             }
             writes.append((name, Self.pem(der)))
@@ -235,6 +253,12 @@ package struct TrustImport {
         for (crl, source) in incomingCRLs {
             guard issuers.contains(where: { crl.isIssued(by: $0) }) else {
                 report.refused.append((source, "CRL of \(crl.issuer): not signed by a CSCA in the store or this import"))
+                continue
+            }
+            // Issued in the future (beyond a few minutes of clock skew): a CRL a signer made to
+            // outlast the ones that will follow it, or a clock gone wrong; neither is taken.
+            if let issued = crl.thisUpdate, issued > now + 300 {
+                report.refused.append((source, "CRL of \(crl.issuer): its thisUpdate (\(DoctorChecks.iso8601(issued))) is in the future"))
                 continue
             }
             let der = crl.derBytes
@@ -247,13 +271,20 @@ package struct TrustImport {
                     continue
                 }
                 guard (crl.thisUpdate ?? 0) > (same.crl.thisUpdate ?? 0) else {
-                    report.alreadyPresent.append(("CRL \(crl.issuer)", "the store holds one as recent (\(same.path))"))
+                    // An older CRL than the one held is refused (a replay would un-revoke).
+                    if (crl.thisUpdate ?? 0) < (same.crl.thisUpdate ?? 0) {
+                        report.refused.append((source, "CRL of \(crl.issuer): older than the one the store holds (\(same.path))"))
+                    } else {
+                        report.alreadyPresent.append(("CRL \(crl.issuer)", "the store holds one as recent (\(same.path))"))
+                    }
                     continue
                 }
                 report.crlsReplaced.append((crl.issuer, same.path, name))
+                report.changes.append((source, "replaced the CRL of \(crl.issuer)"))
                 if same.single { removals.append(same.path) } else { report.leftInPlace.append(same.path) }
             } else {
                 report.crlsAdded.append((crl.issuer, name))
+                report.changes.append((source, "added the CRL of \(crl.issuer)"))
             }
             writes.append((name, der))
         }

@@ -228,6 +228,18 @@ extension Certificate {
         return Array(UnsafeBufferPointer(start: data, count: length))
     }
 
+    /// The URIs of its CRL distribution points (at most 8, each under 512 bytes; printable ASCII).
+    public var crlDistributionURIs: [String] {
+        let count = 8, length = 512
+        var buffer = [CChar](repeating: 0, count: count * length)
+        let written = Int(COpenSSLShim_crl_distribution_uris(pointer, &buffer, Int32(count), Int32(length)))
+        return (0..<max(0, written)).compactMap { index in
+            let bytes = buffer[(index * length)..<((index + 1) * length)].prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+            guard bytes.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { return nil }
+            return String(decoding: bytes, as: UTF8.self)
+        }
+    }
+
     /// The authority key identifier's key id, when present.
     public var authorityKeyIdentifier: [UInt8]? {
         guard let aki = X509_get0_authority_key_id(pointer) else { return nil }

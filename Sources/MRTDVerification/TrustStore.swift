@@ -124,6 +124,13 @@ public struct TrustStore: Sendable {
         } catch let error as MRTDError {
             throw error
         } catch {
+            // A DER CRL under a name that does not say so (a distribution point's URL, a
+            // download saved as "crl" or "latest"): the structure decides.
+            if !text.contains("-----BEGIN"), let crl = try? RevocationList(bytes: bytes) {
+                revocationLists.append(crl)
+                sources.append((name, 0, 1))
+                return
+            }
             // OpenSSL's own words (error:0680008E:asn1 encoding routines::…) help nobody here.
             let looksPEM = bytes.starts(with: Array("-----BEGIN".utf8))
             throw MRTDError(.malformedData, "not a certificate, master list or CRL (\(bytes.count) bytes\(looksPEM ? ", PEM that does not decode" : " that are neither DER nor PEM"))")

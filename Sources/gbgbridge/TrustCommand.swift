@@ -13,7 +13,7 @@ struct TrustCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "trust",
         abstract: "Look after the trust store: CSCA certificates, master lists and CRLs.",
-        subcommands: [TrustStatusCommand.self, TrustImportCommand.self]
+        subcommands: [TrustStatusCommand.self, TrustImportCommand.self, TrustRefreshCommand.self]
     )
 }
 
@@ -125,5 +125,116 @@ struct TrustImportCommand: AsyncParsableCommand {
             print(report.text(dryRun: dryRun))
         }
         if !report.refused.isEmpty { throw ExitCode(1) }
+    }
+}
+
+/// `gbgbridge trust refresh`: the configured sources fetched, verified as `trust import` verifies,
+/// and swapped into the store in one rename.
+struct TrustRefreshCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "refresh",
+        abstract: "Fetch master lists, CRLs and CSCAs from their sources, verify them as trust import does, and swap them into the store.",
+        discussion: """
+            Sources come from the configuration file's trust-refresh: (sources: each url, kind: \
+            master-list | crl | csca, and for master lists the anchor-sha256 fingerprints \
+            trust import --list-anchor-sha256 takes; crl-distribution-points: true also fetches \
+            the CRL URLs the stored CSCAs name) and from --source. HTTPS is verified against the \
+            system's CAs or --ca-file; plain http only for CRLs, CSCA certificates and anchored \
+            master lists (they are signed, and verified on arrival); at most 3 redirects, never to \
+            another scheme nor from https to http; 16 MiB at most, a connect, read and total \
+            timeout; conditional requests (ETag, Last-Modified: 304 is unchanged). What is \
+            fetched is verified by trust import's own code (a master list only through a trusted \
+            or anchored signer, each CSCA on its own, a CRL only when its CSCA signed it and it is \
+            newer than the one held and not issued in the future), written into a copy of the \
+            store beside it and swapped in with one rename: a source that fails leaves what it \
+            would have replaced untouched, and nothing is deleted because a source was \
+            unreachable. A running serve picks the new store up between reads.
+
+            Exit status: 0 every source fresh or updated, 1 a source failed (the others were \
+            applied), 2 bad arguments, no source, or the store cannot be written. --json prints \
+            {"store", "dryRun", "storeChanged", "sources": [{"url", "kind", "outcome": updated | \
+            unchanged | failed, "reason", "detail", "httpStatus", "bytes", "changes"}]}.
+            """
+    )
+
+    @Option(name: .long, help: ArgumentHelp("The configuration file (default: /etc/gbgbridge/gbgbridge.conf when it exists).", valueName: "FILE"))
+    var config: String?
+
+    @Option(name: .long, help: ArgumentHelp("The trust store directory to refresh (default: \(TrustCommand.defaultStore)).", valueName: "DIR"))
+    var store: String = TrustCommand.defaultStore
+
+    @Option(name: .long, help: ArgumentHelp("A source: URL (its kind from its name: .ml a master list, .crl a CRL, else a CSCA) or KIND=URL (master-list, crl, csca); repeatable.", valueName: "URL"))
+    var source: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp("For the --source master lists: the SHA-256 fingerprint of a CSCA its country publishes (as trust import). Repeatable.", valueName: "HEX"))
+    var listAnchorSha256: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp("Servers' certificates must chain to this PEM bundle instead of the system's CAs.", valueName: "PEM"))
+    var caFile: String?
+
+    @Flag(name: .long, help: "Fetch and verify, report what would change, write nothing.")
+    var dryRun = false
+
+    @Option(name: .long, help: ArgumentHelp("The most seconds one source may take, its redirects and body included (1–3600).", valueName: "seconds"))
+    var timeout: Int = 120
+
+    @Flag(name: .long, help: "Print the report as JSON.")
+    var json = false
+
+    func sources() throws -> [TrustRefresh.Source] {
+        let anchors = try listAnchorSha256.map { text -> String in
+            let hex = String(text.unicodeScalars.filter { $0 != ":" && $0 != " " }.map(Character.init)).uppercased()
+            guard hex.utf8.count == 64, hex.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x46) }) else {
+                throw ValidationError("--list-anchor-sha256 takes a SHA-256 fingerprint: 64 hex digits, not '\(LogText.clip(text))'")
+            }
+            return hex
+        }
+        return try source.map { text in
+            for kind in TrustRefresh.Source.Kind.allCases where text.hasPrefix(kind.rawValue + "=") {
+                let url = String(text.dropFirst(kind.rawValue.count + 1))
+                return TrustRefresh.Source(url: url, kind: kind, anchors: kind == .masterList ? anchors : [])
+            }
+            guard text.lowercased().hasPrefix("http://") || text.lowercased().hasPrefix("https://") else {
+                throw ValidationError("--source takes an http(s) URL or KIND=URL (master-list, crl, csca), not '\(LogText.clip(text))'")
+            }
+            let kind = TrustRefresh.Source.kind(guessedFrom: text)
+            return TrustRefresh.Source(url: text, kind: kind, anchors: kind == .masterList ? anchors : [])
+        }
+    }
+
+    func validate() throws {
+        _ = try sources()
+        guard (1...3600).contains(timeout) else { throw ValidationError("--timeout must be between 1 and 3600 seconds") }
+    }
+
+    func run() async throws {
+        let loaded: (settings: ServeSettings, path: String)?
+        do {
+            loaded = try ServeSettings.load(path: config)
+        } catch {
+            printError("gbgbridge trust refresh: \(error)")
+            throw ExitCode(2)
+        }
+        var settings = loaded?.settings.trustRefresh ?? TrustRefresh.Settings()
+        settings.sources += try sources()
+        guard !settings.sources.isEmpty || settings.crlDistributionPoints else {
+            printError("gbgbridge trust refresh: no source: name them under trust-refresh: sources: in \(loaded?.path ?? ServeSettings.defaultPath), or give --source URL")
+            throw ExitCode(2)
+        }
+        let trustPaths = loaded?.settings.trust ?? [TrustCommand.defaultStore]
+        let report: TrustRefresh.Report
+        do {
+            report = try await TrustRefresh.run(settings, store: store, trustedElsewhere: trustPaths, caFile: caFile, dryRun: dryRun,
+                                                timeout: .seconds(timeout))
+        } catch {
+            printError("gbgbridge trust refresh: \(error)")
+            throw ExitCode(2)
+        }
+        if json {
+            printJSON(report.json)
+        } else {
+            report.lines.forEach { print($0) }
+        }
+        if report.anyFailed { throw ExitCode(1) }
     }
 }

@@ -80,3 +80,12 @@ int COpenSSLShim_spki_ec(const uint8_t *der, size_t der_len, int *nid, uint8_t *
    < 0: -2 p is not 3 mod 4, -3 cofactor is not 1, -4 R mod p is zero, other: failure. */
 int COpenSSLShim_ec_im_encode(int nid, const uint8_t *random, size_t random_len, uint8_t *out, size_t *out_len);
 #endif
+
+#ifndef COPENSSLSHIM_CRLDP_H
+#define COPENSSLSHIM_CRLDP_H
+#include <openssl/x509.h>
+/* The URIs of a certificate's CRL distribution points (full names of type URI), each written as
+   a NUL-terminated string into `out` (max_uris strings of max_len bytes; longer ones are skipped).
+   Returns how many were written. */
+int COpenSSLShim_crl_distribution_uris(X509 *certificate, char *out, int max_uris, int max_len);
+#endif
