@@ -168,28 +168,42 @@ public struct MRZRecognizer: Sendable {
         let enlarged = Search.enlarged(photo)
         let enlargement = Float(enlarged.width) / Float(max(1, photo.width))
         let gray = enlarged.padded(by: min(48, max(4, min(enlarged.width, enlarged.height) / 4)))
-        func evaluate(_ geometry: CellGeometry, retry: Bool = false) -> (stop: Bool, rank: Double) {
+        func evaluate(_ geometry: CellGeometry, measured: [[[Float]]]? = nil) -> (stop: Bool, rank: Double, probabilities: [[[Float]]]) {
             let cells = geometry.lines.map { cellReadings(gray, $0) }
+            var probabilities = cells.map(\.probabilities)
+            // A glyph that at the measured cap height is not OCR-B (another font, a smudge) stays
+            // so at a height chosen again: cut squatter or taller, a DejaVu `0` with its slash
+            // was read as OCR-B's `2`, and with an `O` read `0` beside it the number's check
+            // digit held on a wrong number (font tier, seed 9303, image 204).
+            if let measured {
+                for (line, cells) in measured.enumerated() where line < probabilities.count {
+                    for (position, original) in cells.enumerated() where position < probabilities[line].count
+                        && 1 - original.reduce(0, +) > policy.keyForeignMaximum {
+                        probabilities[line][position] = original
+                    }
+                }
+            }
             // The capitals' height in the photo's own pixels (the median line's first cell).
             let heights = geometry.lines.compactMap { $0.first?.capHeight }.sorted()
             let capHeight = (heights.isEmpty ? 0 : heights[heights.count / 2]) / enlargement
-            return body(cells.map(\.probabilities), cells.map(\.contrast), retry, capHeight)
+            let (stop, rank) = body(probabilities, cells.map(\.contrast), measured != nil, capHeight)
+            return (stop, rank, probabilities)
         }
         let search = Search(gray, workingSide: workingSide, deadline: deadline)
         if let refusal = search.refusal { return (false, refusal) }
         var found = false
-        var promising: (geometry: CellGeometry, rank: Double)?
+        var promising: (geometry: CellGeometry, rank: Double, probabilities: [[[Float]]])?
         for hypothesis in search.hypotheses {
             guard !deadline.expired else { return (false, .budgetExceeded) }
             found = true
-            let (stop, rank) = evaluate(hypothesis.geometry)
+            let (stop, rank, probabilities) = evaluate(hypothesis.geometry)
             if stop { return (true, nil) }
-            if rank >= 0, rank > promising?.rank ?? -1 { promising = (hypothesis.geometry, rank) }
+            if rank >= 0, rank > promising?.rank ?? -1 { promising = (hypothesis.geometry, rank, probabilities) }
         }
         guard let promising else { return (found, nil) }
         for factor in Self.capHeightRetries {
             guard !deadline.expired else { return (false, .budgetExceeded) }
-            if evaluate(promising.geometry.scalingCapHeight(by: factor), retry: true).stop { break }
+            if evaluate(promising.geometry.scalingCapHeight(by: factor), measured: promising.probabilities).stop { break }
         }
         return (found, nil)
     }

@@ -15,6 +15,25 @@ struct MRZHostilePictureTests {
     static let photographer = MRZRecognizerTests.photographer
     static let recognizer = MRZRecognizerTests.recognizer
 
+    /// The bench's font tier (`--tiers scan,kiosk,hard,font --only 204`, 2026-11-27): a visa whose
+    /// number's `0` is DejaVu Sans Mono's slashed zero. At the measured cap height that cell is "not
+    /// OCR-B" and no key is claimed; read again at a cap height chosen again, the squatter cut made
+    /// it OCR-B's `2`, the `O` beside it was read `0`, the two compensated in the check digit, and
+    /// `NWA2RL370` was claimed for `NWA0RL37O` (the zone read as an MRV-A, its tail off the page).
+    /// A cell that is not OCR-B at the measured height now stays so at every height tried again.
+    @Test("a foreign glyph that is not OCR-B at the measured cap height is not made OCR-B by a cap height tried again")
+    func foreignGlyphStaysForeignAtRetries() async throws {
+        let recognizer = try #require(Self.recognizer)
+        let png = try Data(contentsOf: TestFixtures.url("mrz/font-tier-9303-204.png"))
+        let image = try ImageCodecs.decodePNG(Array(png))
+        let reading = try await MRZRecognizerTests.offPool { recognizer.read(image).reading }
+        if let reading, reading.accessKeyValid {
+            #expect(reading.documentNumber == "NWA0RL37O" && reading.dateOfBirth == "951009" && reading.dateOfExpiry == "250407",
+                    "a wrong access key claimed: \(reading.lines)")
+        }
+        #expect(reading?.valid != true)
+    }
+
     @Test("past its time budget the search stops and claims nothing (SEARCH_BUDGET_EXCEEDED)")
     func budget() async throws {
         let photographer = try #require(Self.photographer)
