@@ -125,12 +125,18 @@ extension MRZDecoder {
         return result
     }
 
+    /// The chosen characters' probabilities at `positions`, least first (the unsure-pair rule and
+    /// the lab's evidence of it).
+    func chosenProbabilities(_ positions: [(Int, Int)], text: [[MRZGlyph]], picks: [[Pick]]) -> [Float] {
+        positions.map { picks[$0.0][$0.1].probabilities[text[$0.0][$0.1].index] }.sorted()
+    }
+
     /// Whether every access-key group of `text` is far more likely than any rival reading its
     /// check digit would also accept (the long document number of TD1/TD2 included).
     func keyGroupsUnambiguous(_ text: [[MRZGlyph]], picks: [[Pick]], ratio: Float) -> Bool {
         guard let groups = keyGroups(text) else { return false }
         return groups.allSatisfy { group in
-            let sure = group.positions.map { picks[$0.0][$0.1].probabilities[text[$0.0][$0.1].index] }.sorted()
+            let sure = chosenProbabilities(group.positions, text: text, picks: picks)
             if sure.count > 1, sure[0] < policy.keyUnsurePair.least, sure[1] < policy.keyUnsurePair.second { return false }
             return strongestRival(positions: group.positions, check: group.check, text: text, picks: picks) <= ratio
         }

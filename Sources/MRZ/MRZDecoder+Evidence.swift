@@ -41,7 +41,7 @@ extension MRZDecoder {
         // Within each key group, its second least likely character (two unsure characters in one
         // group can cancel in its check digit).
         let secondLeast = groups.map { group -> Float in
-            let ps = group.positions.map { picks[$0.0][$0.1].probabilities[text[$0.0][$0.1].index] }.sorted()
+            let ps = chosenProbabilities(group.positions, text: text, picks: picks)
             return ps.count > 1 ? ps[1] : 1
         }.min() ?? 1
         let rival = groups.map { strongestRival(positions: $0.positions, check: $0.check, text: text, picks: picks) }.max() ?? 0
