@@ -189,8 +189,10 @@ struct LibNFCHardwareInTheLoopTests {
             await #expect {
                 _ = try await backend.connect(reader: "libnfc:" + terminal.connectionString)
             } throws: { ($0 as? SmartCardError)?.code == .noCard }
-            Task {
-                try await Task.sleep(for: .milliseconds(200))
+            // From a thread of its own, so a busy cooperative pool cannot delay the card past
+            // the reader's 10 s.
+            Thread.detachNewThread {
+                Thread.sleep(forTimeInterval: 0.2)
                 terminal.setChip(chip)
             }
             let info = try await backend.waitForCard(readerMatching: "pn532", timeout: .seconds(10))
