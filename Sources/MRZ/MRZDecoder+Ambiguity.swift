@@ -131,6 +131,19 @@ extension MRZDecoder {
         positions.map { picks[$0.0][$0.1].probabilities[text[$0.0][$0.1].index] }.sorted()
     }
 
+    /// The "not OCR-B" shares, most first, of the cells at `positions` that hold one of a look-alike
+    /// pair in a field allowing both (where the look-alike floor lets the check digit choose) and
+    /// are at least `Policy.keyForeignPair` not OCR-B: two of them in one group earn no key (the
+    /// rule and the lab's evidence of it).
+    func doubtfulLookAlikes(_ positions: [(Int, Int)], text: [[MRZGlyph]], picks: [[Pick]], atLeast: Float? = nil) -> [Float] {
+        let least = atLeast ?? policy.keyForeignPair
+        let classes = MRZLayout.classes(format)
+        return positions.filter { line, position in
+            classes[line][position] == .any && Self.hasLookAlike(text[line][position])
+                && picks[line][position].foreign >= least
+        }.map { picks[$0.0][$0.1].foreign }.sorted(by: >)
+    }
+
     /// Whether every access-key group of `text` is far more likely than any rival reading its
     /// check digit would also accept (the long document number of TD1/TD2 included).
     func keyGroupsUnambiguous(_ text: [[MRZGlyph]], picks: [[Pick]], ratio: Float) -> Bool {
@@ -138,6 +151,7 @@ extension MRZDecoder {
         return groups.allSatisfy { group in
             let sure = chosenProbabilities(group.positions, text: text, picks: picks)
             if sure.count > 1, sure[0] < policy.keyUnsurePair.least, sure[1] < policy.keyUnsurePair.second { return false }
+            if doubtfulLookAlikes(group.positions, text: text, picks: picks).count > 1 { return false }
             return strongestRival(positions: group.positions, check: group.check, text: text, picks: picks) <= ratio
         }
     }

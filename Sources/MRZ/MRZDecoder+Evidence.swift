@@ -18,6 +18,11 @@ package struct MRZKeyEvidence: Sendable {
     package var dimMinimumProbability: Float
     /// The least, over the key groups, of a group's second least likely character.
     package var secondLeastInGroup: Float
+    /// The most, over the key groups, of a group's second most "not OCR-B" look-alike cell (0
+    /// when there is no second; `Policy.keyForeignPair` refuses from its threshold).
+    package var secondForeignInGroup: Float = 0
+    /// Each key cell: its character, chosen probability, and "not OCR-B" share (the lab's `why`).
+    package var keyCells: [(character: Character, probability: Float, foreign: Float)] = []
 
     package static let temperatures: [Float] = [1, 1.5, 2, 3]
 }
@@ -50,7 +55,14 @@ extension MRZDecoder {
         }
         let checksHold = ["documentNumber", "dateOfBirth", "dateOfExpiry"].allSatisfy { reading.checkDigits[$0] == true }
             && reading.checkDigits["composite"] != false && wellFormedKey(text)
+        let secondForeign = groups.map { group -> Float in
+            let shares = doubtfulLookAlikes(group.positions, text: text, picks: picks, atLeast: -1)
+            return shares.count > 1 ? shares[1] : 0
+        }.max() ?? 0
+        let cells = keyPositions(text).map { line, position in
+            (text[line][position].character, picks[line][position].probabilities[text[line][position].index], 1 - scores[line][position].reduce(0, +))
+        }
         return (reading, MRZKeyEvidence(checksHold: checksHold, minimumProbability: minimum, twinRatio: twin, rival: rival, posteriors: posteriors,
-                                        dimmestContrast: dimmest, dimMinimumProbability: dimMinimum, secondLeastInGroup: secondLeast))
+                                        dimmestContrast: dimmest, dimMinimumProbability: dimMinimum, secondLeastInGroup: secondLeast, secondForeignInGroup: secondForeign, keyCells: cells))
     }
 }

@@ -22,7 +22,7 @@ extension MRZDecoder {
             guard p >= (corrected.contains([line, position]) ? policy.minimumRunnerUp : policy.keyMinimum) else { keySafe = false; break }
             // A glyph the classifier does not take for OCR-B at all (another font, a smudge): its
             // 37 characters' probabilities sum to less than the whole.
-            guard 1 - probabilities.reduce(0, +) <= policy.keyForeignMaximum else { keySafe = false; break }
+            guard picks[line][position].foreign <= policy.keyForeignMaximum else { keySafe = false; break }
             // Against every character the position allows that a check digit could not tell from
             // this one (same value modulo 10): far less likely, by a ratio.
             for other in MRZGlyph.all where other != chosen && classes[line][position].allows(other)
@@ -42,7 +42,7 @@ extension MRZDecoder {
                 let p = pick.probabilities[chosen.index]
                 let runnerUp = pick.probabilities.enumerated().filter { $0.offset != chosen.index }.map(\.element).max() ?? 0
                 if corrected.contains([line, position]) || contrast[line][position] < CellSampler.faintRatio || p < policy.validMinimum || p - runnerUp < policy.validMargin
-                    || 1 - pick.probabilities.reduce(0, +) > policy.validForeignMaximum {
+                    || pick.foreign > policy.validForeignMaximum {
                     restConfident = false
                 }
             }

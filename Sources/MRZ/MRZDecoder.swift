@@ -48,12 +48,37 @@ struct MRZDecoder {
             return policy
         }
         var validForeignMaximum: Float = 0.05
+        /// Capitals under this many pixels in the photo itself: `0` and `O` each at least
+        /// `smallZeroOFloor` times the other (not `lookAlikeFloor`), so that two such cells whose
+        /// changes cancel in a check digit are a rival over the tenth (0.35² ≈ 0.12). At 10–11
+        /// pixels, blurred, OCR-B's `0` and `O` are a pixel apart in width and the classifier
+        /// still called each surely: a TD1 card 360 pixels wide (`small` tier, seed 6262, image
+        /// 270) had `322206099` claimed as `3222O6O99` (24 × 3 + 24 × 7 ≡ 0). Every look-alike
+        /// pair raised so cost 18–26 points of the small tier (Docs/mrz.md, "Verdicts").
+        var smallLookAlikeHeight: Float = 12
+        var smallZeroOFloor: Float = 0.35
+        /// The floor of `0`/`O` when it is not `lookAlikeFloor`.
+        var zeroOFloor: Float?
+        /// The policy for capitals `capHeight` pixels tall in the photo itself.
+        func forCapHeight(_ capHeight: Float) -> Policy {
+            var policy = capHeight < smallGlyphHeight ? forSmallGlyphs : self
+            if capHeight < smallLookAlikeHeight { policy.zeroOFloor = max(policy.lookAlikeFloor, smallZeroOFloor) }
+            return policy
+        }
         /// Two unsure characters in one key group: one under `least`, another under `second`. A
         /// check digit is one equation; two unsure unknowns in it can be wrong together and still
         /// hold it — an `F` at a cell of contrast 0.26 read `Y` (0.45) and an `O` read `D` (0.73),
         /// their values compensating (seed 8181, hard tier, photographed again). Costs 8 of 1,130
         /// right hard-tier keys (Docs/mrz.md, "Verdicts").
         var keyUnsurePair: (least: Float, second: Float) = (0.5, 0.8)
+        /// Two look-alike cells of one key group (0/O, 0/D, 8/B … in a field allowing both) each at
+        /// least this much "not OCR-B": two doubtful glyphs the floor lets the check digit choose
+        /// between are two unknowns in one check digit's equation. A font-tier
+        /// page (seed 6262, image 227) had its number's `DD` in held-out fonts, each read `0`
+        /// (0.89 and 0.67, not OCR-B 0.10 and 0.12, where plain cells are 0.00–0.01): the two
+        /// changes cancel (13 × 7 + 13 × 3 ≡ 0), and the look-alike floor's rival, 0.3², sat just
+        /// under the tenth (Docs/mrz.md, "Verdicts").
+        var keyForeignPair: Float = 0.05
 
         static let standard = Policy()
     }
@@ -70,6 +95,9 @@ struct MRZDecoder {
         var runnerUp: MRZGlyph
         var runnerUpProbability: Float
         var probabilities: Scores
+        /// The cell's "not OCR-B" share, from the classifier's own probabilities (the look-alike
+        /// floor raises some of `probabilities`, and would hide it).
+        var foreign: Float = 0
     }
 
     /// `faint`: cells washed out (glare). None of them counts towards `valid`. The access key's
@@ -95,8 +123,10 @@ struct MRZDecoder {
         for (line, cells) in scores.enumerated() {
             picks.append(cells.enumerated().map { position, probabilities in
                 let allowed = classes[line][position]
-                return Self.pick(allowed == .any ? Self.lookAlikesFloored(probabilities, policy.lookAlikeFloor) : probabilities,
-                                 allowed: allowed)
+                var pick = Self.pick(allowed == .any ? Self.lookAlikesFloored(probabilities, policy.lookAlikeFloor, zeroO: policy.zeroOFloor) : probabilities,
+                                     allowed: allowed)
+                pick.foreign = 1 - probabilities.reduce(0, +)
+                return pick
             })
         }
         var text = picks.map { $0.map(\.glyph) }
@@ -134,10 +164,15 @@ struct MRZDecoder {
     static let lookAlikes: [(MRZGlyph, MRZGlyph)] = [("0", "O"), ("0", "D"), ("0", "Q"), ("1", "I"), ("2", "Z"), ("5", "S"), ("8", "B")]
         .map { (MRZGlyph(Character($0.0)), MRZGlyph(Character($0.1))) }
 
-    /// `probabilities` with each look-alike at least `floor` times its partner.
-    static func lookAlikesFloored(_ probabilities: Scores, _ floor: Float) -> Scores {
+    /// Whether `glyph` is one of `lookAlikes`.
+    static func hasLookAlike(_ glyph: MRZGlyph) -> Bool { lookAlikes.contains { $0.0 == glyph || $0.1 == glyph } }
+
+    /// `probabilities` with each look-alike at least `floor` times its partner (`0`/`O`: `zeroO`
+    /// when given).
+    static func lookAlikesFloored(_ probabilities: Scores, _ floor: Float, zeroO: Float? = nil) -> Scores {
         var out = probabilities
         for (a, b) in lookAlikes {
+            let floor = a == MRZGlyph("0") && b == MRZGlyph("O") ? zeroO ?? floor : floor
             out[a.index] = max(out[a.index], floor * probabilities[b.index])
             out[b.index] = max(out[b.index], floor * probabilities[a.index])
         }

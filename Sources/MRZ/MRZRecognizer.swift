@@ -63,8 +63,11 @@ public struct MRZRecognizer: Sendable {
     /// The standard recognizer with some verdict thresholds changed (the lab's `analyze`: which
     /// rule refused a reading).
     package func loosened(keyMinimum: Float? = nil, keyUndetectableRatio: Float? = nil, keyForeignMaximum: Float? = nil,
-                          validForeignMaximum: Float? = nil, smallGlyphHeight: Float? = nil) -> MRZRecognizer {
+                          validForeignMaximum: Float? = nil, smallGlyphHeight: Float? = nil, keyForeignPair: Float? = nil,
+                          smallLookAlikeHeight: Float? = nil) -> MRZRecognizer {
         var policy = self.policy
+        if let smallLookAlikeHeight { policy.smallLookAlikeHeight = smallLookAlikeHeight }
+        if let keyForeignPair { policy.keyForeignPair = keyForeignPair }
         if let smallGlyphHeight { policy.smallGlyphHeight = smallGlyphHeight }
         if let keyMinimum { policy.keyMinimum = keyMinimum }
         if let keyUndetectableRatio { policy.keyUndetectableRatio = keyUndetectableRatio }
@@ -123,7 +126,7 @@ public struct MRZRecognizer: Sendable {
             let readings = decoded(scores, contrast: contrast, retry: retry, capHeight: capHeight)
             bestValid = bestValid || readings.contains(where: \.valid)
             for format in MRZFormat.candidates(lines: scores.count, length: scores[0].count) {
-                guard let (reading, evidence) = MRZDecoder(format: format, policy: policy).evidence(scores, contrast: contrast), evidence.checksHold else { continue }
+                guard let (reading, evidence) = MRZDecoder(format: format, policy: policy.forCapHeight(capHeight)).evidence(scores, contrast: contrast), evidence.checksHold else { continue }
                 if best == nil || evidence.posteriors[0] > best?.evidence.posteriors[0] ?? 0 { best = (reading, evidence) }
             }
             return (bestValid, readings.map(Self.score).max() ?? -1)
@@ -141,7 +144,7 @@ public struct MRZRecognizer: Sendable {
     /// that cancel in one check digit were each read surely (`small` tier, a visa's `GFYJU3UMM`
     /// read `SKFJU3UMM`).
     private func decoded(_ scores: [[[Float]]], contrast: [[Float]], retry: Bool, capHeight: Float) -> [MRZReading] {
-        let policy = capHeight < self.policy.smallGlyphHeight ? self.policy.forSmallGlyphs : self.policy
+        let policy = self.policy.forCapHeight(capHeight)
         return MRZFormat.candidates(lines: scores.count, length: scores[0].count).compactMap { format in
             guard var reading = MRZDecoder(format: format, policy: policy).decode(scores, contrast: contrast) else { return nil }
             if retry { reading.valid = false }

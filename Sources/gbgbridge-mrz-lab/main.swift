@@ -69,6 +69,7 @@ case "why":
             print(String(format: "  best evidence: %@ %@ — least key p %.3f, twin %.3f, rival %.3f, posteriors %@", reading.format.rawValue,
                          reading.lines.description, evidence.minimumProbability, evidence.twinRatio, evidence.rival,
                          evidence.posteriors.map { String(format: "%.3f", $0) }.joined(separator: "/")))
+            print("  key cells (character, probability, not OCR-B): " + evidence.keyCells.map { "\($0.character) \(String(format: "%.2f %.2f", $0.probability, $0.foreign))" }.joined(separator: " | "))
         }
     }
 case "fonts":
@@ -285,12 +286,12 @@ case "evidence":
         }
         guard let (r, e) = recognizer.bestEvidence(gray) else { return }
         let right = r.documentNumber == sample.documentNumber.replacingOccurrences(of: "<", with: "") && r.dateOfBirth == sample.dateOfBirth && r.dateOfExpiry == sample.dateOfExpiry
-        let figures = [e.minimumProbability, e.twinRatio, e.rival] + e.posteriors + [e.dimmestContrast, e.dimMinimumProbability, e.secondLeastInGroup]
+        let figures = [e.minimumProbability, e.twinRatio, e.rival] + e.posteriors + [e.dimmestContrast, e.dimMinimumProbability, e.secondLeastInGroup, e.secondForeignInGroup]
         let detail = right ? "" : " read \(r.lines) for \(sample.lines) corrections \(r.corrections) normal read: \(recognizer.read(gray).reading.map { "\($0.lines) key \($0.accessKeyValid)" } ?? "none")"
         lines.withLock { $0.append("\(right ? "right" : "WRONG") #\(index) \(r.accessKeyValid ? "accepted" : "refused") " + figures.map { String(format: "%.4f", $0) }.joined(separator: " ") + detail) }
     }
     print("right/wrong #index verdict minP twinRatio rival posterior@" + MRZKeyEvidence.temperatures.map { "\($0)" }.joined(separator: ",")
-          + " dimmestContrast dimMinP secondLeastInGroup")
+          + " dimmestContrast dimMinP secondLeastInGroup secondForeignInGroup")
     for line in lines.withLock({ $0 }).sorted() { print(line) }
 case "train":
     // swift run -c release gbgbridge-mrz-lab train [--shots 3000] [--hidden 128] [--epochs 16] [--seed 2027] [--cap-jitter 0.05]

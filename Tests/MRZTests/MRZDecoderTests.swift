@@ -87,6 +87,63 @@ struct MRZDecoderTests {
         #expect(!reading.accessKeyValid && !reading.valid)
     }
 
+    @Test("a glyph that is not OCR-B is not hidden by the look-alike floor (a '0' of another font in the number)")
+    func lookAlikeFloorKeepsTheForeignShare() throws {
+        let lines = Self.specimens[0].1
+        // The number's '0' (L898902C3, line 2 position 5) at 0.4, the rest of the cell "not OCR-B"
+        // (0.56): raising `O`, `D`, `Q` to the floor must not make the cell look like OCR-B again.
+        let foreign = Self.scores(lines, overrides: [[1, 5]: ["0": 0.4]])
+        let reading = try #require(MRZDecoder(format: .td3, policy: .standard).decode(foreign))
+        #expect(reading.documentNumber == "L898902C3" && !reading.accessKeyValid && !reading.valid)
+        let plain = Self.scores(lines, overrides: [[1, 5]: ["0": 0.9, "O": 0.06]])
+        #expect(try #require(MRZDecoder(format: .td3, policy: .standard).decode(plain)).accessKeyValid)
+    }
+
+    @Test("two look-alike cells of one key group each a little 'not OCR-B': no key; one, two in different groups, or two without a look-alike: the key")
+    func twoDoubtfulCellsInOneGroup() throws {
+        let lines = Self.specimens[0].1
+        // The number's two 8s (positions 1 and 3) each 0.9 sure and 0.06 not OCR-B.
+        let doubtful: [Character: Float] = ["8": 0.9, "B": 0.005]
+        let two = Self.scores(lines, overrides: [[1, 1]: doubtful, [1, 3]: doubtful])
+        let reading = try #require(MRZDecoder(format: .td3, policy: .standard).decode(two))
+        #expect(reading.documentNumber == "L898902C3" && !reading.accessKeyValid)
+        let one = Self.scores(lines, overrides: [[1, 1]: doubtful])
+        #expect(try #require(MRZDecoder(format: .td3, policy: .standard).decode(one)).accessKeyValid)
+        // One in the number, one in the date of birth (740812: line 2 position 13).
+        let apart = Self.scores(lines, overrides: [[1, 1]: doubtful, [1, 13]: ["7": 0.9]])
+        #expect(try #require(MRZDecoder(format: .td3, policy: .standard).decode(apart)).accessKeyValid)
+        // Two letters without a look-alike (the number's L and C): the check digit, not the floor,
+        // decides between them and their rivals.
+        let letters = Self.scores(lines, overrides: [[1, 0]: ["L": 0.9], [1, 7]: ["C": 0.9]])
+        #expect(try #require(MRZDecoder(format: .td3, policy: .standard).decode(letters)).accessKeyValid)
+    }
+
+    @Test("under 12-pixel capitals 0 and O are floored at 0.35 of each other: two that cancel are a rival over the tenth")
+    func zeroOFloorAtSmallCapitals() throws {
+        // A TD1 number D23005890: its 0s at weights 7 and 3 (positions 8 and 9) read surely; O for
+        // both cancels in the check digit and the composite (24 × 7 + 24 × 3 ≡ 0).
+        var lines = Self.specimens[1].1
+        let number = "D23005890"
+        lines[0] = "I<UTO" + number + "\(MRZCheckDigit.value(number.map(MRZGlyph.init)))" + String(lines[0].dropFirst(15))
+        lines[1] = String(lines[1].prefix(29)) + "\(MRZCheckDigit.value(Self.compositeText(lines).map(MRZGlyph.init)))"
+        let sure = Self.scores(lines, sure: 0.97)
+        let standard = MRZDecoder.Policy.standard
+        let large = try #require(MRZDecoder(format: .td1, policy: standard.forCapHeight(20)).decode(sure))
+        #expect(large.documentNumber == number && large.accessKeyValid && large.valid)
+        let small = try #require(MRZDecoder(format: .td1, policy: standard.forCapHeight(10)).decode(sure))
+        #expect(small.documentNumber == number && !small.accessKeyValid)
+        // Only 0/O is raised: 8/B keeps the ordinary floor.
+        let eight = Self.scores(["8"])[0][0], zero = Self.scores(["0"])[0][0]
+        #expect(abs(MRZDecoder.lookAlikesFloored(eight, 0.3, zeroO: 0.35)[MRZGlyph("B").index] - 0.3 * 0.97) < 1e-6)
+        #expect(abs(MRZDecoder.lookAlikesFloored(zero, 0.3, zeroO: 0.35)[MRZGlyph("O").index] - 0.35 * 0.97) < 1e-6)
+    }
+
+    /// TD1's composite: line 1 from position 5, line 2's birth date, expiry and optional data.
+    static func compositeText(_ lines: [String]) -> String {
+        let one = Array(lines[0]), two = Array(lines[1])
+        return String(one[5..<30]) + String(two[0..<7]) + String(two[8..<15]) + String(two[18..<29])
+    }
+
     @Test("an unsure key character (0.4) the check digits decide alone: the key valid; under 0.3, never")
     func unsureKeyCharacter() throws {
         let lines = Self.specimens[0].1

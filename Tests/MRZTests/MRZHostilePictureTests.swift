@@ -34,6 +34,43 @@ struct MRZHostilePictureTests {
         #expect(reading?.valid != true)
     }
 
+    /// The bench's font tier on a fresh seed (`--seed 6262 --tiers font --only 227`, 2026-11-27): a
+    /// passport whose number starts `DD`, both in held-out fonts. Each was read OCR-B's `0` (0.89,
+    /// 0.67), each cell's "not OCR-B" share small (0.10, 0.12) but far above plain print's; `D` → `0`
+    /// twice at weights 7 and 3 cancels in the check digit, and the look-alike floor's rival (0.3²)
+    /// sat just under the tenth: `00PHTLITS` was claimed for `DDPHTLITS`. Two doubtful cells in one
+    /// key group now earn no key (`Policy.keyForeignPair`).
+    @Test("two key characters of one group that are not plainly OCR-B earn no key")
+    func twoDoubtfulGlyphsInOneGroup() async throws {
+        let recognizer = try #require(Self.recognizer)
+        let png = try Data(contentsOf: TestFixtures.url("mrz/font-tier-6262-227.png"))
+        let image = try ImageCodecs.decodePNG(Array(png))
+        let reading = try await MRZRecognizerTests.offPool { recognizer.read(image).reading }
+        if let reading, reading.accessKeyValid {
+            #expect(reading.documentNumber == "DDPHTLITS" && reading.dateOfBirth == "800203" && reading.dateOfExpiry == "290609",
+                    "a wrong access key claimed: \(reading.lines)")
+        }
+        #expect(reading?.valid != true)
+    }
+
+    /// The bench's small tier on a fresh seed (`--seed 6262 --tiers font,substitution,interleave,hard,
+    /// overprint,tiny,small --only 270`, 2026-11-27): a TD1 card 360 pixels wide, its capitals 10–11
+    /// pixels and blurred. Its number `322206099` was read `3222O6O99`, each `O` surely (0.94, 0.91,
+    /// plainly OCR-B); `0` → `O` at weights 3 and 7 cancels, and the look-alike floor's rival (0.3²)
+    /// sat under the tenth. Under 12 pixels `0`/`O` are floored at 0.35 of each other.
+    @Test("two 0/O cells that cancel in a check digit, at 10–11-pixel capitals, earn no key")
+    func zeroAndOAtSmallCapitals() async throws {
+        let recognizer = try #require(Self.recognizer)
+        let png = try Data(contentsOf: TestFixtures.url("mrz/small-tier-6262-270.png"))
+        let image = try ImageCodecs.decodePNG(Array(png))
+        let reading = try await MRZRecognizerTests.offPool { recognizer.read(image).reading }
+        if let reading, reading.accessKeyValid {
+            #expect(reading.documentNumber == "322206099" && reading.dateOfBirth == "650207" && reading.dateOfExpiry == "301206",
+                    "a wrong access key claimed: \(reading.lines)")
+        }
+        #expect(reading?.valid != true)
+    }
+
     @Test("past its time budget the search stops and claims nothing (SEARCH_BUDGET_EXCEEDED)")
     func budget() async throws {
         let photographer = try #require(Self.photographer)
