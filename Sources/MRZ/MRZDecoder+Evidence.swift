@@ -60,7 +60,7 @@ extension MRZDecoder {
             return shares.count > 1 ? shares[1] : 0
         }.max() ?? 0
         let cells = keyPositions(text).map { line, position in
-            (text[line][position].character, picks[line][position].probabilities[text[line][position].index], 1 - scores[line][position].reduce(0, +))
+            (text[line][position].character, picks[line][position].probabilities[text[line][position].index], picks[line][position].foreign)
         }
         return (reading, MRZKeyEvidence(checksHold: checksHold, minimumProbability: minimum, twinRatio: twin, rival: rival, posteriors: posteriors,
                                         dimmestContrast: dimmest, dimMinimumProbability: dimMinimum, secondLeastInGroup: secondLeast, secondForeignInGroup: secondForeign, keyCells: cells))

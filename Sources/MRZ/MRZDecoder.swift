@@ -164,6 +164,9 @@ struct MRZDecoder {
     static let lookAlikes: [(MRZGlyph, MRZGlyph)] = [("0", "O"), ("0", "D"), ("0", "Q"), ("1", "I"), ("2", "Z"), ("5", "S"), ("8", "B")]
         .map { (MRZGlyph(Character($0.0)), MRZGlyph(Character($0.1))) }
 
+    /// The pair `Policy.zeroOFloor` raises at small capitals.
+    static let zeroAndO = (MRZGlyph(Character("0")), MRZGlyph(Character("O")))
+
     /// Whether `glyph` is one of `lookAlikes`.
     static func hasLookAlike(_ glyph: MRZGlyph) -> Bool { lookAlikes.contains { $0.0 == glyph || $0.1 == glyph } }
 
@@ -172,7 +175,7 @@ struct MRZDecoder {
     static func lookAlikesFloored(_ probabilities: Scores, _ floor: Float, zeroO: Float? = nil) -> Scores {
         var out = probabilities
         for (a, b) in lookAlikes {
-            let floor = a == MRZGlyph("0") && b == MRZGlyph("O") ? zeroO ?? floor : floor
+            let floor = a == zeroAndO.0 && b == zeroAndO.1 ? zeroO ?? floor : floor
             out[a.index] = max(out[a.index], floor * probabilities[b.index])
             out[b.index] = max(out[b.index], floor * probabilities[a.index])
         }
