@@ -30,9 +30,6 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
         // serve's configuration file (YAML).
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
-        // `gbgbridge trust refresh`: fetching master lists, CRLs and CSCAs (HTTPS verified).
-        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
-        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         // API documentation (DocC) for GBGBridge, MRTDVerification and MRTD: scripts/docs.sh.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
     ],
@@ -161,11 +158,12 @@ let package = Package(
         .target(name: "CHostileImages", linkerSettings: [.linkedLibrary("jpeg")]),
         // renameat2(RENAME_EXCHANGE): a trust store swapped for its refreshed copy in one step.
         .target(name: "CFileSwapShim"),
-        // Fetching trust material for `trust refresh` (async-http-client; verified by the caller).
-        .target(name: "TrustFetch", dependencies: [
-            .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
-            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
-        ]),
+        // libcurl with the system's OpenSSL (Debian's libcurl4-openssl-dev), and its variadic
+        // curl_easy_setopt/getinfo as typed functions.
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .target(name: "CCurlShim", dependencies: ["CCurl"]),
+        // Fetching trust material for `trust refresh` (libcurl: TLS and CAs are the system's; verified by the caller).
+        .target(name: "TrustFetch", dependencies: ["CCurl", "CCurlShim", "BoundedFiles"]),
         // The host's side of it: one confined child an image, its answer checked (FoundationEssentials only).
         .target(name: "ImageSandbox", dependencies: ["ChildProcesses", "ImageCodecs", "MRZ"]),
         // Swift API over CImageCodecs.

@@ -8,6 +8,8 @@ packages=(
   libpcsclite-dev pcscd vsmartcard-vpcd   # PC/SC reader access; vpcd lets the emulator act as a card
   libnfc-dev                              # PN53x readers
   libssl-dev                              # OpenSSL 3: BAC/PACE/CA/AA/passive authentication
+  libcurl4-openssl-dev                    # trust refresh fetches through libcurl (TLS by the system's OpenSSL)
+  libseccomp-dev                          # the confined image decoder's seccomp filter (CSeccomp)
   libeac-dev openpace                     # OpenPACE: the independent PACE/CA peer of OpenPACEInteropTests; cvc-create/cvc-print
   libopenjp2-7-dev libturbojpeg0-dev libjpeg62-turbo-dev libpng-dev zlib1g-dev  # images
   chromium fonts-dejavu-core              # the browser end-to-end tests (and the kiosk)
