@@ -5,5 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-swift build -c release --product gbgbridge
+# Every executable the product starts: the host, the confined image decoder every chip photo and
+# MRZ photo goes through (found beside gbgbridge), and the lean reader `gbgbridge read` execs.
+for product in gbgbridge gbgbridge-decode gbgbridge-read; do
+  swift build -c release --product "$product"
+done
 exec .build/release/gbgbridge demo "$@"

@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
 # Installs the Debian packages GBGBridge needs to build, test and run, skipping what is present.
-# Usage: scripts/install-deps.sh            (build + test dependencies)
+# Usage: scripts/install-deps.sh            install what is missing (apt-get; root or sudo)
+#        scripts/install-deps.sh --check    list what is missing and exit 1 (installing nothing); 0 when nothing is
+#
+# What needs which package is declared here, and SourceRulesTests holds the project to it: every
+# provider Package.swift names (`.apt([...])`), every pkg-config module and linked library, every
+# program the tests and scripts start by path or look up with `command -v`, has its package below.
 set -euo pipefail
 
 packages=(
@@ -20,13 +25,62 @@ packages=(
   python3-jsonschema                      # validates every nfc.read message against Docs/nfc-read.schema.json in the tests
   python3-prometheus-client               # an independent parser of /metrics in the tests
   dpkg-dev binutils lintian               # scripts/package-deb.sh: dpkg-shlibdeps, strip, the package's check
+  systemd                                 # systemd-analyze: scripts/check-deb.sh verifies the packaged units
   libp11-kit-dev softhsm2                 # PKCS#11 terminal keys: the header, and SoftHSM2 as the token in the tests
   qemu-system-x86 busybox-static v4l-utils  # the vivid camera VM tests (scripts/vivid-vm.sh): a real kernel's V4L2 test driver
   libjpeg-turbo-progs                     # cjpeg makes the real MJPEG frames the camera tests decode
   fonts-ocr-b libfreetype-dev             # the MRZ tests photograph synthetic pages drawn in OCR-B (MRZSynthesis)
   fonts-liberation fonts-urw-base35 fonts-freefont-ttf fonts-inconsolata fonts-noto-mono  # other fonts: the MRZ classifier's "not OCR-B" examples and the look-alike-font attacks
   python3-pil                             # an independent JPEG encoder: CMYK and YCCK scans for gbgbridge mrz's tests
+  python3-cbor2                           # an independent CBOR parser: mdoc responses and transcripts in the tests
+  mmdebstrap                              # scripts/fresh-machine.sh: a throwaway Debian root
 )
+
+# Programs the tests and scripts start, and the package each comes from (program:package).
+programs=(
+  python3:python3
+  pcscd:pcscd
+  cvc-create:openpace cvc-print:openpace
+  softhsm2-util:softhsm2
+  chromium:chromium
+  gdb:gdb
+  time:time
+  cjpeg:libjpeg-turbo-progs
+  qemu-system-x86_64:qemu-system-x86
+  v4l2-ctl:v4l-utils
+  busybox:busybox-static
+  lintian:lintian
+  dpkg-shlibdeps:dpkg-dev
+  strip:binutils
+  systemd-analyze:systemd
+  openssl:openssl
+  curl:curl
+  mmdebstrap:mmdebstrap
+)
+
+# Libraries Package.swift links by name (linkedLibrary), and the package with their development files.
+libraries=(
+  eac:libeac-dev
+  crypto:libssl-dev
+  jpeg:libjpeg62-turbo-dev
+  dl:libc6-dev
+)
+
+check_only=0
+case "${1:-}" in
+  --check) check_only=1 ;;
+  "") ;;
+  -h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  *) echo "install-deps.sh: unknown option $1 (--check, --help)" >&2; exit 2 ;;
+esac
+
+for entry in "${programs[@]}" "${libraries[@]}"; do
+  package=${entry#*:}
+  case " ${packages[*]} " in
+    *" $package "*) ;;
+    *) packages+=("$package") ;;
+  esac
+done
 
 missing=()
 for p in "${packages[@]}"; do
@@ -34,6 +88,25 @@ for p in "${packages[@]}"; do
     missing+=("$p")
   fi
 done
+
+if [ "$check_only" -eq 1 ]; then
+  status=0
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "missing Debian packages: ${missing[*]}"
+    status=1
+  fi
+  for entry in "${programs[@]}"; do
+    program=${entry%%:*}
+    package=${entry#*:}
+    if ! command -v "$program" >/dev/null 2>&1 && [ ! -x "/usr/sbin/$program" ] && [ ! -x "/sbin/$program" ]; then
+      echo "missing program: $program (package $package)"
+      status=1
+    fi
+  done
+  command -v swift >/dev/null 2>&1 || { echo "missing: the Swift toolchain (6.0 or later) on PATH"; status=1; }
+  [ "$status" -eq 0 ] && echo "nothing missing: ${#packages[@]} packages, ${#programs[@]} programs"
+  exit "$status"
+fi
 
 if [ ${#missing[@]} -gt 0 ]; then
   echo "Installing: ${missing[*]}"

@@ -54,6 +54,7 @@ struct DoctorCommand: AsyncParsableCommand {
         checks.append(await DoctorChecks.libnfc(devices: libnfcDevice))
         checks.append(DoctorChecks.trustStore(paths: trustPaths))
         checks.append(await DoctorChecks.terminalAuthentication(certificates: settings?.terminalCertificates ?? [], key: settings?.terminalKey))
+        checks.append(await DoctorChecks.imageDecoder())
         checks.append(DoctorChecks.chromium())
         checks += await DoctorChecks.cameras(settings: settings)
         checks.append(DoctorChecks.port(host: host, port: port))

@@ -8,7 +8,7 @@ import Testing
 /// already taken and a pcscd that is not there.
 @Suite("gbgbridge doctor", .serialized)
 struct DoctorCommandTests {
-    static let names = ["config", "pcscd", "readers", "card", "kernel-modules", "libnfc", "trust-store", "terminal-authentication", "chromium", "camera.document", "camera.selfie", "port"]
+    static let names = ["config", "pcscd", "readers", "card", "kernel-modules", "libnfc", "trust-store", "terminal-authentication", "image-decoder", "chromium", "camera.document", "camera.selfie", "port"]
 
     /// A TCP port nobody listens on now.
     static func freePort() throws -> Int { try freeLoopbackPort() }
@@ -65,6 +65,25 @@ struct DoctorCommandTests {
         #expect((checks["libnfc"]?["finding"] as? String)?.contains("not used") == true)
         // Nothing of the document: no MRZ, no name, no document number.
         #expect(!text.contains("L898902C3") && !text.contains("ERIKSSON") && !text.contains("X9Q7R2K4"))
+    }
+
+    @Test("the confined image decoder: ok beside the binary (a probe decoded in it); an error with a fix when the binary stands alone")
+    func imageDecoder() async throws {
+        let beside = try await Self.doctor(["--port", String(try Self.freePort())])
+        #expect(Self.status(beside.checks["image-decoder"]) == "ok", "\(beside.checks["image-decoder"] ?? [:])")
+        #expect((beside.checks["image-decoder"]?["finding"] as? String)?.contains("confinement") == true)
+        // The binary copied alone (as a checkout's `swift build --product gbgbridge` left it): no decoder.
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("doctor-alone-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let alone = directory.appendingPathComponent("gbgbridge").path
+        try FileManager.default.copyItem(atPath: GBGBridgeBinary.path, toPath: alone)
+        let outcome = try await runCommand(alone, ["doctor", "--json", "--config", "/dev/null", "--port", String(try Self.freePort())],
+                                           timeout: .seconds(60), environment: ["GBGBRIDGE_DECODE": "/nonexistent"])
+        let (status, checks, _) = try Self.parse(outcome)
+        #expect(status == 1)
+        #expect(Self.status(checks["image-decoder"]) == "error")
+        #expect((checks["image-decoder"]?["fix"] as? String)?.contains("gbgbridge-decode") == true)
     }
 
     @Test("an expired CSCA, a CRL past its nextUpdate and a taken port are reported with fixes; exit 1 for the error")
