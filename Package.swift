@@ -163,7 +163,9 @@ let package = Package(
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .target(name: "CCurlShim", dependencies: ["CCurl"]),
         // Fetching trust material for `trust refresh` (libcurl: TLS and CAs are the system's; verified by the caller).
-        .target(name: "TrustFetch", dependencies: ["CCurl", "CCurlShim", "BoundedFiles"]),
+        .target(name: "TrustFetch", dependencies: ["CCurl", "CCurlShim", "CLibArchive", "BoundedFiles"]),
+        // libarchive (Debian's libarchive-dev): a master list published inside a ZIP, unpacked bounded.
+        .systemLibrary(name: "CLibArchive", pkgConfig: "libarchive", providers: [.apt(["libarchive-dev"])]),
         // The host's side of it: one confined child an image, its answer checked (FoundationEssentials only).
         .target(name: "ImageSandbox", dependencies: ["ChildProcesses", "ImageCodecs", "MRZ"]),
         // Swift API over CImageCodecs.

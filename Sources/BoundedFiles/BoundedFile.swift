@@ -158,6 +158,10 @@ public struct BoundedFileError: Error, Sendable, Hashable, CustomStringConvertib
         case notRegular
         case tooManyEntries(limit: Int)
         case tooLarge(size: Int, ceiling: Int)
+        /// A symbolic link where none is followed (a store a program writes to and deletes from).
+        case symlink
+        /// A directory that was swapped, removed or changed while it was read as one whole.
+        case changedWhileRead
     }
 
     public let path: String
@@ -180,6 +184,8 @@ public struct BoundedFileError: Error, Sendable, Hashable, CustomStringConvertib
         case .notDirectory: return "\(path) is not a directory (the \(what) must be one)"
         case .tooManyEntries(let limit): return "\(path) holds more than \(limit) entries: not a \(what)"
         case .notRegular: return "\(path) is a pipe or a socket, not a \(what) file"
+        case .symlink: return "\(path) is a symbolic link: refused (the \(what) and everything in it are opened without following links)"
+        case .changedWhileRead: return "\(path) kept changing while it was read: read it again"
         case .tooLarge(let size, let ceiling):
             return "\(path) is \(Self.size(size)), more than the \(Self.size(ceiling)) a \(what) may be: not read"
         }

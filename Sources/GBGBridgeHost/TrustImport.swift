@@ -3,118 +3,85 @@ import Foundation
 import MRTD
 import MRTDCrypto
 
-/// One `gbgbridge trust import`: files are read and verified as they are added; `commit` sorts
-/// out duplicates and replacements against the store and writes what is new.
+/// One `gbgbridge trust import` (and the verification half of `trust refresh`): files are read
+/// and verified as they are added; `commit` sorts out duplicates and replacements against the
+/// store and writes what is new (TrustImport+Commit.swift).
+///
+/// The rules (issue 49), for every source alike:
+/// - A CSCA is trusted only through something already trusted: a self-signed certificate only
+///   when its SHA-256 is an anchor named for its source (`--list-anchor-sha256`/`--anchor-sha256`,
+///   a refresh source's `anchor-sha256`) or its key is already trusted; a link certificate only
+///   when a CSCA already trusted signed it; a list's certificates only when the list is accepted.
+///   Anything else is refused as `unanchored-csca`: a self-signature proves nothing.
+/// - Identity is the key: a CSCA is the same CSCA only when its public key is the same (the
+///   SubjectPublicKeyInfo's SHA-256); a certificate with another key never replaces or removes one.
+/// - A CRL belongs to the key that signed it (and that its authorityKeyIdentifier names), never to
+///   an issuer name: countries keep one name across key rollovers.
 package struct TrustImport {
     package struct Problem: Error, CustomStringConvertible {
         package let description: String
     }
 
-    package struct Report {
-        package var added: [(country: String, subject: String, file: String)] = []
-        package var replaced: [(country: String, subject: String, old: String, new: String)] = []
-        /// Each change with where it came from (a file or a URL): "added CSCA …", "replaced CRL …".
-        package var changes: [(source: String, what: String)] = []
-        package var alreadyPresent: [(subject: String, reason: String)] = []
-        package var countriesAdded: [String] = []
-        package var crlsAdded: [(issuer: String, file: String)] = []
-        package var crlsReplaced: [(issuer: String, old: String, new: String)] = []
-        package var refused: [(file: String, reason: String)] = []
-        /// Certificates of an accepted master list refused one by one (a link whose issuer the
-        /// list lacks, a signature that does not verify): reported, not a failed import.
-        package var refusedFromLists: [(file: String, subject: String, reason: String)] = []
-        /// The master lists accepted, with their signers.
-        package var masterLists: [(file: String, signer: String)] = []
-        /// Old files that still hold a replaced certificate next to others (not deleted).
-        package var leftInPlace: [String] = []
-
-        package var json: [String: Any] {
-            [
-                "added": added.map { ["country": $0.country, "subject": $0.subject, "file": $0.file] },
-                "replaced": replaced.map { ["country": $0.country, "subject": $0.subject, "old": $0.old, "new": $0.new] },
-                "alreadyPresent": alreadyPresent.map { ["subject": $0.subject, "reason": $0.reason] },
-                "countriesAdded": countriesAdded,
-                "crlsAdded": crlsAdded.map { ["issuer": $0.issuer, "file": $0.file] },
-                "crlsReplaced": crlsReplaced.map { ["issuer": $0.issuer, "old": $0.old, "new": $0.new] },
-                "refused": refused.map { ["file": $0.file, "reason": $0.reason] },
-                "refusedFromLists": refusedFromLists.map { ["file": $0.file, "subject": $0.subject, "reason": $0.reason] },
-                "masterLists": masterLists.map { ["file": $0.file, "signer": $0.signer] },
-                "leftInPlace": leftInPlace,
-            ]
-        }
-
-        package func text(dryRun: Bool) -> String {
-            var lines: [String] = []
-            let verb = dryRun ? "would add" : "added"
-            lines.append("\(verb) \(added.count) CSCA certificate\(added.count == 1 ? "" : "s"), replaced \(replaced.count), "
-                         + "\(alreadyPresent.count) already present; CRLs: \(crlsAdded.count) added, \(crlsReplaced.count) replaced; "
-                         + "\(refused.count) refused" + (refusedFromLists.isEmpty ? "" : ", \(refusedFromLists.count) certificates of master lists refused"))
-            if !countriesAdded.isEmpty { lines.append("countries added: \(countriesAdded.joined(separator: ", "))") }
-            for list in masterLists { lines.append("master list \(list.file), signed by \(list.signer)") }
-            if added.count <= 20 {
-                for entry in added { lines.append("  + \(entry.country) \(entry.subject)  → \(entry.file)") }
-            } else {
-                let byCountry = Dictionary(grouping: added, by: \.country).sorted { $0.key < $1.key }
-                lines.append("  + by country: " + byCountry.map { "\($0.key) \($0.value.count)" }.joined(separator: ", "))
-            }
-            for entry in replaced { lines.append("  ~ \(entry.country) \(entry.subject)  \(entry.old) → \(entry.new)") }
-            for entry in crlsAdded { lines.append("  + CRL \(entry.issuer)  → \(entry.file)") }
-            for entry in crlsReplaced { lines.append("  ~ CRL \(entry.issuer)  \(entry.old) → \(entry.new)") }
-            for entry in refused { lines.append("  ! refused \(entry.file): \(entry.reason)") }
-            for entry in refusedFromLists { lines.append("  - not taken from \(entry.file): \(entry.subject): \(entry.reason)") }
-            for file in leftInPlace { lines.append("  note: \(file) holds a replaced certificate among others and was left in place") }
-            return lines.joined(separator: "\n")
-        }
+    /// Why a file or a certificate was refused, as a stable code (the refresh's `reason`).
+    package enum RefusalCode: String, Sendable {
+        /// A self-signed CSCA that no anchor names and no trusted key vouches for.
+        case unanchoredCSCA = "unanchored-csca"
+        /// Anything else that does not verify (a signature, a CRL's signer or age, a list's signer).
+        case verification
+        /// Not trust material, or unreadable.
+        case unreadable
     }
 
-    private struct Stored {
-        package let certificate: Certificate
-        package let path: String
+    struct Stored {
+        let certificate: Certificate
+        let path: String
         /// How many certificates the file holds (only a file of one is removed on replacement).
-        package let certificatesInFile: Int
+        let certificatesInFile: Int
     }
 
     package let storePath: String
-    /// SHA-256 fingerprints (upper-case hex) of CSCAs the operator names as trusted
-    /// (`--list-anchor-sha256`): a master list's certificate with one of them may vouch for the list.
+    /// SHA-256 fingerprints (upper-case hex) of CSCAs the operator names as trusted for what is
+    /// added next (`--list-anchor-sha256`, a source's `anchor-sha256`): a self-signed CSCA with one
+    /// of them is taken, and a master list whose signer it issued is accepted.
     package var listAnchors: Set<String> = []
-    private var stored: [Stored] = []
-    private var storedCRLs: [(crl: RevocationList, path: String, single: Bool)] = []
-    private var incoming: [(certificate: Certificate, source: String, fromList: Bool)] = []
-    private var incomingCRLs: [(crl: RevocationList, source: String)] = []
-    private var refused: [(file: String, reason: String)] = []
-    private var refusedFromLists: [(file: String, subject: String, reason: String)] = []
+    var stored: [Stored] = []
+    var storedCRLs: [(crl: RevocationList, path: String, single: Bool)] = []
+    var incoming: [(certificate: Certificate, source: String, fromList: Bool)] = []
+    var incomingCRLs: [(crl: RevocationList, source: String)] = []
+    var refused: [(file: String, reason: String, code: RefusalCode)] = []
+    var refusedFromLists: [(file: String, subject: String, reason: String)] = []
 
+    /// Opens the store (a directory that may not exist yet). Nothing in it may be a symbolic link
+    /// (issue 49): a store a program writes to and deletes from is opened without following any.
     package init(store: String) throws(Problem) {
         storePath = store
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: store, isDirectory: &isDirectory) {
-            guard isDirectory.boolValue else { throw Problem(description: "\(store) is not a directory") }
-            try load(directory: URL(fileURLWithPath: store))
+        var info = stat()
+        guard lstat(store, &info) == 0 else {
+            guard errno == ENOENT else { throw Problem(description: "\(store): cannot be opened (\(String(cString: strerror(errno))))") }
+            return
         }
+        if info.st_mode & S_IFMT == S_IFLNK {
+            throw Problem(description: "\(store) is a symbolic link: refused (the trust store is opened without following links; name the directory it points to)")
+        }
+        guard info.st_mode & S_IFMT == S_IFDIR else { throw Problem(description: "\(store) is not a directory") }
+        try load()
     }
 
-    private mutating func load(directory: URL) throws(Problem) {
-        let entries: [String]
+    private mutating func load() throws(Problem) {
+        let snapshot: DirectorySnapshot
         do {
-            entries = try BoundedFile.list(directory.path, what: "trust store")
+            snapshot = try DirectorySnapshot.read(storePath, what: "trust store", fileCeiling: BoundedFile.Ceiling.trustFile,
+                                                  totalCeiling: TrustStore.directoryCeiling, symlinks: .refuse)
         } catch {
             throw Problem(description: error.description)
         }
-        for entry in entries where !entry.hasPrefix(".") {
-            let url = directory.appendingPathComponent(entry)
-            var isDirectory: ObjCBool = false
-            _ = FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory)
-            if isDirectory.boolValue {
-                try load(directory: url)
-                continue
-            }
+        for entry in snapshot.entries {
             var one = TrustStore()
-            guard (try? one.add(path: url)) != nil else { continue }  // not trust material: left alone
+            guard (try? one.add(bytes: entry.bytes, name: entry.path)) != nil else { continue }  // not trust material: left alone
             for certificate in one.certificates {
-                stored.append(Stored(certificate: certificate, path: url.path, certificatesInFile: one.certificates.count))
+                stored.append(Stored(certificate: certificate, path: entry.path, certificatesInFile: one.certificates.count))
             }
-            for crl in one.revocationLists { storedCRLs.append((crl, url.path, one.revocationLists.count == 1 && one.certificates.isEmpty)) }
+            for crl in one.revocationLists { storedCRLs.append((crl, entry.path, one.revocationLists.count == 1 && one.certificates.isEmpty)) }
         }
     }
 
@@ -122,16 +89,14 @@ package struct TrustImport {
     /// them): they vouch for master-list signers, links and CRLs as the store's own do, and are
     /// never written into it.
     package var trustedElsewhere: [Certificate] = []
-    private var anchors: [Certificate] { trustedElsewhere + stored.map(\.certificate) + incoming.map(\.certificate) }
-    /// CSCAs trusted before any master list of this import is read: the store's, those trusted
-    /// elsewhere, and those this import took from certificate files (not from lists).
-    private var trustedBeforeLists: [Certificate] {
-        trustedElsewhere + stored.map(\.certificate) + incoming.filter { !$0.fromList }.map(\.certificate)
-    }
+    /// Every CSCA trusted at this point: elsewhere, in the store, and taken by this import.
+    var anchors: [Certificate] { trustedElsewhere + stored.map(\.certificate) + incoming.map(\.certificate) }
     /// The certificates the store holds (for `trust refresh`'s distribution points).
     package var storedCertificates: [Certificate] { stored.map(\.certificate) + incoming.map(\.certificate) }
-    /// The `--list-anchor-sha256` fingerprints some list's certificate matched.
+    /// The anchor fingerprints some certificate matched.
     package private(set) var usedListAnchors: Set<String> = []
+    /// The signers of the lists imported (for the report).
+    package private(set) var masterListSigners: [(file: String, subject: String)] = []
 
     /// Reads and verifies one file; what fails is recorded as refused.
     package mutating func add(file: String) {
@@ -139,7 +104,7 @@ package struct TrustImport {
         do {
             bytes = try BoundedFile.read(file, ceiling: BoundedFile.Ceiling.trustFile, what: "trust file (certificate, master list or CRL)")
         } catch {
-            refused.append((file, error.description))
+            refused.append((file, error.description, .unreadable))
             return
         }
         add(bytes: bytes, source: file)
@@ -156,38 +121,67 @@ package struct TrustImport {
         do {
             try parsed.add(bytes: bytes, name: file)
         } catch {
-            refused.append((file, error.reason))
+            refused.append((file, error.reason, .unreadable))
             return
         }
-        let found = parsed.certificates
-        for certificate in found {
-            if let problem = MasterList.problem(with: certificate, trusting: anchors + found) {
-                refused.append((file, "\(certificate.subject): \(problem)"))
+        for certificate in parsed.certificates {
+            if let (reason, code) = refusal(of: certificate) {
+                refused.append((file, "\(certificate.subject): \(reason)", code))
             } else {
+                noteAnchorUse([certificate])
                 incoming.append((certificate, file, false))
             }
         }
         for crl in parsed.revocationLists { incomingCRLs.append((crl, file)) }
     }
 
+    /// Why a certificate from a certificate file (not a list) is not taken, or nil.
+    func refusal(of certificate: Certificate) -> (String, RefusalCode)? {
+        guard certificate.signsCertificates else {
+            return ("neither a CA nor allowed to sign certificates (key usage): a document signer? Only CSCA and link certificates belong in the trust store",
+                    .verification)
+        }
+        if let refusal = certificate.publicKeySizeRefusal { return ("its key is refused (\(refusal))", .verification) }
+        let trusted = anchors
+        // Signed by a key already trusted: a link certificate, or a CSCA renewed on the same key.
+        if trusted.contains(where: { $0 !== certificate && certificate.isIssued(byNameOf: $0) && certificate.isSignatureValid(issuer: $0) }) {
+            return nil
+        }
+        guard certificate.isSelfSigned else {
+            return certificate.isSelfIssued
+                ? ("its signature verifies neither with its own key nor with a trusted CSCA of its name", .verification)
+                : ("not self-signed, and not issued by a trusted CSCA (a link certificate needs its issuer in the store)", .verification)
+        }
+        let fingerprint = certificate.sha256Fingerprint
+        if listAnchors.contains(fingerprint) { return nil }
+        return ("unanchored-csca: a self-signed CSCA proves nothing by its own signature; it is taken only when its SHA-256 is named as an anchor. "
+                + "Compare \(fingerprint) with the fingerprint its country publishes, then import again with --anchor-sha256 \(fingerprint) "
+                + "(a refresh source: anchor-sha256), or take it from a master list you trust", .unanchoredCSCA)
+    }
+
+    /// Marks the anchors `certificate` used (for the note on anchors that matched nothing).
+    mutating func noteAnchorUse(_ certificates: [Certificate]) {
+        usedListAnchors.formUnion(certificates.map(\.sha256Fingerprint).filter { listAnchors.contains($0) })
+    }
+
     /// A master list vouches for its certificates only as far as a CSCA trusted before it was read
-    /// vouches for its signer: one in the store, one this import took from a certificate file, or
-    /// one of the list's own certificates the operator named by fingerprint (the one its country
-    /// publishes). A certificate inside the list never vouches for the list by itself. Then each
-    /// certificate is judged on its own and refused, with its reason, when it is not a sound CSCA.
+    /// vouches for its signer: one in the store or elsewhere, one this import took, or one of the
+    /// list's own certificates the operator named by fingerprint (the one its country publishes).
+    /// A certificate inside the list never vouches for the list by itself. Then each certificate is
+    /// judged on its own and refused, with its reason, when it is not a sound CSCA.
     private mutating func addMasterList(_ bytes: [UInt8], file: String) {
         let list: MasterList
         do {
             list = try MasterList(bytes: bytes)
         } catch {
-            refused.append((file, error.reason))
+            refused.append((file, error.reason, .verification))
             return
         }
         let named = list.certificates.filter {
             listAnchors.contains($0.sha256Fingerprint) && $0.isSelfIssued && MasterList.problem(with: $0, trusting: []) == nil
         }
         usedListAnchors.formUnion(named.map(\.sha256Fingerprint))
-        let trusted = trustedBeforeLists + named
+        let trusted = anchors + named
         guard list.signerIsIssued(byOneOf: trusted) else {
             let claimed = list.claimedSignerIssuers
             let which = claimed.isEmpty
@@ -195,7 +189,7 @@ package struct TrustImport {
                 : "the list says it was issued by " + claimed.map { "\($0.subject) (SHA-256 \($0.sha256Fingerprint))" }.joined(separator: " or ")
             refused.append((file, "its signer (\(list.signer.subject)) is not issued by a CSCA trusted before the list was read, and a "
                             + "certificate inside the list never vouches for the list; \(which). Compare that fingerprint with the one "
-                            + "its country publishes, then import again with --list-anchor-sha256 FINGERPRINT, or import that CSCA first"))
+                            + "its country publishes, then import again with --list-anchor-sha256 FINGERPRINT, or import that CSCA first", .verification))
             return
         }
         // Link certificates may come from the trusted CSCAs or from sound CSCAs of the same list.
@@ -208,101 +202,6 @@ package struct TrustImport {
             }
         }
         masterListSigners.append((file, list.signer.subject))
-    }
-
-    /// The signers of the lists imported (for the report).
-    package private(set) var masterListSigners: [(file: String, subject: String)] = []
-
-    /// Works out what changes and (unless `dryRun`) writes it. `now`: what "in the future" is measured from.
-    package func commit(dryRun: Bool, now: Double = Date().timeIntervalSince1970) throws(Problem) -> Report {
-        var report = Report()
-        report.refused = refused
-        report.refusedFromLists = refusedFromLists
-        report.masterLists = masterListSigners.map { ($0.file, $0.subject) }
-        let knownCountries = Set(stored.compactMap { $0.certificate.country?.uppercased() })
-        var storedByDigest = Set(stored.map { DigestAlgorithm.sha256.hash($0.certificate.derBytes) })
-        var writes: [(name: String, bytes: [UInt8])] = []
-        var removals: [String] = []
-        for (certificate, source, _) in incoming {
-            let der = certificate.derBytes
-            let digest = DigestAlgorithm.sha256.hash(der)
-            guard storedByDigest.insert(digest).inserted else {
-                report.alreadyPresent.append((certificate.subject, "identical certificate"))
-                continue
-            }
-            let country = (certificate.country ?? "XX").uppercased()
-            let name = "\(Self.safe(country))-\(Self.hex(digest.prefix(8))).pem"
-            let same = stored.first { $0.certificate.subject == certificate.subject
-                && $0.certificate.subjectKeyIdentifier != nil && $0.certificate.subjectKeyIdentifier == certificate.subjectKeyIdentifier }
-            if let same {
-                guard (certificate.notAfter ?? 0) > (same.certificate.notAfter ?? 0) else {
-                    report.alreadyPresent.append((certificate.subject, "the store holds the same key with an expiry as late (\(same.path))"))
-                    continue
-                }
-                report.replaced.append((country, certificate.subject, same.path, name))
-                report.changes.append((source, "replaced \(country) CSCA \(certificate.subject)"))
-                if same.certificatesInFile == 1 { removals.append(same.path) } else { report.leftInPlace.append(same.path) }
-            } else {
-                report.added.append((country, certificate.subject, name))
-                report.changes.append((source, "added \(country) CSCA \(certificate.subject)"))
-                if !knownCountries.contains(country), !report.countriesAdded.contains(country) { report.countriesAdded.append(country) }
-            }
-            writes.append((name, Self.pem(der)))
-        }
-        let issuers = anchors
-        for (crl, source) in incomingCRLs {
-            guard issuers.contains(where: { crl.isIssued(by: $0) }) else {
-                report.refused.append((source, "CRL of \(crl.issuer): not signed by a CSCA in the store or this import"))
-                continue
-            }
-            // Issued in the future (beyond a few minutes of clock skew): a CRL a signer made to
-            // outlast the ones that will follow it, or a clock gone wrong; neither is taken.
-            if let issued = crl.thisUpdate, issued > now + 300 {
-                report.refused.append((source, "CRL of \(crl.issuer): its thisUpdate (\(DoctorChecks.iso8601(issued))) is in the future"))
-                continue
-            }
-            let der = crl.derBytes
-            let digest = DigestAlgorithm.sha256.hash(der)
-            let country = crl.issuer.split(separator: ",").first { $0.hasPrefix("C=") }.map { String($0.dropFirst(2)) } ?? "XX"
-            let name = "crl-\(Self.safe(country))-\(Self.hex(digest.prefix(8))).crl"
-            if let same = storedCRLs.first(where: { $0.crl.issuer == crl.issuer }) {
-                guard DigestAlgorithm.sha256.hash(same.crl.derBytes) != digest else {
-                    report.alreadyPresent.append(("CRL \(crl.issuer)", "identical CRL"))
-                    continue
-                }
-                guard (crl.thisUpdate ?? 0) > (same.crl.thisUpdate ?? 0) else {
-                    // An older CRL than the one held is refused (a replay would un-revoke).
-                    if (crl.thisUpdate ?? 0) < (same.crl.thisUpdate ?? 0) {
-                        report.refused.append((source, "CRL of \(crl.issuer): older than the one the store holds (\(same.path))"))
-                    } else {
-                        report.alreadyPresent.append(("CRL \(crl.issuer)", "the store holds one as recent (\(same.path))"))
-                    }
-                    continue
-                }
-                report.crlsReplaced.append((crl.issuer, same.path, name))
-                report.changes.append((source, "replaced the CRL of \(crl.issuer)"))
-                if same.single { removals.append(same.path) } else { report.leftInPlace.append(same.path) }
-            } else {
-                report.crlsAdded.append((crl.issuer, name))
-                report.changes.append((source, "added the CRL of \(crl.issuer)"))
-            }
-            writes.append((name, der))
-        }
-        guard !dryRun, !writes.isEmpty else { return report }
-        do {
-            try BoundedFile.makeDirectory(storePath, mode: 0o755, what: "trust store")
-        } catch {
-            throw Problem(description: error.description)
-        }
-        for (name, bytes) in writes {
-            do {
-                try PrivateFile.write(bytes, to: URL(fileURLWithPath: storePath).appendingPathComponent(name).path, mode: 0o644)
-            } catch {
-                throw Problem(description: error.description)
-            }
-        }
-        for path in removals { try? FileManager.default.removeItem(atPath: path) }
-        return report
     }
 
     package static func pem(_ der: [UInt8]) -> [UInt8] {

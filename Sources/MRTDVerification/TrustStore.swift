@@ -35,24 +35,23 @@ public struct TrustStore: Sendable {
             throw MRTDError(.trustStore, "trust path \(path.path) does not exist")
         }
         if kind == .directory {
-            let entries: [String]
+            // One consistent version of the directory (issue 49): read through one directory
+            // descriptor, again from the start when a file vanishes or the directory is swapped
+            // under the reader (a `trust refresh`), never half of one version and half of another.
+            let snapshot: DirectorySnapshot
             do {
-                entries = try BoundedFile.list(path.path, what: "trust directory")
+                snapshot = try DirectorySnapshot.read(path.path, what: "trust directory", fileCeiling: BoundedFile.Ceiling.trustFile,
+                                                      totalCeiling: Self.directoryCeiling, symlinks: .follow, accept: Self.looksLikeTrustFile)
             } catch {
                 throw MRTDError(.trustStore, error.description)
             }
-            for entry in entries where !entry.hasPrefix(".") {
-                let child = path.appendingPathComponent(entry)
-                if BoundedFile.kind(child.path) == .directory {
-                    try add(path: child)
-                } else if Self.looksLikeTrustFile(entry) {
-                    // Inside a directory, files that are not trust material (a private key next
-                    // to its certificate, a README) are skipped and remembered, not fatal.
-                    do {
-                        try add(path: child)
-                    } catch {
-                        skipped.append((child.path, error.reason))
-                    }
+            for entry in snapshot.entries {
+                // Inside a directory, files that are not trust material (a private key next
+                // to its certificate, a README) are skipped and remembered, not fatal.
+                do {
+                    try add(bytes: entry.bytes, name: entry.path)
+                } catch {
+                    skipped.append((entry.path, "\(entry.path.split(separator: "/").last.map(String.init) ?? entry.path): \(error.reason)"))
                 }
             }
             return
@@ -76,6 +75,9 @@ public struct TrustStore: Sendable {
               let signed = try? CMSSignedData(bytes: bytes) else { return false }
         return signed.contentType == masterListOID
     }
+
+    /// The most a trust directory may hold in all (every national master list of the world is under 64 MiB).
+    package static let directoryCeiling = 256 * BoundedFile.mebibyte
 
     static func looksLikeTrustFile(_ name: String) -> Bool {
         let lower = name.lowercased()

@@ -56,12 +56,17 @@ struct TrustImportCommand: AsyncParsableCommand {
             certificate inside the list never vouches for the list by itself. Its certificates are \
             then judged one by one (a CA, a sound key, a self-signature that verifies, or a link \
             from a trusted CSCA) and refused one by one with the reason; a list of more than \
-            10,000 certificates, or a file over 16 MiB, is refused whole. A CSCA certificate must be self-signed with a \
-            valid signature, or a link certificate issued by a CSCA in the store or in the same \
-            import. A CRL must be signed by such a CSCA. A certificate already in the store is \
-            skipped; one with the same subject and key as a stored one but a later expiry \
-            replaces it; a CRL replaces an older one of the same issuer. Files are written as \
-            CC-<hash>.pem and crl-CC-<hash>.crl (mode 0644, never through a symlink).
+            10,000 certificates, or a file over 16 MiB, is refused whole. A CSCA certificate file \
+            is taken only through something already trusted: a self-signed CSCA when its SHA-256 \
+            is given with --anchor-sha256 (a self-signature proves nothing: refused as \
+            unanchored-csca, with the fingerprint to compare), a link certificate or a renewal \
+            when a CSCA in the store (or taken earlier in the same import) signed it. A CRL must \
+            be signed by such a CSCA. A CSCA is the same CSCA only when its key is the same: a \
+            certificate already in the store is skipped, one with the same key and a later expiry \
+            replaces it, and one with another key never replaces or removes anything. A CRL \
+            belongs to the key that signed it: it replaces only an older CRL of that key. Files \
+            are written as CC-<hash>.pem and crl-CC-<hash>.crl (mode 0644, never through a \
+            symlink; a store that is or holds a symbolic link is refused).
 
             Exit status: 0 everything imported (or already present; certificates of an accepted \
             list refused one by one are reported, not a failure), 1 a file, a certificate file \
@@ -78,7 +83,8 @@ struct TrustImportCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Report what would change without writing.")
     var dryRun = false
 
-    @Option(name: .long, help: ArgumentHelp("The SHA-256 fingerprint (64 hex digits, colons or spaces allowed) of a CSCA its country publishes; a master list whose signer that CSCA issued is accepted. Repeatable.", valueName: "HEX"))
+    @Option(name: [.customLong("list-anchor-sha256"), .customLong("anchor-sha256")],
+            help: ArgumentHelp("The SHA-256 fingerprint (64 hex digits, colons or spaces allowed) of a CSCA its country publishes: that self-signed CSCA is taken, and a master list whose signer it issued is accepted. Repeatable.", valueName: "HEX"))
     var listAnchorSha256: [String] = []
 
     /// The --list-anchor-sha256 values as upper-case hex.
@@ -100,6 +106,15 @@ struct TrustImportCommand: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
+        // One writer of a store at a time: an import waits for a running refresh (30 s at most).
+        let lock: StoreLock
+        do {
+            lock = try StoreLock.acquire(store: store, until: .now + .seconds(30), shared: dryRun)
+        } catch {
+            printError("gbgbridge trust import: \(error)")
+            throw ExitCode(error.exitStatus)
+        }
+        defer { lock.release() }
         var importer: TrustImport
         do {
             importer = try TrustImport(store: store)
@@ -110,7 +125,7 @@ struct TrustImportCommand: AsyncParsableCommand {
         importer.listAnchors = try listAnchors()
         for file in files { importer.add(file: file) }
         for anchor in importer.listAnchors.subtracting(importer.usedListAnchors).sorted() {
-            printError("gbgbridge trust import: note: --list-anchor-sha256 \(anchor) matched no self-signed CSCA in the lists given")
+            printError("gbgbridge trust import: note: the anchor \(anchor) matched no self-signed CSCA in the files given")
         }
         let report: TrustImport.Report
         do {
@@ -136,24 +151,34 @@ struct TrustRefreshCommand: AsyncParsableCommand {
         abstract: "Fetch master lists, CRLs and CSCAs from their sources, verify them as trust import does, and swap them into the store.",
         discussion: """
             Sources come from the configuration file's trust-refresh: (sources: each url, kind: \
-            master-list | crl | csca, and for master lists the anchor-sha256 fingerprints \
-            trust import --list-anchor-sha256 takes; crl-distribution-points: true also fetches \
-            the CRL URLs the stored CSCAs name) and from --source. HTTPS is verified against the \
-            system's CAs or --ca-file; plain http only for CRLs, CSCA certificates and anchored \
-            master lists (they are signed, and verified on arrival); at most 3 redirects, never to \
-            another scheme nor from https to http; 16 MiB at most, a connect, read and total \
-            timeout; conditional requests (ETag, Last-Modified: 304 is unchanged). What is \
-            fetched is verified by trust import's own code (a master list only through a trusted \
-            or anchored signer, each CSCA on its own, a CRL only when its CSCA signed it and it is \
-            newer than the one held and not issued in the future), written into a copy of the \
+            master-list | crl | csca, and for master lists and CSCAs the anchor-sha256 \
+            fingerprints trust import --anchor-sha256 takes; crl-distribution-points: true also \
+            fetches the CRL URLs the stored CSCAs name) and from --source. Fetched through libcurl \
+            on the system's OpenSSL: HTTPS verified against the system's CAs or --ca-file; plain \
+            http only for what is verified on arrival by what the store already trusts or by an \
+            anchor (CRLs, link certificates, anchored CSCAs and master lists); at most 3 redirects, \
+            never to another scheme nor from https to http; 16 MiB at most, a connect, low-speed \
+            and total timeout; conditional requests (ETag, Last-Modified: 304 is unchanged, and a \
+            304 to a request that named no version is a failure). Up to 4 sources are fetched at \
+            once, the whole run within --deadline. A master list published as a ZIP archive (the \
+            BSI's) is unpacked within bounds. What is fetched is verified by trust import's own \
+            code (a master list only through a trusted or anchored signer; a self-signed CSCA only \
+            when anchored — unanchored-csca otherwise; a CSCA is identified by its key, never \
+            replaced by another key; a CRL belongs to the key that signed it and is taken only \
+            when newer than that key's and not issued in the future), written into a copy of the \
             store beside it and swapped in with one rename: a source that fails leaves what it \
             would have replaced untouched, and nothing is deleted because a source was \
-            unreachable. A running serve picks the new store up between reads.
+            unreachable. One refresh or import of a store runs at a time (a lock on its \
+            directory); the working copy of a killed run is removed by the next. The store and \
+            everything in it are opened without following symbolic links. A running serve picks \
+            the new store up between reads.
 
             Exit status: 0 every source fresh or updated, 1 a source failed (the others were \
-            applied), 2 bad arguments, no source, or the store cannot be written. --json prints \
-            {"store", "dryRun", "storeChanged", "sources": [{"url", "kind", "outcome": updated | \
-            unchanged | failed, "reason", "detail", "httpStatus", "bytes", "changes"}]}.
+            applied) or another refresh holds the store past --timeout, 2 bad arguments, no \
+            source, or the store cannot be written. --json prints {"store", "dryRun", \
+            "storeChanged", "sources": [{"url", "kind", "outcome": updated | unchanged | failed, \
+            "reason", "detail", "httpStatus", "bytes", "seconds", "changes"}], "stateProblem", \
+            "leftoversRemoved"}.
             """
     )
 
@@ -166,7 +191,8 @@ struct TrustRefreshCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("A source: URL (its kind from its name: .ml a master list, .crl a CRL, else a CSCA) or KIND=URL (master-list, crl, csca); repeatable.", valueName: "URL"))
     var source: [String] = []
 
-    @Option(name: .long, help: ArgumentHelp("For the --source master lists: the SHA-256 fingerprint of a CSCA its country publishes (as trust import). Repeatable.", valueName: "HEX"))
+    @Option(name: [.customLong("list-anchor-sha256"), .customLong("anchor-sha256")],
+            help: ArgumentHelp("For the --source master lists and CSCAs: the SHA-256 fingerprint of a CSCA its country publishes (as trust import). Repeatable.", valueName: "HEX"))
     var listAnchorSha256: [String] = []
 
     @Option(name: .long, help: ArgumentHelp("Servers' certificates must chain to this PEM bundle instead of the system's CAs.", valueName: "PEM"))
@@ -175,8 +201,11 @@ struct TrustRefreshCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Fetch and verify, report what would change, write nothing.")
     var dryRun = false
 
-    @Option(name: .long, help: ArgumentHelp("The most seconds one source may take, its redirects and body included (1–3600).", valueName: "seconds"))
+    @Option(name: .long, help: ArgumentHelp("The most seconds one source may take, its redirects and body included, and how long to wait for another refresh of the store (1–3600).", valueName: "seconds"))
     var timeout: Int = 120
+
+    @Option(name: .long, help: ArgumentHelp("The most seconds the whole refresh may take, every source included (1–3600; default 600, under the packaged unit's 30-minute start limit).", valueName: "seconds"))
+    var deadline: Int = 600
 
     @Flag(name: .long, help: "Print the report as JSON.")
     var json = false
@@ -192,19 +221,20 @@ struct TrustRefreshCommand: AsyncParsableCommand {
         return try source.map { text in
             for kind in TrustRefresh.Source.Kind.allCases where text.hasPrefix(kind.rawValue + "=") {
                 let url = String(text.dropFirst(kind.rawValue.count + 1))
-                return TrustRefresh.Source(url: url, kind: kind, anchors: kind == .masterList ? anchors : [])
+                return TrustRefresh.Source(url: url, kind: kind, anchors: kind == .crl ? [] : anchors)
             }
             guard text.lowercased().hasPrefix("http://") || text.lowercased().hasPrefix("https://") else {
                 throw ValidationError("--source takes an http(s) URL or KIND=URL (master-list, crl, csca), not '\(LogText.clip(text))'")
             }
             let kind = TrustRefresh.Source.kind(guessedFrom: text)
-            return TrustRefresh.Source(url: text, kind: kind, anchors: kind == .masterList ? anchors : [])
+            return TrustRefresh.Source(url: text, kind: kind, anchors: kind == .crl ? [] : anchors)
         }
     }
 
     func validate() throws {
         _ = try sources()
         guard (1...3600).contains(timeout) else { throw ValidationError("--timeout must be between 1 and 3600 seconds") }
+        guard (1...3600).contains(deadline) else { throw ValidationError("--deadline must be between 1 and 3600 seconds") }
     }
 
     func run() async throws {
@@ -225,10 +255,10 @@ struct TrustRefreshCommand: AsyncParsableCommand {
         let report: TrustRefresh.Report
         do {
             report = try await TrustRefresh.run(settings, store: store, trustedElsewhere: trustPaths, caFile: caFile, dryRun: dryRun,
-                                                timeout: .seconds(timeout))
+                                                timeout: .seconds(timeout), deadline: .seconds(deadline))
         } catch {
             printError("gbgbridge trust refresh: \(error)")
-            throw ExitCode(2)
+            throw ExitCode(error.exitStatus)
         }
         if json {
             printJSON(report.json)

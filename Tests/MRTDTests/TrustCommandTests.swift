@@ -52,6 +52,10 @@ struct TrustCommandTests {
         der = bytearray(cert(name("Tampered CSCA", "ZW"), kx, name("Tampered CSCA", "ZW"), kx, 3650, 5).public_bytes(serialization.Encoding.DER))
         der[-5] ^= 0x01
         open(out + "/tampered.der", "wb").write(bytes(der))
+        import hashlib
+        def fingerprint(file):
+            return hashlib.sha256(x509.load_pem_x509_certificate(open(out + "/" + file, "rb").read()).public_bytes(serialization.Encoding.DER)).hexdigest().upper()
+        open(out + "/csca.sha256", "w").write(fingerprint("csca.pem"))
         """
 
     static func pki() async throws -> URL {
@@ -79,12 +83,20 @@ struct TrustCommandTests {
         let store = pki.appendingPathComponent("store").path
         func file(_ name: String) -> String { pki.appendingPathComponent(name).path }
 
+        // The CSCA's fingerprint, as its country would publish it: a self-signed CSCA is taken only anchored.
+        let anchor = try String(contentsOfFile: file("csca.sha256"), encoding: .utf8)
+        let unanchored = try await Self.gbgbridge(["trust", "import", "--store", store, "--json", "--dry-run", file("csca.pem")])
+        #expect(unanchored.status == 1, "\(unanchored.standardOutput)")
+        let refusal = try #require((try Self.json(unanchored)["refused"] as? [[String: Any]])?.first)
+        #expect(refusal["code"] as? String == "unanchored-csca", "\(refusal)")
+        #expect((refusal["reason"] as? String ?? "").contains(anchor) && (refusal["reason"] as? String ?? "").contains("--anchor-sha256"), "\(refusal)")
+
         // A dry run writes nothing.
-        let dry = try await Self.gbgbridge(["trust", "import", "--store", store, "--dry-run", file("csca.pem")])
+        let dry = try await Self.gbgbridge(["trust", "import", "--store", store, "--dry-run", "--anchor-sha256", anchor, file("csca.pem")])
         #expect(dry.status == 0, "\(dry.standardError)")
         #expect(!FileManager.default.fileExists(atPath: store))
 
-        let first = try await Self.gbgbridge(["trust", "import", "--store", store, "--json", file("csca.pem"), file("link.pem"),
+        let first = try await Self.gbgbridge(["trust", "import", "--store", store, "--json", "--anchor-sha256", anchor, file("csca.pem"), file("link.pem"),
                                               file("ds.pem"), file("tampered.der"), file("crl-old.crl.pem"), file("crl-stranger.crl.pem")])
         #expect(first.status == 1, "refusals make exit 1: \(first.standardOutput)")
         let report = try Self.json(first)
@@ -186,7 +198,7 @@ struct TrustCommandTests {
         #expect(refused.status == 1)
         #expect((try Self.json(refused)["refused"] as? [Any])?.count == 1)
         // The store now vouches for the DE list on its own, and the root files do as well.
-        let again = try await Self.gbgbridge(["trust", "import", "--store", store + "-roots", "--json",
+        let again = try await Self.gbgbridge(["trust", "import", "--store", store + "-roots", "--json", "--anchor-sha256", roots[0],
                                               TestFixtures.sharedURL("trust/DE_ROOT_CA_CSCA07.cer").path, lists[0]])
         defer { try? FileManager.default.removeItem(atPath: store + "-roots") }
         #expect(again.status == 0, "\(again.standardError) \(again.standardOutput.prefix(800))")
