@@ -20,7 +20,7 @@ limit="${GBGBRIDGE_TEST_LIMIT:-1200}"
 # the rest, one at a time: beside 600 tests in parallel on two cores a read's cooperative threads
 # can wait tens of seconds, and another test's sockets count as this one's descriptors (README,
 # "Run the tests").
-solo='ReadDeadlineTests|inspectorEvictsTheLongestIdle|inspectorClosesIdleConnections|thousandDecodesStayFlat|metricsCardinality|manyScans|cancellationOfAStalledRead|wrongMRZIsDeniedQuickly|waitTimesOutAndCanBeCancelled'
+solo='ReadDeadlineTests|overallDeadline|inspectorEvictsTheLongestIdle|inspectorClosesIdleConnections|thousandDecodesStayFlat|metricsCardinality|manyScans|cancellationOfAStalledRead|wrongMRZIsDeniedQuickly|waitTimesOutAndCanBeCancelled'
 ( swift test --skip-build --skip "$solo" && swift test --skip-build --no-parallel --filter "$solo" ) &
 tests=$!
 (

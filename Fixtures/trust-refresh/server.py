@@ -12,6 +12,10 @@ DIRECTORY over HTTPS and plain HTTP on loopback, with the misbehaviours a refres
   /redirect-file             302 to file:///etc/passwd
   /redirect-http/NAME        302 from https down to http://…/files/NAME
   /redirect-loop             302 to itself
+  /big-etag/NAME             the file, with a 2 KiB ETag and Last-Modified (validators no client should keep)
+  /always-304/NAME           304 whatever was asked (to an unconditional request: a lying server)
+  /zip/NAME.zip              the files NAME.* of the directory packed in a ZIP archive (as the BSI publishes its list)
+  /zip-bomb                  a ZIP whose one .ml inflates to 256 MiB of zeros
 
 Prints "READY <https-port> <http-port> <ca.pem>" once both listen; runs until killed.
 """
@@ -106,6 +110,30 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 return self.send(302, headers=[("Location", "http://127.0.0.1:%d/files/%s" % (ports["http"], os.path.basename(path)))])
             if path == "/redirect-loop":
                 return self.send(302, headers=[("Location", "/redirect-loop")])
+            if path.startswith("/big-etag/"):
+                body = open(os.path.join(directory, os.path.basename(path)), "rb").read()
+                return self.send(200, body, [("ETag", '"' + "e" * 2048 + '"'), ("Last-Modified", "Mon" + "," * 2048 + " 01 Jan 2024 00:00:00 GMT")])
+            if path.startswith("/always-304/"):
+                return self.send(304)
+            if path.startswith("/zip/"):
+                import io, zipfile
+                stem = os.path.basename(path)[:-len(".zip")]
+                buffer = io.BytesIO()
+                with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+                    archive.writestr("README.txt", "the master list follows")
+                    for name in sorted(os.listdir(directory)):
+                        if name.startswith(stem + "."):
+                            archive.write(os.path.join(directory, name), name)
+                return self.send(200, buffer.getvalue(), [("Content-Type", "application/zip")])
+            if path == "/zip-bomb":
+                import io, zipfile
+                buffer = io.BytesIO()
+                with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+                    with archive.open("bomb.ml", "w") as entry:
+                        zeros = b"\0" * (1 << 20)
+                        for _ in range(256):
+                            entry.write(zeros)
+                return self.send(200, buffer.getvalue(), [("Content-Type", "application/zip")])
             return self.send(404)
         except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
             pass  # the client hung up: what a refresh that gives up does

@@ -256,7 +256,14 @@ package enum DoctorChecks {
             .prefix(Self.listedAtMost * 10))
         // The last `trust refresh` of each path that has been refreshed.
         for path in paths {
-            let state = TrustRefresh.State.load(store: path)
+            let (state, stateProblem) = TrustRefresh.State.loadReporting(store: path)
+            if let stateProblem {
+                // Never silently empty (issue 49): what the last refreshes did is not known.
+                status = status == .error ? .error : .warning
+                finding += "; the trust refresh state of \(path) cannot be read (\(stateProblem))"
+                details["refreshStateProblem"] = stateProblem
+                fixes.append("the next gbgbridge trust refresh writes a new state; until then its last success is not known")
+            }
             guard let run = state.lastRun else { continue }
             details["lastRefresh"] = iso8601(run)
             if let success = state.lastSuccess { details["lastRefreshSuccess"] = iso8601(success) }

@@ -118,8 +118,10 @@ package final class TrustWatcher {
     /// (from the stores' refresh state: counted on as it grows) and each country's CRL
     /// `nextUpdate` (`gbgbridge_trust_crl_next_update_timestamp_seconds{country}`).
     static func recordRefreshMetrics(paths: [String], failuresSeen: inout [String: Int], trust: TrustStore) {
+        var unreadable = 0
         for path in paths {
-            let state = TrustRefresh.State.load(store: path)
+            let (state, problem) = TrustRefresh.State.loadReporting(store: path)
+            if problem != nil { unreadable += 1 }
             if let success = state.lastSuccess { Gauge(label: "gbgbridge_trust_refresh_last_success_timestamp_seconds").record(success) }
             for (reason, count) in state.failures where TrustRefresh.failureReasons.contains(reason) {
                 let delta = count - (failuresSeen[reason] ?? 0)
@@ -127,6 +129,8 @@ package final class TrustWatcher {
                 failuresSeen[reason] = max(failuresSeen[reason] ?? 0, count)
             }
         }
+        // 1 while a refresh state beside a store cannot be read (its figures above are then unknown).
+        Gauge(label: "gbgbridge_trust_refresh_state_unreadable").record(Double(unreadable))
         var byCountry: [String: Double] = [:]
         for crl in trust.revocationLists {
             guard let due = crl.nextUpdate else { continue }
