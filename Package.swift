@@ -267,7 +267,7 @@ let package = Package(
         ),
         .testTarget(name: "BiometricsTests", dependencies: ["Biometrics", "TestSupport"]),
         .testTarget(name: "LDSTests", dependencies: ["LDS", "SmartCardCore"]),
-        .testTarget(name: "MRTDVerificationTests", dependencies: ["TestTraits", "MRTDVerification", "LDS", "MRTDCrypto", "SmartCardCore", "TestSupport", "MRTDEmulator"]),
+        .testTarget(name: "MRTDVerificationTests", dependencies: ["TestTraits", "MRTDVerification", "LDS", "MRTDCrypto", "SmartCardCore", "TestSupport", "MRTDEmulator", "CFileSwapShim", "BoundedFiles"]),
         .testTarget(name: "ImageCodecsTests", dependencies: ["ImageCodecs"]),
         .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets", "MRTDEmulator", "TestSupport"]),
         .testTarget(name: "ImageSandboxTests", dependencies: ["ImageSandbox", "ImageCodecs", "CHostileImages"]),

@@ -66,7 +66,7 @@ cleanup() {
 trap cleanup EXIT
 
 step_start=0
-step() { step_start=$(date +%s); printf '%-44s' "$1"; }
+step() { step_start=$(date +%s); printf '%-50s' "$1"; }
 done_step() { printf '%5d s\n' $(( $(date +%s) - step_start )); }
 fail() { echo; echo "fresh-machine: $1 failed; the last lines of $log:" >&2; tail -40 "$log" >&2; keep=1; exit 1; }
 
@@ -145,8 +145,9 @@ done
 done_step
 
 step "the sample journey's nfc.read, with its photo"
-in_root "python3 scripts/journey-check.py --port $port" >>"$log" 2>&1 || fail "the journey check"
+in_root "python3 scripts/journey-check.py --port $port" >"$root.journey" 2>&1 || { cat "$root.journey" >>"$log"; fail "the journey check"; }
 done_step
-tail -1 "$log" | sed 's/^/  /'
+sed 's/^/  /' "$root.journey"
+rm -f "$root.journey"
 
 echo "fresh machine: every step held in $(( $(date +%s) - total_start )) s"

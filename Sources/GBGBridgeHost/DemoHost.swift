@@ -23,7 +23,8 @@ package struct DemoHost {
     /// The capture slots draw their placeholders unless a camera is named (`demo --document-camera`).
     package init(passport: String, eac: Bool, journey: String?, port: Int, diagnostics: Bool,
                  documentCamera: CameraSettings = CameraSettings(source: .stub, request: .document),
-                 selfieCamera: CameraSettings = CameraSettings(source: .stub, request: .selfie)) throws(EmulatorError) {
+                 selfieCamera: CameraSettings = CameraSettings(source: .stub, request: .selfie),
+                 operatorListen: ListenAddress? = nil) throws(EmulatorError) {
         guard let journeyDirectory = journey.map({ URL(fileURLWithPath: $0) }) ?? KitData.url("journey"),
               let csca = KitData.url("pki/csca.cert.pem") else {
             throw EmulatorError("cannot find the sample journey and test PKI (journey/, pki/) in \(KitData.searchedText); set GBGBRIDGE_DATA or pass --journey")
@@ -45,6 +46,7 @@ package struct DemoHost {
         settings.port = port
         settings.staticDirectory = journeyDirectory.path
         settings.diagnostics = diagnostics
+        settings.operatorListen = operatorListen
         settings.trust = [csca.path]
         settings.documentCamera = documentCamera
         settings.selfieCamera = selfieCamera
@@ -64,9 +66,11 @@ package struct DemoHost {
     }
 
     /// What the person starting the demo is told once it listens on `port`.
-    package func banner(port: Int) -> [String] {
-        var lines = ["GBGBridge demo running. Open in a browser:  http://127.0.0.1:\(port)/"]
-        if settings.diagnostics { lines.append("Diagnostics for operators: http://127.0.0.1:\(port)/diagnostics") }
+    package func banner(ports: HostPorts) -> [String] {
+        var lines = ["GBGBridge demo running. Open in a browser:  http://127.0.0.1:\(ports.main)/"]
+        if settings.diagnostics, let operators = ports.operators {
+            lines.append("Diagnostics for operators: http://127.0.0.1:\(operators)/diagnostics (metrics: /metrics there)")
+        }
         if let mrz {
             lines.append("The virtual passport opens with document number \(mrz.documentNumber), date of birth \(mrz.dateOfBirth), expiry \(mrz.dateOfExpiry) (test data).")
         }

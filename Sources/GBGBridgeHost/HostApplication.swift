@@ -61,6 +61,7 @@ package final class HostApplication {
         configuration.staticDirectory = settings.staticDirectory
         configuration.bridge = BridgeConfiguration(hostVersion: GBGBridgeVersion.current, capabilities: [:])
         configuration.metricsExposition = HostMetrics.exposition
+        if let operators = settings.operatorListen { (configuration.operatorHost, configuration.operatorPort) = (operators.host, operators.port) }
         diagnostics = settings.diagnostics ? HostDiagnostics(nfc: nfc, cameras: services.cameras, trustPaths: settings.trust) : nil
         configuration.diagnostics = diagnostics?.source()
         configuration.maxDiagnosticsStreams = settings.diagnosticsStreams
@@ -86,7 +87,7 @@ package final class HostApplication {
 
     /// Serves until `stop` returns (SIGINT/SIGTERM by default); the readers are watched meanwhile.
     package func run(until stop: @escaping @Sendable () async -> Void = HostServer.termination,
-                     onRunning: @escaping @Sendable (Int) -> Void) async throws(HostServer.Failure) {
+                     onRunning: @escaping @Sendable (HostPorts) -> Void) async throws(HostServer.Failure) {
         if monitorsReaders { nfc.startMonitoring() } else { await nfc.refreshReaders() }
         trustWatcher?.start()
         defer { trustWatcher?.stop() }

@@ -8,6 +8,14 @@ import Synchronization
 /// configured) with `HostServices` on every page, until `stop` returns; then a graceful stop —
 /// pages closed, reads cancelled, Chromium closed — forced after 4 s, so that the whole stop stays
 /// within 5 s. In-process for tests: give a `stop` of your own.
+/// The ports a running host listens on: the journey's, and the operators' (`/metrics`,
+/// `/diagnostics`) when it has one.
+package struct HostPorts: Sendable, Equatable {
+    package var main: Int
+    package var operators: Int?
+    package init(main: Int, operators: Int?) { (self.main, self.operators) = (main, operators) }
+}
+
 package enum HostServer {
     /// Why the host could not start or stopped on its own; `exitCode` is what the command exits with.
     package struct Failure: Error, CustomStringConvertible {
@@ -19,7 +27,7 @@ package enum HostServer {
     @MainActor
     package static func run(_ configuration: BridgeServerConfiguration, services: HostServices, logger: Logger,
                             kiosk: KioskConfiguration? = nil, until stop: @escaping @Sendable () async -> Void = HostServer.termination,
-                            onRunning: @escaping @Sendable (Int) -> Void) async throws(Failure) {
+                            onRunning: @escaping @Sendable (HostPorts) -> Void) async throws(Failure) {
         let server: BridgeServer
         do {
             server = try BridgeServer(configuration: configuration, logger: logger,
@@ -27,7 +35,7 @@ package enum HostServer {
         } catch {
             throw Failure(exitCode: 2, description: "\(error)")
         }
-        let serving = Task { try await server.run(onRunning: onRunning) }
+        let serving = Task { try await server.run(onRunning: { port in onRunning(HostPorts(main: port, operators: server.operatorPort)) }) }
         let browser = kiosk.map { KioskBrowser(configuration: $0, logger: logger,
                                                setUpHost: { services.setUp($0) }, tearDownHost: { services.tearDown($0) }) }
         do {

@@ -20,6 +20,8 @@ package struct HostSettings: Sendable {
     package var libnfcDiscover = false
     package var verbose = false
     package var metricsListen: ListenAddress?
+    /// The operators' listener (`/metrics`, `/diagnostics`): loopback, the journey's port + 1 unless given.
+    package var operatorListen: ListenAddress?
     package var logFormat = LogFormat.text
     package var diagnostics = false
     package var terminalCertificates: [String] = []
@@ -65,6 +67,12 @@ package struct HostSettings: Sendable {
                 throw Problem("\(given.metricsListen == nil ? "configuration: \(filePath ?? ""): 'metrics-listen'" : "--metrics-listen") must be HOST:PORT, e.g. 0.0.0.0:9450")
             }
             metricsListen = address
+        }
+        if let text = pick(\.operatorListen) {
+            guard let address = ListenAddress(argument: text) else {
+                throw Problem("\(given.operatorListen == nil ? "configuration: \(filePath ?? ""): 'operator-listen'" : "--operator-listen") must be HOST:PORT, e.g. 127.0.0.1:8451")
+            }
+            operatorListen = address
         }
         if let text = pick(\.logFormat) {
             guard let format = LogFormat(rawValue: text) else { throw Problem("log-format must be text or json, got '\(LogText.clip(text))'") }

@@ -37,6 +37,8 @@ package struct ServeSettings: Sendable, Equatable {
     package var libnfcDiscover: Bool?
     package var verbose: Bool?
     package var metricsListen: String?
+    /// Where `/metrics` and `/diagnostics` are served (`operator-listen: HOST:PORT`).
+    package var operatorListen: String?
     package var logFormat: String?
     package var diagnostics: Bool?
     package var terminalCertificates: [String]?
@@ -52,7 +54,7 @@ package struct ServeSettings: Sendable, Equatable {
 
     /// The keys a file may hold, as `serve`'s long options name them.
     package static let keys = ["port", "allow-origin", "trust", "static", "kiosk", "headless", "kiosk-profile", "inspect", "libnfc-device",
-                       "libnfc-discover", "verbose", "metrics-listen", "log-format", "diagnostics", "terminal-certificates", "terminal-key",
+                       "libnfc-discover", "verbose", "metrics-listen", "operator-listen", "log-format", "diagnostics", "terminal-certificates", "terminal-key",
                        "read-timeout", "diagnostics-streams", "document-camera", "selfie-camera", "document-resolution", "selfie-resolution",
                        "trust-refresh"]
 
@@ -115,6 +117,7 @@ package struct ServeSettings: Sendable, Equatable {
             case "libnfc-discover": settings.libnfcDiscover = try field.bool()
             case "verbose": settings.verbose = try field.bool()
             case "metrics-listen": settings.metricsListen = try field.string()
+            case "operator-listen": settings.operatorListen = try field.string()
             case "log-format": settings.logFormat = try field.string(oneOf: ["text", "json"])
             case "diagnostics": settings.diagnostics = try field.bool()
             case "terminal-certificates": settings.terminalCertificates = try field.strings()

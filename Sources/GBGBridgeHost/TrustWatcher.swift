@@ -26,6 +26,8 @@ package final class TrustWatcher {
     private var failuresSeen: [String: Int] = [:]
     /// Reloads so far (tests).
     package private(set) var reloads = 0
+    /// What the last reload that was refused could not read (logged once).
+    private var lastProblems: [String] = []
 
     package init(paths: [String], nfc: NFCReadService, logger: Logger) {
         self.paths = paths
@@ -106,6 +108,18 @@ package final class TrustWatcher {
             let (store, problems) = await Task.detached { DoctorChecks.loadTrust(paths) }.value
             guard let self else { return }
             let before = self.nfc.trustStore
+            // A path that cannot be read whole now (a store swapped again and again under the
+            // reader, a permission changed) never replaces the store in use by part of one: the
+            // one loaded before stays, and the next look tries again (said once per problem).
+            if !problems.isEmpty, self.reloads > 0 || !before.isEmpty {
+                self.fingerprint = []
+                if problems != self.lastProblems {
+                    self.logger.warning("trust store not reloaded (\(reason)): \(problems.joined(separator: "; ")); the store loaded before (\(before.certificates.count) CSCAs, \(before.revocationLists.count) CRLs) stays in use")
+                    self.lastProblems = problems
+                }
+                return
+            }
+            self.lastProblems = []
             self.nfc.trustStore = store
             self.reloads += 1
             let countries = { (trust: TrustStore) in Set(trust.certificates.compactMap { $0.country?.uppercased() }).count }

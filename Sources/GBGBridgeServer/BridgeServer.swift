@@ -40,7 +40,7 @@ public final class BridgeServer: Sendable {
     public let token: String
     private let setUpHost: HostSetup
     private let tearDownHost: HostSetup
-    private let logger: Logger
+    let logger: Logger
     private let state = Mutex(State())
     private let connections = ConnectionCounter()
     /// The open `/diagnostics/events` streams (capped: `maxDiagnosticsStreams`).
@@ -50,6 +50,9 @@ public final class BridgeServer: Sendable {
 
     private struct State {
         var port: Int?
+        /// The operators' listener's port, once bound.
+        var operatorPort: Int?
+        var announced = false
         var pages = 0
         var hostsCreated = 0
         var group: ServiceGroup?
@@ -95,6 +98,11 @@ public final class BridgeServer: Sendable {
 
     /// The port actually bound, once running.
     public var port: Int? { state.withLock { $0.port } }
+    /// The operators' listener's port (`/metrics`, `/diagnostics`), once running; nil when the
+    /// server has neither metrics nor diagnostics.
+    public var operatorPort: Int? { state.withLock { $0.operatorPort } }
+    /// Whether the operators' listener runs (metrics or diagnostics are configured).
+    var hasOperatorListener: Bool { configuration.metricsExposition != nil || configuration.diagnostics != nil }
     /// Pages (WebSockets) connected now.
     public var connectionCount: Int { state.withLock { $0.pages } }
     /// TCP connections open now, pages included.
@@ -137,10 +145,6 @@ public final class BridgeServer: Sendable {
             headers[.xContentTypeOptions] = "nosniff"
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: script)))
         }
-        if let exposition = configuration.metricsExposition {
-            router.get("metrics") { request, _ -> Response in Self.metricsResponse(request, exposition) }
-        }
-        if let snapshot = configuration.diagnostics { addDiagnosticsRoutes(to: router, snapshot: snapshot) }
         for (path, endpoint) in configuration.jsonEndpoints {
             router.post(RouterPath(path)) { [self] request, _ -> Response in
                 // Only the journey's own pages (or allowed origins) may call it, never a cross-site page.
@@ -189,12 +193,19 @@ public final class BridgeServer: Sendable {
             onServerRunning: { [self] channel in
                 let bound = channel.localAddress?.port ?? configuration.port
                 state.withLock { $0.port = bound }
-                onRunning(bound)
+                announceWhenListening(onRunning)
             },
             logger: logger
         )
-        var groupConfiguration = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [], cancellationSignals: [],
-                                                           logger: logger)
+        var services: [any Service] = [app]
+        if hasOperatorListener {
+            services.append(operatorApplication(onBound: { [self] bound in
+                state.withLock { $0.operatorPort = bound }
+                announceWhenListening(onRunning)
+            }))
+        }
+        var groupConfiguration = ServiceGroupConfiguration(services: services,
+                                                           gracefulShutdownSignals: [], cancellationSignals: [], logger: logger)
         // A graceful stop that takes longer (a page that ignores our close) is escalated to a cancellation.
         groupConfiguration.maximumGracefulShutdownDuration = .seconds(3)
         let group = ServiceGroup(configuration: groupConfiguration)
@@ -212,6 +223,17 @@ public final class BridgeServer: Sendable {
         } onCancel: {
             Task { await group.triggerGracefulShutdown() }
         }
+    }
+
+    /// Calls `onRunning` once, when the journey's listener and (when there is one) the operators'
+    /// are both bound.
+    private func announceWhenListening(_ onRunning: @Sendable (Int) -> Void) {
+        let port = state.withLock { state -> Int? in
+            guard let port = state.port, !state.announced, !hasOperatorListener || state.operatorPort != nil else { return nil }
+            state.announced = true
+            return port
+        }
+        if let port { onRunning(port) }
     }
 
     /// Stops the server gracefully: no new connections; every page is closed (its requests

@@ -44,15 +44,25 @@ public struct BridgeServerConfiguration: Sendable {
     /// backend on the kiosk); a real backend lives elsewhere.
     public var jsonEndpoints: [String: JSONEndpoint] = [:]
 
-    /// The metrics in the Prometheus text exposition format (0.0.4), served as `GET /metrics`
-    /// when set. Refused (403) to any request that carries an `Origin`: scrapers send none, pages do.
+    /// The metrics in the Prometheus text exposition format (0.0.4), served as `GET /metrics` on
+    /// the operators' listener when set. Refused (403) to any request that carries an `Origin`:
+    /// scrapers send none, pages do.
     public var metricsExposition: (@Sendable () -> [UInt8])?
 
     /// Operators' live view (`gbgbridge serve --diagnostics`): when set, `GET /diagnostics` (a page),
     /// `/diagnostics.json` (this JSON document, made anew for each request) and `/diagnostics/events`
-    /// (the same as server-sent events, one a second). Like `/metrics`, refused (403) to any request
-    /// carrying an `Origin` or fetched from another site: a journey never sees them.
+    /// (the same as server-sent events, one a second), on the operators' listener. Like `/metrics`,
+    /// refused (403) to any request carrying an `Origin` or fetched from another site.
     public var diagnostics: (@Sendable () async -> [UInt8])?
+
+    /// Where `/metrics` and `/diagnostics*` are served (issue 49): a listener of their own, on
+    /// another port than the journey's, so that no journey origin — its service workers included —
+    /// ever shares a scope with them; the journey's port answers them 404. `nil` port: the
+    /// journey's port + 1 (a free one when the journey's is 0). Loopback by default.
+    public var operatorHost: String = "127.0.0.1"
+    public var operatorPort: Int?
+    /// TCP connections the operators' listener keeps open at once.
+    public var maxOperatorConnections = 32
     /// `/diagnostics/events` streams open at once; a new one ends the oldest. Each holds a
     /// connection, so the cap keeps them from taking the connections pages need.
     public var maxDiagnosticsStreams = 8

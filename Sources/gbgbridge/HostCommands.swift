@@ -16,7 +16,7 @@ import SmartCard
 
 /// Builds the host and runs it until SIGINT/SIGTERM; a failure is printed and becomes the exit code.
 @MainActor
-func runHost(command: String, _ make: () throws -> HostApplication, onRunning: @escaping @Sendable (Int) -> Void) async throws {
+func runHost(command: String, _ make: () throws -> HostApplication, onRunning: @escaping @Sendable (HostPorts) -> Void) async throws {
     do {
         try await make().run(onRunning: onRunning)
     } catch let failure as HostServer.Failure {
@@ -92,13 +92,16 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(name: .long, inversion: .prefixedNo, help: "Log debug details.")
     var verbose: Bool?
 
-    @Option(name: .long, help: ArgumentHelp("Also serve GET /metrics (Prometheus text format) alone on this address, for a fleet's Prometheus (the loopback server has /metrics too).", valueName: "HOST:PORT"))
+    @Option(name: .long, help: ArgumentHelp("Also serve GET /metrics (Prometheus text format) alone on this address, for a fleet's Prometheus (the operators' listener has /metrics too).", valueName: "HOST:PORT"))
     var metricsListen: ListenAddress?
+
+    @Option(name: .long, help: ArgumentHelp("Where the operators' surfaces listen: /metrics, and with --diagnostics /diagnostics, /diagnostics.json and /diagnostics/events (default: 127.0.0.1 and the journey's port + 1). Never the journey's origin: a journey's scripts and service workers share no scope with them.", valueName: "HOST:PORT"))
+    var operatorListen: ListenAddress?
 
     @Option(name: .long, help: ArgumentHelp("Log as text, or as one JSON object a line ({\"time\",\"level\",\"label\",\"event\",\"fields\"}) for journald and log shippers.", valueName: "text|json"))
     var logFormat: LogFormat?
 
-    @Flag(name: .long, inversion: .prefixedNo, help: "Serve /diagnostics (live page), /diagnostics.json and /diagnostics/events for operators on the loopback server.")
+    @Flag(name: .long, inversion: .prefixedNo, help: "Serve /diagnostics (live page), /diagnostics.json and /diagnostics/events for operators, on the operators' listener (--operator-listen).")
     var diagnostics: Bool?
 
     @Option(name: .long, help: ArgumentHelp("With --diagnostics: /diagnostics/events streams open at once (1–64, default 8); a new one ends the oldest, so operators' pages never take the connections journeys need.", valueName: "N"))
@@ -118,6 +121,7 @@ struct ServeCommand: AsyncParsableCommand {
             (given.kiosk, given.headless, given.kioskProfile, given.inspect) = (kiosk, headless, kioskProfile, inspect)
             (given.libnfcDevice, given.libnfcDiscover, given.verbose) = (libnfcDevice, libnfcDiscover, verbose)
             (given.metricsListen, given.logFormat, given.diagnostics) = (metricsListen?.description, logFormat?.rawValue, diagnostics)
+            given.operatorListen = operatorListen?.description
             (given.terminalCertificates, given.terminalKey) = (terminalOptions.terminalCertificates, terminalOptions.terminalKey)
             (given.diagnosticsStreams, given.readTimeout) = (diagnosticsStreams, readTimeout)
             (given.documentCamera, given.selfieCamera) = (cameraOptions.documentCamera, cameraOptions.selfieCamera)
@@ -146,9 +150,12 @@ struct ServeCommand: AsyncParsableCommand {
         let withDiagnostics = settings.diagnostics
         try await runHost(command: "serve") {
             try HostApplication(settings: settings, trust: trust, logger: logger)
-        } onRunning: { port in
-            print("GBGBridge host on http://127.0.0.1:\(port)/  (script: http://127.0.0.1:\(port)/gbg-bridge.js)")
-            if withDiagnostics { print("Diagnostics for operators: http://127.0.0.1:\(port)/diagnostics") }
+        } onRunning: { ports in
+            print("GBGBridge host on http://127.0.0.1:\(ports.main)/  (script: http://127.0.0.1:\(ports.main)/gbg-bridge.js)")
+            if let operators = ports.operators {
+                let host = settings.operatorListen?.host ?? "127.0.0.1"
+                print("Operators on http://\(host.contains(":") ? "[\(host)]" : host):\(operators)/  (/metrics\(withDiagnostics ? ", /diagnostics" : ""))")
+            }
         }
     }
 }
@@ -184,8 +191,11 @@ struct DemoCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Log as text, or as one JSON object a line ({\"time\",\"level\",\"label\",\"event\",\"fields\"}) for journald and log shippers.", valueName: "text|json"))
     var logFormat: LogFormat = .text
 
-    @Flag(name: .long, help: "Serve /diagnostics (live page), /diagnostics.json and /diagnostics/events for operators.")
+    @Flag(name: .long, help: "Serve /diagnostics (live page), /diagnostics.json and /diagnostics/events for operators (on the operators' listener).")
     var diagnostics = false
+
+    @Option(name: .long, help: ArgumentHelp("Where /metrics and /diagnostics listen (default: 127.0.0.1 and --port + 1, or a free port when that is taken).", valueName: "HOST:PORT"))
+    var operatorListen: ListenAddress?
 
     @Flag(name: .long, help: "Extended Access Control: the virtual passport keeps fingerprints (DG3) and irises (DG4) behind Terminal Authentication, and the host authenticates as the test Inspection System of Fixtures/cvc; the journey shows them.")
     var eac = false
@@ -215,7 +225,7 @@ struct DemoCommand: AsyncParsableCommand {
         let cameras = try cameras()
         do {
             demo = try DemoHost(passport: passport, eac: eac, journey: journey, port: port, diagnostics: diagnostics,
-                                documentCamera: cameras.document, selfieCamera: cameras.selfie)
+                                documentCamera: cameras.document, selfieCamera: cameras.selfie, operatorListen: operatorListen)
         } catch {
             printError("gbgbridge demo: \(error.reason)")
             throw ExitCode(2)
@@ -223,8 +233,8 @@ struct DemoCommand: AsyncParsableCommand {
         HostMetrics.bootstrap(trust: demo.trust)
         try await runHost(command: "demo") {
             try demo.application(logger: logger)
-        } onRunning: { port in
-            demo.banner(port: port).forEach { print($0) }
+        } onRunning: { ports in
+            demo.banner(ports: ports).forEach { print($0) }
         }
     }
 }

@@ -85,7 +85,7 @@ enum VividScenario {
         sleep 2; v4l2-ctl -d /dev/video0 -c disconnect=1; wait $c; echo $? > $S/gone.status
         reload; bars; chmod 0600 /dev/video0
         # serve, as the kiosk user, behind a relay from the forwarded port to its loopback port.
-        as_kiosk $G serve --port 8450 --allow-origin \(origin) --diagnostics --document-camera $BYID --document-resolution 1280x720 \\
+        as_kiosk $G serve --port 8450 --operator-listen 127.0.0.1:8452 --allow-origin \(origin) --diagnostics --document-camera $BYID --document-resolution 1280x720 \\
           --selfie-camera auto --selfie-resolution 640x360 > $S/serve.log 2>&1 & serve=$!
         nc -ll -p 8451 -e nc 127.0.0.1 8450 & relay=$!
         i=0; until wget -q -O /dev/null http://127.0.0.1:8450/gbg-bridge.js 2>/dev/null || [ $i -gt 600 ]; do sleep 0.1; i=$((i+1)); done
@@ -100,6 +100,7 @@ enum VividScenario {
             stream-stop) kill $streamer; wait $streamer ;;
             slow) v4l2-ctl -d /dev/video0 -p 1 ;;
             fast) v4l2-ctl -d /dev/video0 -p 30 ;;
+            operator-get*) rm -f $S/operator.out; wget -q -O $S/operator.out "http://127.0.0.1:8452$(cut -d' ' -f2 $S/cmd-$n)" ;;
             disconnect-later) (sleep 2; v4l2-ctl -d /dev/video0 -c disconnect=1) & ;;
             loop-start)
               # vivid's loop: what is written to its HDMI output (video1) is what its HDMI input

@@ -80,8 +80,10 @@ struct CLIConfigTests {
         defer { try? FileManager.default.removeItem(at: url) }
         let serve = try await ServeProcess.start(["serve", "--config", url.path])
         #expect(serve.port == filePort, "the file's port")
-        // diagnostics: true from the file; the trust store from the file.
-        let diagnostics = try await CLIMetricsTests.get(port: filePort, path: "/diagnostics.json")
+        // diagnostics: true from the file (on the operators' listener); the trust store from the file.
+        let operators = try #require(serve.operatorPort, "serve names its operators' listener")
+        #expect(try await CLIMetricsTests.get(port: filePort, path: "/diagnostics.json").status == 404, "never on the journey's origin")
+        let diagnostics = try await CLIMetricsTests.get(port: operators, path: "/diagnostics.json")
         #expect(diagnostics.status == 200)
         // (the file's trust is the kit's test CSCA: loaded, and flagged as test anchors)
         #expect(diagnostics.body.contains(#""anchors":1"#) && diagnostics.body.contains(#""testAnchors":1"#), "\(diagnostics.body.prefix(600))")
@@ -100,5 +102,8 @@ struct CLIConfigTests {
         defer { overridden.stop() }
         #expect(overridden.port != filePort)
         #expect(try await CLIMetricsTests.get(port: overridden.port, path: "/diagnostics.json").status == 404)
+        let overriddenOperators = try #require(overridden.operatorPort)
+        #expect(try await CLIMetricsTests.get(port: overriddenOperators, path: "/diagnostics.json").status == 404)
+        #expect(try await CLIMetricsTests.get(port: overriddenOperators, path: "/metrics").status == 200)
     }
 }

@@ -25,6 +25,8 @@ struct CLIDiagnosticsTests {
             ])
             defer { serve.stop() }
             let port = serve.port
+            let operators = try #require(serve.operatorPort, "serve names its operators' listener")
+            #expect(operators != port)
             let script = try await waitForScript(port: port)
             let token = try #require(script.firstMatch(of: /var token = "([0-9a-f]+)"/)?.1)
             let origin = "http://127.0.0.1:\(port)"
@@ -36,14 +38,20 @@ struct CLIDiagnosticsTests {
             let read = try #require(await page.response(to: "right"))
             #expect((read["payload"] as? [String: Any])?["status"] as? String == "success", "\(read)")
 
+            // The journey's origin has no operator surface at all (issue 49): not even a scope to share.
+            for path in ["/diagnostics.json", "/diagnostics", "/diagnostics/app.js", "/diagnostics/events", "/metrics"] {
+                #expect(try await CLIMetricsTests.get(port: port, path: path).status == 404, "\(path) on the journey's origin")
+            }
             // Operators' surfaces refuse pages: an Origin (the journey's own or any) or another site.
             for path in ["/diagnostics.json", "/diagnostics", "/diagnostics/app.js", "/diagnostics/events"] {
-                #expect(try await CLIMetricsTests.get(port: port, path: path, origin: origin).status == 403, "\(path)")
-                #expect(try await CLIMetricsTests.get(port: port, path: path, origin: "https://journey.example").status == 403, "\(path)")
+                #expect(try await CLIMetricsTests.get(port: operators, path: path, origin: origin).status == 403, "\(path)")
+                #expect(try await CLIMetricsTests.get(port: operators, path: path, origin: "https://journey.example").status == 403, "\(path)")
             }
-            #expect(try await Self.get(port: port, path: "/diagnostics.json", headers: ["Sec-Fetch-Site: cross-site"]).status == 403)
+            #expect(try await Self.get(port: operators, path: "/diagnostics.json", headers: ["Sec-Fetch-Site: cross-site"]).status == 403)
+            // The operators' listener answers only to its own Host (DNS rebinding).
+            #expect(try await Self.get(port: operators, path: "/metrics", headers: [], host: "attacker.example:\(operators)").status == 421)
 
-            let answer = try await CLIMetricsTests.get(port: port, path: "/diagnostics.json")
+            let answer = try await CLIMetricsTests.get(port: operators, path: "/diagnostics.json")
             #expect(answer.status == 200)
             let diagnostics = try Self.json(answer.body)
             let reads = try #require(diagnostics["reads"] as? [[String: Any]])
@@ -86,7 +94,8 @@ struct CLIDiagnosticsTests {
             if ChromiumAvailable.value {
                 let browser = try await JourneyBrowserTests.Page.open(width: 1280, height: 1100)
                 do {
-                    try await browser.navigate("\(origin)/diagnostics")
+                    let operatorOrigin = "http://127.0.0.1:\(operators)"
+                    try await browser.navigate("\(operatorOrigin)/diagnostics")
                     let state = try await browser.wait(for: "document.body ? document.body.dataset.state : ''", in: ["live"], timeout: .seconds(30))
                     #expect(state == "live")
                     let live = try await browser.wait(for: "document.getElementById('live').textContent", in: ["live"], timeout: .seconds(10))
@@ -98,14 +107,25 @@ struct CLIDiagnosticsTests {
                     #expect(bars == 2)
                     let pagesText = try await browser.evaluate("document.getElementById('pages').textContent") as? String ?? ""
                     #expect(pagesText.contains(origin))
-                    // A script of the bridge's own origin (as a journey served by --static or the
-                    // demo is) fetching the operators' surfaces: refused, its own origin included.
-                    for path in ["/diagnostics.json", "/diagnostics", "/metrics", "/diagnostics/app.js", "/diagnostics/events"] {
+                    // A script of the operators' own origin fetching the surfaces as subresources
+                    // without the page's token: refused.
+                    for path in ["/diagnostics.json", "/metrics", "/diagnostics/app.js", "/diagnostics/events"] {
                         let status = try await browser.evaluate("fetch('\(path)', { cache: 'no-store' }).then(r => r.status)") as? Int
-                        #expect(status == 403 || (path == "/metrics" && status == 404), "fetch \(path) from the bridge's own origin: \(status ?? -1)")
+                        #expect(status == 403, "fetch \(path) from the operators' own origin: \(status ?? -1)")
+                    }
+                    // A journey page (the bridge's origin, as --static or the demo serves one) has
+                    // none of them, and the operators' origin is another one: a cross-origin fetch
+                    // carries an Origin and is refused (and CORS keeps its answer from the script).
+                    try await browser.navigate("\(origin)/gbg-bridge.js")
+                    for path in ["/diagnostics.json", "/diagnostics/events", "/metrics"] {
+                        let local = try await browser.evaluate("fetch('\(path)', { cache: 'no-store' }).then(r => r.status)") as? Int
+                        #expect(local == 404, "fetch \(path) on the journey's origin: \(local ?? -1)")
+                        let remote = try await browser.evaluate(
+                            "fetch('\(operatorOrigin)\(path)', { cache: 'no-store' }).then(r => 'read ' + r.status, e => 'blocked')") as? String
+                        #expect(remote == "blocked", "fetch \(operatorOrigin)\(path) from the journey's origin: \(remote ?? "?")")
                     }
                     // Typed in the address bar (a top-level navigation): served.
-                    try await browser.navigate("\(origin)/diagnostics.json")
+                    try await browser.navigate("\(operatorOrigin)/diagnostics.json")
                     let shown = try await browser.wait(for: "document.body && document.body.textContent.includes('\"reads\"') ? 'yes' : 'no'",
                                                        in: ["yes"], timeout: .seconds(20))
                     #expect(shown == "yes", "navigating to /diagnostics.json should show it")
@@ -126,12 +146,15 @@ struct CLIDiagnosticsTests {
         let port = serve.port
         #expect(try await CLIMetricsTests.get(port: port, path: "/diagnostics.json").status == 404)
         #expect(try await CLIMetricsTests.get(port: port, path: "/diagnostics").status == 404)
+        let operators = try #require(serve.operatorPort, "the operators' listener serves /metrics without --diagnostics")
+        #expect(try await CLIMetricsTests.get(port: operators, path: "/diagnostics.json").status == 404)
+        #expect(try await CLIMetricsTests.get(port: operators, path: "/metrics").status == 200)
     }
 
     /// GET `path` with extra header lines.
-    static func get(port: Int, path: String, headers: [String]) async throws -> (status: Int, body: String) {
+    static func get(port: Int, path: String, headers: [String], host: String? = nil) async throws -> (status: Int, body: String) {
         let socket = try await RawSocket.connect(port: port, timeout: 10)
-        await socket.send("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n" + headers.map { $0 + "\r\n" }.joined() + "Connection: close\r\n\r\n")
+        await socket.send("GET \(path) HTTP/1.1\r\nHost: \(host ?? "127.0.0.1:\(port)")\r\n" + headers.map { $0 + "\r\n" }.joined() + "Connection: close\r\n\r\n")
         var bytes: [UInt8] = []
         while let chunk = await socket.receive(), !chunk.isEmpty { bytes += chunk }
         let text = String(decoding: bytes, as: UTF8.self)

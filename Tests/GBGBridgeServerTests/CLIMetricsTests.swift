@@ -49,7 +49,8 @@ struct CLIMetricsTests {
           .enabled(if: FileManager.default.isExecutableFile(atPath: python), "needs /usr/bin/python3 with python3-prometheus-client"))
     func readThenScrape() async throws {
         let port = try freeLoopbackPort()
-        let demo = try ChildProcess(executable: CLIShutdownTests.binary, arguments: ["demo", "--port", "\(port)"])
+        let operators = try freeLoopbackPort()
+        let demo = try ChildProcess(executable: CLIShutdownTests.binary, arguments: ["demo", "--port", "\(port)", "--operator-listen", "127.0.0.1:\(operators)"])
         defer { if demo.isRunning { demo.terminateBlocking(gracePeriod: .seconds(1)) } }
         let script = try await waitForScript(port: port)
         let token = try #require(script.firstMatch(of: /var token = "([0-9a-f]+)"/)?.1)
@@ -61,13 +62,14 @@ struct CLIMetricsTests {
         let payload = try #require(response["payload"] as? [String: Any])
         #expect(payload["status"] as? String == "success", "\(payload)")
 
-        #expect(try await Self.get(port: port, path: "/metrics", origin: origin).status == 403)
-        let scraped = try await Self.get(port: port, path: "/metrics")
+        #expect(try await Self.get(port: port, path: "/metrics").status == 404, "the journey's origin serves no metrics (issue 49)")
+        #expect(try await Self.get(port: operators, path: "/metrics", origin: origin).status == 403)
+        let scraped = try await Self.get(port: operators, path: "/metrics")
         #expect(scraped.status == 200)
         let samples = try await Self.parse(scraped.body)
         // The response counter is bumped as the answer goes out; a scrape right after may race it.
         var requests = samples["gbgbridge_requests_total{action=nfc.read,status=success}"]
-        if requests == nil { requests = try await Self.parse(try await Self.get(port: port, path: "/metrics").body)["gbgbridge_requests_total{action=nfc.read,status=success}"] }
+        if requests == nil { requests = try await Self.parse(try await Self.get(port: operators, path: "/metrics").body)["gbgbridge_requests_total{action=nfc.read,status=success}"] }
         #expect(requests == 1)
         // The demo's passport opens with PACE (its MRZ as the password).
         #expect(samples["gbgbridge_reads_total{access_control=PACE,outcome=success}"] == 1, "\(samples.keys.sorted())")

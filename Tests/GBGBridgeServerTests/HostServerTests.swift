@@ -40,7 +40,7 @@ struct HostServerTests {
                                 countsRequests: false, monitorsReaders: false, logger: Logger(label: "test.host"))
         }
         let stop = StopSwitch()
-        let port = Mutex<Int?>(nil)
+        let port = Mutex<HostPorts?>(nil)
         let running = Task { @MainActor () -> String? in
             do {
                 try await application.run(until: { await stop.wait() }, onRunning: { bound in port.withLock { $0 = bound } })
@@ -50,7 +50,10 @@ struct HostServerTests {
             }
         }
         for _ in 0..<500 where port.withLock({ $0 }) == nil { try await Task.sleep(for: .milliseconds(10)) }
-        let bound = try #require(port.withLock { $0 })
+        let ports = try #require(port.withLock { $0 })
+        let bound = ports.main
+        let operators = try #require(ports.operators, "the operators' listener runs beside the journey's")
+        #expect(operators != bound)
         let script = try await waitForScript(port: bound)
         let token = try #require(script.firstMatch(of: /var token = "([0-9a-f]+)"/)?.1)
         let page = try await RawWebSocket.connect(port: bound, path: "/gbg-bridge/ws?token=\(token)", origin: "ws://127.0.0.1")
@@ -62,8 +65,11 @@ struct HostServerTests {
         #expect((read?["payload"] as? [String: Any])?["status"] as? String == "success", "\(String(describing: read))")
         // The wiring: the journey is served, and the diagnostics saw the read and the page.
         #expect(try await CLIMetricsTests.get(port: bound, path: "/").status == 200)
-        let diagnostics = try await CLIMetricsTests.get(port: bound, path: "/diagnostics.json")
+        let diagnostics = try await CLIMetricsTests.get(port: operators, path: "/diagnostics.json")
         #expect(diagnostics.status == 200)
+        // The journey's origin has no operator surface at all (issue 49).
+        #expect(try await CLIMetricsTests.get(port: bound, path: "/diagnostics.json").status == 404)
+        #expect(try await CLIMetricsTests.get(port: bound, path: "/metrics").status == 404)
         #expect(diagnostics.body.contains(#""outcome":"success""#) || diagnostics.body.contains(#""outcome" : "success""#), "\(diagnostics.body.prefix(600))")
         #expect(await MainActor.run { application.diagnostics?.pages.snapshot().count } == 1)
         // The stop closes the page (1001 going away) and run returns.

@@ -20,9 +20,10 @@ struct OperatorBoundsTests {
     @Test("20,000 requests with distinct made-up actions: requests_total stays a handful of series, /metrics stays small",
           .enabled(if: FileManager.default.isExecutableFile(atPath: binary), "needs the gbgbridge binary (swift build)"))
     func metricsCardinality() async throws {
-        let demo = try await ServeProcess.start(["demo", "--port", "0", "--passport", "utopia-td3-jpeg"])
+        let operators = try freeLoopbackPort()
+        let demo = try await ServeProcess.start(["demo", "--port", "0", "--passport", "utopia-td3-jpeg", "--operator-listen", "127.0.0.1:\(operators)"])
         defer { demo.stop() }
-        let before = try await CLIMetricsTests.get(port: demo.port, path: "/metrics")
+        let before = try await CLIMetricsTests.get(port: operators, path: "/metrics")
         // Sixteen pages (the host's page limit), each sending its share as fast as the host reads.
         let pages = 16, perPage = 1_250
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -38,7 +39,7 @@ struct OperatorBoundsTests {
             }
             try await group.waitForAll()
         }
-        let after = try await CLIMetricsTests.get(port: demo.port, path: "/metrics")
+        let after = try await CLIMetricsTests.get(port: operators, path: "/metrics")
         let samples = try await CLIMetricsTests.parse(after.body)
         let requestSeries = samples.keys.filter { $0.hasPrefix("gbgbridge_requests_total{") }
         #expect(requestSeries.count <= 5 * 5, "\(requestSeries.count) series: \(requestSeries.prefix(10))")
@@ -56,10 +57,11 @@ struct OperatorBoundsTests {
     func diagnosticsStreamsDoNotStarvePages() async throws {
         let demo = try await ServeProcess.start(["demo", "--port", "0", "--diagnostics", "--passport", "utopia-td3-jpeg"])
         defer { demo.stop() }
+        let operators = try #require(demo.operatorPort, "the demo names its operators' listener")
         var streams: [RawSocket] = []
         for _ in 0..<300 {
-            guard let socket = try? await RawSocket.connect(port: demo.port, timeout: 10) else { continue }
-            await socket.send("GET /diagnostics/events HTTP/1.1\r\nHost: 127.0.0.1:\(demo.port)\r\nAccept: text/event-stream\r\n\r\n")
+            guard let socket = try? await RawSocket.connect(port: operators, timeout: 10) else { continue }
+            await socket.send("GET /diagnostics/events HTTP/1.1\r\nHost: 127.0.0.1:\(operators)\r\nAccept: text/event-stream\r\n\r\n")
             streams.append(socket)
         }
         // A page connects and reads while they are open (and keep opening).
@@ -67,7 +69,7 @@ struct OperatorBoundsTests {
         await page.sendText(requestJSON("nfc.read", id: "read", data: #"{"accessKey":\#(Self.key),"timeoutSeconds":20}"#))
         let answer = try #require(await page.response(to: "read"), "the page got no answer")
         #expect((answer["payload"] as? [String: Any])?["status"] as? String == "success", "\(answer)")
-        let snapshot = try await CLIMetricsTests.get(port: demo.port, path: "/diagnostics.json")
+        let snapshot = try await CLIMetricsTests.get(port: operators, path: "/diagnostics.json")
         #expect(snapshot.status == 200)
         // The server ended all but the newest streams: their connections are closed.
         var open = 0

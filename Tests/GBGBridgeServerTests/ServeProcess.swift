@@ -11,6 +11,8 @@ import Glibc
 final class ServeProcess: @unchecked Sendable {
     let process: ChildProcess
     let port: Int
+    /// The operators' listener (`/metrics`, `/diagnostics`), from the line "Operators on http://127.0.0.1:PORT/".
+    let operatorPort: Int?
     let directory: URL
 
     /// Starts `gbgbridge ARGUMENTS` and waits (up to 20 s) for the line with the port.
@@ -25,7 +27,17 @@ final class ServeProcess: @unchecked Sendable {
         for _ in 0..<400 {
             let text = (try? String(contentsOf: directory.appendingPathComponent("out"), encoding: .utf8)) ?? ""
             if let match = text.firstMatch(of: /http:\/\/127\.0\.0\.1:(\d+)\//), let port = Int(match.1) {
-                return ServeProcess(process: process, port: port, directory: directory)
+                // The operators' line is printed right after the first (serve, demo --diagnostics).
+                var operators: Int?
+                for _ in 0..<20 {
+                    let text = (try? String(contentsOf: directory.appendingPathComponent("out"), encoding: .utf8)) ?? ""
+                    if let line = text.firstMatch(of: /(?:Operators on|Diagnostics for operators:) http:\/\/127\.0\.0\.1:(\d+)\//) {
+                        operators = Int(line.1)
+                        break
+                    }
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+                return ServeProcess(process: process, port: port, operatorPort: operators, directory: directory)
             }
             guard process.isRunning else { break }
             try await Task.sleep(for: .milliseconds(50))
@@ -36,9 +48,10 @@ final class ServeProcess: @unchecked Sendable {
         throw RawSocketError("gbgbridge \(arguments.joined(separator: " ")) did not start listening: \(log.suffix(1500))")
     }
 
-    private init(process: ChildProcess, port: Int, directory: URL) {
+    private init(process: ChildProcess, port: Int, operatorPort: Int?, directory: URL) {
         self.process = process
         self.port = port
+        self.operatorPort = operatorPort
         self.directory = directory
     }
 
