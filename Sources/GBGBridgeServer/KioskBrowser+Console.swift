@@ -2,23 +2,55 @@ import CoreMetrics
 import Foundation
 import GBGBridge
 
-/// Console entries of one page as log lines: the first, then at most one a `interval`, each saying
-/// how many were left out before it. `gbgbridge_kiosk_console_entries_total{logged}` counts both.
+/// The kiosk's lines about what its journey does — console entries, "bridging ORIGIN" as pages
+/// (re)load — as log lines: the first, then at most one a `interval` for one browser target and
+/// origin, whatever the kind and across reloads (issue 49: a page that logs and reloads itself
+/// got a fresh allowance each load, 523 journey lines and 425 `bridging` lines in 25 s). Each
+/// line says how many of each kind were left out before it.
+/// `gbgbridge_kiosk_console_entries_total{logged}` counts console entries both ways.
 struct ConsoleLogThrottle {
     static let interval: Duration = .seconds(1)
     static let metric = "gbgbridge_kiosk_console_entries_total"
+    /// What a line is about: the counts left out are kept by kind.
+    enum Kind: String, CaseIterable {
+        case console = "console entries"
+        case load = "page loads"
+        case refused = "documents not bridged"
+    }
     private var lastLogged: ContinuousClock.Instant?
-    private var dropped = 0
+    private var dropped: [Kind: Int] = [:]
 
-    /// Nil when this entry is not to be logged; else how many were not logged since the last line.
-    mutating func admit(now: ContinuousClock.Instant) -> Int? {
+    /// Nil when this line is not to be logged; else how many of each kind were not logged since the last line.
+    mutating func admit(_ kind: Kind = .console, now: ContinuousClock.Instant) -> [Kind: Int]? {
         if let lastLogged, now - lastLogged < Self.interval {
-            dropped += 1
+            dropped[kind, default: 0] += 1
             return nil
         }
         lastLogged = now
-        defer { dropped = 0 }
+        defer { dropped = [:] }
         return dropped
+    }
+
+    /// " (and 3 console entries, 2 page loads since the last line, not logged)", or "".
+    static func note(_ dropped: [Kind: Int]) -> String {
+        let parts = Kind.allCases.compactMap { kind in dropped[kind].flatMap { $0 > 0 ? "\($0) \(kind.rawValue)" : nil } }
+        return parts.isEmpty ? "" : " (and \(parts.joined(separator: ", ")) since the last line, not logged: /diagnostics has the console entries)"
+    }
+}
+
+/// One throttle per browser target and origin (kept across the page's reloads), at most `capacity`.
+struct KioskLogThrottles {
+    static let capacity = 32
+    private var throttles: [String: ConsoleLogThrottle] = [:]
+    private var order: [String] = []
+
+    mutating func admit(target: String?, origin: String, _ kind: ConsoleLogThrottle.Kind, now: ContinuousClock.Instant) -> [ConsoleLogThrottle.Kind: Int]? {
+        let key = "\(target ?? "?")|\(origin)"
+        if throttles[key] == nil {
+            order.append(key)
+            if order.count > Self.capacity { throttles[order.removeFirst()] = nil }
+        }
+        return throttles[key, default: ConsoleLogThrottle()].admit(kind, now: now)
     }
 }
 
@@ -53,14 +85,14 @@ extension KioskBrowser {
         configuration.pages?.console(entry, on: binding.host)
         // The text stays out of the log: a journey may print what it holds (an MRZ, a CAN).
         // /diagnostics, on loopback behind its token, shows it to the operator. At most a line a
-        // second a page: a page printing 10,000 errors a second wrote 67,516 lines in 30 s.
-        guard let dropped = binding.consoleLog.admit(now: ContinuousClock.now) else {
+        // second a kiosk target and origin, reloads included: a page printing 10,000 errors a
+        // second wrote 67,516 lines in 30 s.
+        guard let dropped = admitLine(.console, origin: binding.origin) else {
             Counter(label: ConsoleLogThrottle.metric, dimensions: [("logged", "false")]).increment()
             return
         }
         Counter(label: ConsoleLogThrottle.metric, dimensions: [("logged", "true")]).increment()
-        let more = dropped > 0 ? " (and \(dropped) more console entries since the last line, not logged: /diagnostics has them)" : ""
-        logger.notice("journey console \(entry.kind.rawValue) at \(LogText.clip(entry.url ?? "?", to: 120)):\(entry.line ?? 0)\(more)")
+        logger.notice("journey console \(entry.kind.rawValue) at \(LogText.clip(entry.url ?? "?", to: 120)):\(entry.line ?? 0)\(ConsoleLogThrottle.note(dropped))")
     }
 
     /// A DevTools RemoteObject as text: a primitive's value, else its description, else its type.

@@ -80,6 +80,13 @@ public final class KioskBrowser {
     public private(set) var closedWindows = 0
     /// Hosts created so far (one per allowed document).
     public private(set) var pagesBridged = 0
+    /// The journey's lines in the log, throttled per target and origin across reloads.
+    private var logThrottles = KioskLogThrottles()
+
+    /// Whether a line about the journey (of `origin`) may be logged now; what was left out before it.
+    func admitLine(_ kind: ConsoleLogThrottle.Kind, origin: String) -> [ConsoleLogThrottle.Kind: Int]? {
+        logThrottles.admit(target: targetId, origin: origin, kind, now: ContinuousClock.now)
+    }
 
     final class PageBinding {
         let contextId: Int
@@ -88,8 +95,6 @@ public final class KioskBrowser {
         let transport: KioskTransport
         var bucket: TokenBucket
         var droppedInARow = 0
-        /// The page's console entries as host log lines: at most one a second.
-        var consoleLog = ConsoleLogThrottle()
         var origin: String { page.origin }
         var host: BridgeHost { page.host }
 
@@ -311,7 +316,9 @@ public final class KioskBrowser {
               aux["isDefault"] as? Bool == true, let frame = aux["frameId"] as? String, frame == mainFrameId else { return }
         let origin = context["origin"] as? String ?? ""
         guard allowedOrigins.contains(origin) else {
-            logger.warning("not bridging a document from \(origin.isEmpty ? "(no origin)" : LogText.clip(origin))")
+            if let dropped = admitLine(.refused, origin: origin) {
+                logger.warning("not bridging a document from \(origin.isEmpty ? "(no origin)" : LogText.clip(origin))\(ConsoleLogThrottle.note(dropped))")
+            }
             return
         }
         dropPage(reason: "the page went away")
@@ -326,7 +333,9 @@ public final class KioskBrowser {
         }
         page = binding
         pagesBridged += 1
-        logger.info("bridging \(LogText.clip(origin)) (context \(id))")
+        if let dropped = admitLine(.load, origin: origin) {
+            logger.info("bridging \(LogText.clip(origin)) (context \(id))\(ConsoleLogThrottle.note(dropped))")
+        }
     }
 
     private func dropPage(reason: String) {

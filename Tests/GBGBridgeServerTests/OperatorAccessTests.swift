@@ -54,11 +54,35 @@ struct OperatorAccessTests {
         for index in 0..<300_000 {
             if let dropped = throttle.admit(now: start + .microseconds(index * 100)) {
                 lines += 1
-                counted += dropped + 1
+                counted += dropped.values.reduce(0, +) + 1
             }
         }
         #expect(lines <= 31 && lines >= 29, "\(lines) lines")
         #expect(counted + 9_999 >= 300_000, "the lines' counts account for the entries: \(counted)")
+    }
+
+    @Test("a page that logs and reloads itself: one allowance for its target and origin across reloads, bridging lines included")
+    func reloadingFloodIsThrottledAcrossReloads() {
+        var throttles = KioskLogThrottles()
+        let start = ContinuousClock.now
+        var lines = 0, counted = 0
+        var notes: [String] = []
+        // 30 s: 20 reloads a second, each a "bridging" line and 50 console entries.
+        for tick in 0..<600 {
+            let now = start + .milliseconds(tick * 50)
+            for kind in [ConsoleLogThrottle.Kind.load] + Array(repeating: .console, count: 50) {
+                if let dropped = throttles.admit(target: "T1", origin: "https://journey.example", kind, now: now) {
+                    lines += 1
+                    counted += dropped.values.reduce(0, +) + 1
+                    notes.append(ConsoleLogThrottle.note(dropped))
+                }
+            }
+        }
+        #expect(lines <= 31, "\(lines) lines in 30 s")
+        #expect(counted + 1_100 >= 600 * 51, "what was left out is counted: \(counted)")
+        #expect(notes.contains { $0.contains("page loads") && $0.contains("console entries") }, "\(notes.prefix(3))")
+        // Another origin of the same kiosk has its own line.
+        #expect(throttles.admit(target: "T1", origin: "https://other.example", .load, now: start + .seconds(29)) != nil)
     }
 
     /// A loopback TCP echo server on its own thread; its port.
