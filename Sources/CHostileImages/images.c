@@ -18,6 +18,25 @@ int CHostileImages_many_scan_jpeg(int width, int height, int refinements, uint8_
     cinfo.in_color_space = JCS_RGB;
     jpeg_set_defaults(&cinfo);
     jpeg_set_quality(&cinfo, 90, TRUE);
+    if (refinements < 0) {
+        /* A plain baseline JPEG of the same gradient: what an honest encoder writes. */
+        jpeg_start_compress(&cinfo, TRUE);
+        JSAMPLE *plain = malloc((size_t)width * 3);
+        if (!plain) { jpeg_destroy_compress(&cinfo); return -1; }
+        while (cinfo.next_scanline < cinfo.image_height) {
+            for (int x = 0; x < width; x++) {
+                plain[3 * x] = (JSAMPLE)(x * 255 / (width > 1 ? width - 1 : 1));
+                plain[3 * x + 1] = (JSAMPLE)(cinfo.next_scanline * 255 / (JDIMENSION)(height > 1 ? height - 1 : 1));
+                plain[3 * x + 2] = 128;
+            }
+            JSAMPROW rows[1] = { plain };
+            jpeg_write_scanlines(&cinfo, rows, 1);
+        }
+        jpeg_finish_compress(&cinfo);
+        jpeg_destroy_compress(&cinfo);
+        free(plain);
+        return 0;
+    }
     int scans = 1 + 63 * 3 * (1 + refinements);
     jpeg_scan_info *script = calloc((size_t)scans, sizeof *script);
     if (!script) { jpeg_destroy_compress(&cinfo); return -1; }

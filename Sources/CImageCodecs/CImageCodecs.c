@@ -62,19 +62,58 @@ static int sample8(const opj_image_comp_t *c, size_t index) {
     return v < 0 ? 0 : v > 255 ? 255 : v;
 }
 
+#include <time.h>
+
+/* The process's CPU time in microseconds (CLOCK_PROCESS_CPUTIME_ID). */
+static uint64_t cpu_microseconds(void) {
+    struct timespec now;
+    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now) != 0) return 0;
+    return (uint64_t)now.tv_sec * 1000000u + (uint64_t)now.tv_nsec / 1000u;
+}
+
+/* Whether the decode has spent its CPU budget (limits->cpu_microseconds of this process's CPU
+   time since `start`; 0: no budget). */
+static int over_budget(const CImageCodecsLimits *limits, uint64_t start) {
+    return limits->cpu_microseconds > 0 && cpu_microseconds() - start > limits->cpu_microseconds;
+}
+
 static uint32_t be32(const uint8_t *p) { return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]; }
 
+/* Where the codestream starts: at 0 for a raw J2K codestream; in a JP2 file, at the contents of
+   its Contiguous Codestream box (jp2c), found by walking the top-level boxes — never the first
+   FF4F FF51 anywhere, which any other box (an `xml ` box, say) can carry as a decoy. */
+static int codestream_offset(const uint8_t *data, size_t length, size_t *offset) {
+    static const uint8_t jp2_signature[12] = {0, 0, 0, 0x0C, 0x6A, 0x50, 0x20, 0x20, 0x0D, 0x0A, 0x87, 0x0A};
+    if (length >= 4 && data[0] == 0xFF && data[1] == 0x4F && data[2] == 0xFF && data[3] == 0x51) { *offset = 0; return 0; }
+    if (length < 12 || memcmp(data, jp2_signature, 12) != 0) return -1;
+    size_t at = 0;
+    for (int boxes = 0; boxes < 1024 && at + 8 <= length; boxes++) {
+        uint64_t box = be32(data + at);
+        size_t header = 8;
+        if (box == 1) {                                   /* XLBox: a 64-bit length follows the type */
+            if (at + 16 > length) return -1;
+            box = (uint64_t)be32(data + at + 8) << 32 | be32(data + at + 12);
+            header = 16;
+        } else if (box == 0) {                            /* the last box: to the end of the file */
+            box = length - at;
+        }
+        if (box < header || box > length - at) return -1;
+        if (memcmp(data + at + 4, "jp2c", 4) == 0) { *offset = at + header; return 0; }
+        at += (size_t)box;
+    }
+    return -1;
+}
+
 /* Reads the SIZ marker of the codestream in data (a raw J2K codestream, or the one a JP2 file
-   carries) without OpenJPEG, so that what OpenJPEG would allocate for the header alone — one
-   structure per tile — is known before it runs. */
+   carries in its jp2c box) without OpenJPEG, so that what OpenJPEG would allocate for the header
+   alone — one structure per tile — is known before it runs. */
 int CImageCodecs_jpeg2000_size(const uint8_t *data, size_t length, CImageCodecsJPEG2000Size *out) {
     memset(out, 0, sizeof *out);
     size_t i = 0;
-    for (; i + 4 <= length; i++) {
-        if (data[i] == 0xFF && data[i + 1] == 0x4F && data[i + 2] == 0xFF && data[i + 3] == 0x51) break;
-    }
+    if (codestream_offset(data, length, &i) != 0) return -1;
     /* SOC SIZ Lsiz(2) Rsiz(2) Xsiz Ysiz XOsiz YOsiz XTsiz YTsiz XTOsiz YTOsiz (4 each) Csiz(2) */
     if (i + 4 + 2 + 2 + 32 + 2 > length) return -1;
+    if (!(data[i] == 0xFF && data[i + 1] == 0x4F && data[i + 2] == 0xFF && data[i + 3] == 0x51)) return -1;
     const uint8_t *siz = data + i + 4;
     uint32_t x = be32(siz + 4), y = be32(siz + 8), xo = be32(siz + 12), yo = be32(siz + 16);
     uint32_t xt = be32(siz + 20), yt = be32(siz + 24), xto = be32(siz + 28), yto = be32(siz + 32);
@@ -257,11 +296,19 @@ static void bounded_emit_message(j_common_ptr cinfo, int level) {
 typedef struct {
     struct jpeg_progress_mgr manager;
     int max_scans;
+    const CImageCodecsLimits *limits;
+    uint64_t started;
 } bounded_progress;
 
 static void bounded_progress_monitor(j_common_ptr cinfo) {
     j_decompress_ptr decompress = (j_decompress_ptr)cinfo;
     bounded_progress *progress = (bounded_progress *)cinfo->progress;
+    if (over_budget(progress->limits, progress->started)) {
+        bounded_error *error = (bounded_error *)cinfo->err;
+        snprintf(error->message, sizeof error->message, "decoding took more than its %llu ms of CPU time (refused: too costly)",
+                 (unsigned long long)(progress->limits->cpu_microseconds / 1000));
+        longjmp(error->jump, 2);
+    }
     if (decompress->input_scan_number > progress->max_scans) {
         bounded_error *error = (bounded_error *)cinfo->err;
         snprintf(error->message, sizeof error->message, "a progressive JPEG of more than %d scans (refused: decoding it costs without bound)",
@@ -310,16 +357,30 @@ int CImageCodecs_decode_jpeg(const uint8_t *data, size_t length, const CImageCod
     jpeg_create_decompress(&cinfo);
     progress.manager.progress_monitor = bounded_progress_monitor;
     progress.max_scans = CIMAGECODECS_MAX_JPEG_SCANS;
+    progress.limits = limits;
+    progress.started = cpu_microseconds();
     cinfo.progress = &progress.manager;
     jpeg_mem_src(&cinfo, data, (unsigned long)length);
     if (jpeg_read_header(&cinfo, TRUE) != JPEG_HEADER_OK || cinfo.image_width == 0 || cinfo.image_height == 0) {
         set_error(error, size, "damaged JPEG header"); jpeg_destroy_decompress(&cinfo); return -2;
     }
-    uint64_t w = cinfo.image_width, h = cinfo.image_height;
+    uint64_t sw = cinfo.image_width, sh = cinfo.image_height;
     unsigned components = (unsigned)cinfo.num_components;
-    /* The output, a row group of each component, and (progressive) the whole coefficient image. */
-    uint64_t working = w * h * 3 + (cinfo.progressive_mode ? w * h * components * 2 : w * 16 * components * 2);
-    if (w * h > limits->max_pixels || working > limits->max_bytes || components > 4) {
+    /* A large photo is decoded at the scale its reader needs (libjpeg's DCT scaling: 1/2, 1/4,
+       1/8), never whole: a 62-megapixel JPEG cost 4-6 s at full size. */
+    unsigned denominator = 1;
+    if (limits->scale_to_pixels > 0) {
+        while (denominator < 8 && ((sw + denominator - 1) / denominator) * ((sh + denominator - 1) / denominator) > limits->scale_to_pixels) {
+            denominator *= 2;
+        }
+    }
+    cinfo.scale_num = 1;
+    cinfo.scale_denom = denominator;
+    jpeg_calc_output_dimensions(&cinfo);
+    uint64_t w = cinfo.output_width, h = cinfo.output_height;
+    /* The output, a row group of each component, and (progressive) the whole coefficient image at full size. */
+    uint64_t working = w * h * 3 + (cinfo.progressive_mode ? sw * sh * components * 2 : sw * 16 * components * 2);
+    if (w * h > limits->max_pixels || sw * sh > limits->max_pixels * 64 || working > limits->max_bytes || components > 4 || w == 0 || h == 0) {
         set_error(error, size, "JPEG image too large to decode within the limits"); jpeg_destroy_decompress(&cinfo); return -5;
     }
     int cmyk = cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK;
@@ -328,6 +389,7 @@ int CImageCodecs_decode_jpeg(const uint8_t *data, size_t length, const CImageCod
     cinfo.out_color_space = cmyk ? JCS_CMYK : JCS_RGB;
     cinfo.dct_method = JDCT_ISLOW;
     jpeg_start_decompress(&cinfo);
+    w = cinfo.output_width; h = cinfo.output_height;
     int inverted = cmyk && jpeg_has_adobe_marker(data, length);
     out = malloc((size_t)(w * h * 3));
     row = malloc((size_t)w * (size_t)cinfo.output_components);
@@ -337,6 +399,11 @@ int CImageCodecs_decode_jpeg(const uint8_t *data, size_t length, const CImageCod
     while (cinfo.output_scanline < cinfo.output_height) {
         JSAMPROW rows[1] = { row };
         size_t y = cinfo.output_scanline;
+        if ((y & 15) == 0 && over_budget(limits, progress.started)) {
+            snprintf(jerr.message, sizeof jerr.message, "decoding took more than its %llu ms of CPU time (refused: too costly)",
+                     (unsigned long long)(limits->cpu_microseconds / 1000));
+            longjmp(jerr.jump, 2);
+        }
         if (jpeg_read_scanlines(&cinfo, rows, 1) != 1) break;
         uint8_t *target = out + y * w * 3;
         if (cmyk) {
@@ -381,35 +448,110 @@ int CImageCodecs_encode_png(const uint8_t *rgb, int width, int height, uint8_t *
     return 0;
 }
 
+/* ---- PNG decoding through libpng's full API: text chunks never inflated, a CPU budget ---- */
+
+typedef struct {
+    const uint8_t *data;
+    size_t length;
+    size_t offset;
+    jmp_buf jump;
+    char message[160];
+    const CImageCodecsLimits *limits;
+    uint64_t started;
+    int too_costly;
+} png_source;
+
+static void png_read_memory(png_structp png, png_bytep out, png_size_t count) {
+    png_source *source = (png_source *)png_get_io_ptr(png);
+    if (count > source->length - source->offset) png_error(png, "the PNG ends early");
+    memcpy(out, source->data + source->offset, count);
+    source->offset += count;
+}
+
+static void png_failed(png_structp png, png_const_charp message) {
+    png_source *source = (png_source *)png_get_error_ptr(png);
+    snprintf(source->message, sizeof source->message, "%s", message ? message : "damaged PNG");
+    longjmp(source->jump, 1);
+}
+
+static void png_warned(png_structp png, png_const_charp message) { (void)png; (void)message; }
+
+/* Called after each row: the decode's CPU budget. */
+static void png_row_done(png_structp png, png_uint_32 row, int pass) {
+    (void)pass;
+    png_source *source = (png_source *)png_get_io_ptr(png);
+    if ((row & 15) == 0 && over_budget(source->limits, source->started)) {
+        source->too_costly = 1;
+        png_error(png, "decoding took more than its CPU time (refused: too costly)");
+    }
+}
+
 int CImageCodecs_decode_png(const uint8_t *data, size_t length, const CImageCodecsLimits *limits,
                             uint8_t **rgb, int *width, int *height, char *error, size_t size) {
     *rgb = NULL;
-    png_image image;
-    memset(&image, 0, sizeof image);
-    image.version = PNG_IMAGE_VERSION;
-    if (!png_image_begin_read_from_memory(&image, data, length)) {
-        set_error(error, size, image.message[0] ? image.message : "not a PNG");
-        png_image_free(&image);
-        return -2;
+    png_source source;
+    memset(&source, 0, sizeof source);
+    source.data = data; source.length = length; source.limits = limits; source.started = cpu_microseconds();
+    if (length < 8 || png_sig_cmp(data, 0, 8) != 0) { set_error(error, size, "not a PNG"); return -2; }
+    png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &source, png_failed, png_warned);
+    if (!png) { set_error(error, size, "out of memory"); return -3; }
+    png_infop info = png_create_info_struct(png);
+    if (!info) { png_destroy_read_struct(&png, NULL, NULL); set_error(error, size, "out of memory"); return -3; }
+    uint8_t *volatile out = NULL;
+    png_bytep *volatile rows = NULL;
+    if (setjmp(source.jump)) {
+        set_error(error, size, source.message[0] ? source.message : "damaged PNG");
+        png_destroy_read_struct(&png, &info, NULL);
+        free(out); free(rows);
+        return source.too_costly ? -7 : -4;
     }
-    uint64_t w = image.width, h = image.height;
-    /* libpng's simplified reader holds a row of the file's format besides the output. */
-    if (w == 0 || h == 0 || w > 65535 || h > 65535 || w * h > limits->max_pixels || w * h * 3 + w * 8 > limits->max_bytes) {
+    png_set_read_fn(png, &source, png_read_memory);
+    /* Text and ICC chunks are never read into memory, let alone inflated (a PNG of 990 zTXt
+       chunks ran 8 s), nor kept; no chunk may ask for more than 8 MiB. */
+    static const png_byte ignored[] = "tEXt\0zTXt\0iTXt\0iCCP\0sPLT\0";
+    png_set_keep_unknown_chunks(png, PNG_HANDLE_CHUNK_NEVER, ignored, 5);
+    png_set_chunk_cache_max(png, 64);
+    png_set_chunk_malloc_max(png, 8 << 20);
+    png_set_user_limits(png, 65535, 65535);
+    png_set_read_status_fn(png, png_row_done);
+    png_read_info(png, info);
+    png_uint_32 w32 = 0, h32 = 0;
+    int depth = 0, colour = 0, interlace = 0;
+    png_get_IHDR(png, info, &w32, &h32, &depth, &colour, &interlace, NULL, NULL);
+    uint64_t w = w32, h = h32;
+    /* The output and, interlaced, libpng's passes over it. */
+    if (w == 0 || h == 0 || w * h > limits->max_pixels || w * h * 3 + w * 8 > limits->max_bytes) {
         set_error(error, size, "PNG image too large to decode within the limits");
-        png_image_free(&image);
+        png_destroy_read_struct(&png, &info, NULL);
         return -5;
     }
-    image.format = PNG_FORMAT_RGB;
-    uint8_t *out = malloc((size_t)(w * h * 3));
-    if (!out) { set_error(error, size, "out of memory"); png_image_free(&image); return -3; }
-    png_color white = {255, 255, 255};
-    if (!png_image_finish_read(&image, &white, out, 0, NULL)) {
-        set_error(error, size, image.message[0] ? image.message : "damaged PNG");
-        free(out);
-        png_image_free(&image);
+    if (colour == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
+    if (colour == PNG_COLOR_TYPE_GRAY && depth < 8) png_set_expand_gray_1_2_4_to_8(png);
+    if (png_get_valid(png, info, PNG_INFO_tRNS)) png_set_tRNS_to_alpha(png);
+    if (depth == 16) png_set_strip_16(png);
+    if (colour == PNG_COLOR_TYPE_GRAY || colour == PNG_COLOR_TYPE_GRAY_ALPHA) png_set_gray_to_rgb(png);
+    /* Transparency composed over white, as the page's placeholder background is. */
+    png_color_16 white = {0, 255, 255, 255, 255};
+    png_set_background(png, &white, PNG_BACKGROUND_GAMMA_SCREEN, 0, 1.0);
+    png_set_interlace_handling(png);
+    png_read_update_info(png, info);
+    if (png_get_rowbytes(png, info) != w * 3) {
+        set_error(error, size, "PNG of an unsupported layout");
+        png_destroy_read_struct(&png, &info, NULL);
         return -4;
     }
-    png_image_free(&image);
+    out = malloc((size_t)(w * h * 3));
+    rows = malloc((size_t)h * sizeof(png_bytep));
+    if (!out || !rows) {
+        free(out); free(rows);
+        png_destroy_read_struct(&png, &info, NULL);
+        set_error(error, size, "out of memory"); return -3;
+    }
+    for (size_t y = 0; y < h; y++) rows[y] = out + y * w * 3;
+    png_read_image(png, rows);
+    /* What follows the image data (text chunks, more IDAT garbage) is not read at all. */
+    png_destroy_read_struct(&png, &info, NULL);
+    free(rows);
     *rgb = out; *width = (int)w; *height = (int)h;
     return 0;
 }

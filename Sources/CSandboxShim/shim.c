@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <seccomp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +64,11 @@ int CSandboxShim_confine(uint64_t address_space, uint64_t cpu_seconds) {
 failed:
     seccomp_release(ctx);
     return rc < 0 ? -rc : rc;
+}
+
+int CSandboxShim_die_with_parent(int parent) {
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) return -1;
+    return getppid() == (pid_t)parent ? 0 : -1;
 }
 
 int CSandboxShim_confined(void) {

@@ -165,7 +165,7 @@ public struct ReadReport: Codable, Sendable, Hashable {
         if let image = result.shownFace {
             do { face = try ImageTranscoder.browserJPEG(image) } catch { problem = error.reason }
         }
-        self.init(result, now: now, face: face, faceProblem: problem)
+        self.init(result, now: now, face: face, faceProblem: problem, biometrics: Self.vetBiometrics(result))
     }
 
     /// Builds the report with the face transcoded on `queue` (at most its width at once, off the
@@ -176,13 +176,16 @@ public struct ReadReport: Codable, Sendable, Hashable {
         if let image = result.shownFace {
             do { face = try await ImageTranscoder.browserJPEG(image, on: queue) } catch { problem = error.reason }
         }
-        return ReadReport(result, now: now, face: face, faceProblem: problem)
+        return ReadReport(result, now: now, face: face, faceProblem: problem, biometrics: await Self.vetBiometrics(result))
     }
 
     /// Builds the report with `face` as the photo (`nil`: no photo, e.g. when only the checks
     /// matter); `faceProblem`, why the face could not be decoded, goes to `parseErrors.DG2` (its
     /// stable code first: `IMAGE_INVALID: …`, `IMAGE_TOO_COSTLY: …`).
-    public init(_ result: PassportReadResult, now: Date = Date(), face: ImageTranscoder.Output?, faceProblem: String? = nil) {
+    /// `biometrics`: DG3/DG4 images the confined decoder decoded; without it, every image a browser
+    /// would decode is withheld (nothing undecoded reaches a page).
+    public init(_ result: PassportReadResult, now: Date = Date(), face: ImageTranscoder.Output?, faceProblem: String? = nil,
+                biometrics vetting: BiometricVetting? = nil) {
         accessControl = result.accessControl
         paceMapping = result.paceMapping
         paceProtocol = result.paceProtocol
@@ -254,7 +257,23 @@ public struct ReadReport: Codable, Sendable, Hashable {
             }
             if !group.unparsed.isEmpty, problems["DG\(number)"] == nil { problems["DG\(number)"] = group.unparsed.joined(separator: "; ") }
             for image in group.images { formats[image.format] = BiometricEntry.note(format: image.format, displayable: image.displayable) }
-            return group.images.map(BiometricEntry.init)
+            var withheld: [String] = []
+            let entries = group.images.enumerated().map { index, image -> BiometricEntry in
+                var entry = BiometricEntry(image)
+                guard image.mimeType.map(Self.vettedTypes.contains) == true else { return entry }
+                let refusal = vetting.map { $0.refused["DG\(number)#\(index)"] } ?? "not decoded by the confined decoder"
+                if let refusal {
+                    entry.image = ""
+                    entry.displayable = false
+                    withheld.append("image \(index + 1) withheld (\(refusal))")
+                }
+                return entry
+            }
+            if !withheld.isEmpty {
+                let shownAtMost = withheld.prefix(5).joined(separator: "; ") + (withheld.count > 5 ? "; and \(withheld.count - 5) more" : "")
+                problems["DG\(number)"] = [problems["DG\(number)"], shownAtMost].compactMap { $0 }.joined(separator: "; ")
+            }
+            return entries
         }
         fingerprints = biometrics(3)
         irises = biometrics(4)

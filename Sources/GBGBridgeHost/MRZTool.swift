@@ -10,7 +10,7 @@ package enum MRZTool {
     /// The largest image file taken (a 50-megapixel JPEG is about 20 MiB).
     package static let fileCeiling = 48 * BoundedFile.mebibyte
     /// What decoding an image may cost: 60 megapixels, 768 MiB of working memory.
-    package static let limits = ImageCodecs.Limits(maxPixels: 60 << 20, maxBytes: 768 << 20)
+    package static let limits = ImageCodecs.Limits(maxPixels: 60 << 20, maxBytes: 768 << 20, scaleToPixels: 16 << 20)
 
     /// One image's outcome, as `--json` prints it.
     package struct Outcome: Encodable, Sendable {

@@ -12,10 +12,19 @@ public enum ImageCodecs {
         /// JPEG 2000 tiles (OpenJPEG allocates a structure per tile while reading the header).
         public var maxTiles: Int
 
-        public init(maxPixels: Int, maxBytes: Int, maxTiles: Int = 4_096) {
+        /// JPEG only: decoded at 1/2, 1/4 or 1/8 of its size (libjpeg's DCT scaling) until it has at
+        /// most this many pixels; 0 decodes it whole. For readers that need no more (the MRZ search).
+        public var scaleToPixels: Int
+        /// The most CPU time a JPEG or PNG decode may take (this process's CPU clock); nil: none.
+        /// Past it the decode stops as too costly.
+        public var cpuBudget: Duration?
+
+        public init(maxPixels: Int, maxBytes: Int, maxTiles: Int = 4_096, scaleToPixels: Int = 0, cpuBudget: Duration? = nil) {
             self.maxPixels = maxPixels
             self.maxBytes = maxBytes
             self.maxTiles = maxTiles
+            self.scaleToPixels = scaleToPixels
+            self.cpuBudget = cpuBudget
         }
 
         /// Chip images: an ICAO face is a few hundred pixels a side (9303-10 suggests ~420×525),
@@ -24,8 +33,9 @@ public enum ImageCodecs {
         public static let chipImages = Limits(maxPixels: 4_194_304, maxBytes: 64 << 20)
 
         var c: CImageCodecsLimits {
-            CImageCodecsLimits(max_pixels: UInt64(max(0, maxPixels)), max_bytes: UInt64(max(0, maxBytes)),
-                               max_tiles: UInt64(max(0, maxTiles)))
+            let cpu = cpuBudget.map { UInt64(max(1, $0.components.seconds * 1_000_000 + $0.components.attoseconds / 1_000_000_000_000)) } ?? 0
+            return CImageCodecsLimits(max_pixels: UInt64(max(0, maxPixels)), max_bytes: UInt64(max(0, maxBytes)),
+                                      max_tiles: UInt64(max(0, maxTiles)), scale_to_pixels: UInt64(max(0, scaleToPixels)), cpu_microseconds: cpu)
         }
     }
 

@@ -45,6 +45,7 @@ public enum HostileMode: String, CaseIterable, Sendable, Codable, CustomStringCo
     case fingerFlood = "finger-flood"
     // Images made to cost a decoder.
     case scanBombFace = "scan-bomb-face"
+    case scanBombFinger = "scan-bomb-finger"
 
     public var description: String { rawValue }
 
@@ -78,6 +79,7 @@ public enum HostileMode: String, CaseIterable, Sendable, Codable, CustomStringCo
         case .irisFlood: return "DG4 (signed by EF.SOD, readable without Terminal Authentication) is 3.6 MB: one ISO 19794-6 record of 327,675 empty iris images"
         case .fingerFlood: return "DG3 (signed by EF.SOD, readable without Terminal Authentication) holds 51,000 biometric templates, each a finger record with an empty view"
         case .scanBombFace: return "DG2's face (signed by EF.SOD) is a valid progressive JPEG of 2,080 scans (1600 × 1200), a decoder with no scan limit spends seconds on"
+        case .scanBombFinger: return "DG3 (signed by EF.SOD, readable without Terminal Authentication) holds two JPEG fingerprints: a progressive JPEG of 2,080 scans, and a plain one"
         }
     }
 
@@ -86,7 +88,7 @@ public enum HostileMode: String, CaseIterable, Sendable, Codable, CustomStringCo
     var rewritesFiles: Bool {
         switch self {
         case .hugeDHKey, .manyDHKeys, .hugeECField, .hugeRSAKey, .hugePACEDomain, .uncoveredDG11, .uncoveredDG14, .uncoveredDG15,
-             .brokenDG11, .brokenDG1, .brokenDG2, .alteredDG11, .alteredDG12, .irisFlood, .fingerFlood, .scanBombFace, .lyingLength, .indefiniteLength, .hugeFile, .overlongAnswer, .wrongLengthLadder,
+             .brokenDG11, .brokenDG1, .brokenDG2, .alteredDG11, .alteredDG12, .irisFlood, .fingerFlood, .scanBombFace, .scanBombFinger, .lyingLength, .indefiniteLength, .hugeFile, .overlongAnswer, .wrongLengthLadder,
              .exactLengthChase:
             return true
         default:
@@ -228,6 +230,21 @@ extension EmulatedPassport {
                 let bomb = Array(UnsafeBufferPointer(start: pointer, count: Int(length)))
                 free(pointer)
                 groups[2] = try LDSBuilder.dg2(faceImage: bomb)
+                biometricsBehindEAC = false
+                eac = nil
+            case .scanBombFinger:
+                func jpeg(_ width: Int32, _ height: Int32, _ refinements: Int32) throws(EmulatorError) -> [UInt8] {
+                    var pointer: UnsafeMutablePointer<UInt8>?
+                    var length: UInt = 0
+                    guard CHostileImages_many_scan_jpeg(width, height, refinements, &pointer, &length) == 0, let pointer else {
+                        throw EmulatorError("scan-bomb-finger: the JPEG could not be made")
+                    }
+                    defer { free(pointer) }
+                    return Array(UnsafeBufferPointer(start: pointer, count: Int(length)))
+                }
+                let records = [(UInt8(0x09), LDSBuilder.fingerRecord(position: 2, width: 1600, height: 1200, jpeg: try jpeg(1600, 1200, 10))),
+                               (UInt8(0x0A), LDSBuilder.fingerRecord(position: 7, width: 64, height: 64, jpeg: try jpeg(64, 64, -1)))]
+                groups[3] = LDSBuilder.biometricGroup(tag: 0x63, type: 0x08, formatType: [0x00, 0x07], records: records)
                 biometricsBehindEAC = false
                 eac = nil
             default:

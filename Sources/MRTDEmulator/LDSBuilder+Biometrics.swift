@@ -82,6 +82,15 @@ extension LDSBuilder {
         return header + view
     }
 
+    /// A finger image record whose one view is a JPEG (compression algorithm 3).
+    static func fingerRecord(position: UInt8, width: Int, height: Int, jpeg: [UInt8]) -> [UInt8] {
+        let view: [UInt8] = bigEndian(14 + jpeg.count, 4) + [position, 1, 1, 80, 0] + bigEndian(width, 2) + bigEndian(height, 2) + [0] + jpeg
+        var header: [UInt8] = Array("FIR".utf8) + [0] + Array("010".utf8) + [0] + bigEndian(32 + view.count, 6)
+        header += bigEndian(0, 2) + bigEndian(31, 2) + [1, 1] + bigEndian(500, 2) + bigEndian(500, 2) + bigEndian(500, 2) + bigEndian(500, 2)
+        header += [8, 3] + [0, 0]
+        return header + view
+    }
+
     /// An iris image record (ISO/IEC 19794-6:2005): the 45-byte general header, one subtype with
     /// one raw 8-bit image.
     static func irisRecord(subtype: UInt8, width: Int, height: Int) -> [UInt8] {

@@ -7,8 +7,11 @@
 // past a wall-clock budget.
 //
 //   gbgbridge-decode browser-jpeg --max-pixels N --max-bytes N --max-tiles N [--quality Q]
-//   gbgbridge-decode mrz [--budget-ms N]
+//   gbgbridge-decode check --max-pixels N --max-bytes N --max-tiles N      (decodes, answers the size)
+//   gbgbridge-decode mrz [--budget-ms N] [--scale-to-pixels N]
 //   (debug builds only) gbgbridge-decode fault KIND
+// Every operation also takes --cpu-ms N (the decode's CPU time), --memory-mib N, --cpu-seconds N
+// (the process's limits) and --parent PID (it dies with that process).
 //
 // The answer: "GBGD", a big-endian UInt32 length and a JSON header, a UInt32 length and the
 // payload (a JPEG for browsers, or nothing). Nothing else is ever written to standard output.
@@ -26,10 +29,19 @@ let arguments = CommandLine.arguments
 func option(_ name: String) -> Int? { zip(arguments, arguments.dropFirst()).first { $0.0 == name }.flatMap { Int($0.1) } }
 let operation = arguments.count > 1 ? arguments[1] : ""
 
+// Dies with the host that started it (a killed host leaves no decoder behind), and not at all
+// when the host is gone already.
+if let parent = option("--parent"), CSandboxShim_die_with_parent(Int32(clamping: parent)) != 0 { exit(5) }
+
+/// When the work began (the MRZ search gets what the decode left of the image's budget).
+let began = ContinuousClock.now
+
 // Limits the host chose (defaults: a chip image's).
 let limits = ImageCodecs.Limits(maxPixels: option("--max-pixels") ?? ImageCodecs.Limits.chipImages.maxPixels,
                                 maxBytes: option("--max-bytes") ?? ImageCodecs.Limits.chipImages.maxBytes,
-                                maxTiles: option("--max-tiles") ?? 4_096)
+                                maxTiles: option("--max-tiles") ?? 4_096,
+                                scaleToPixels: option("--scale-to-pixels") ?? 0,
+                                cpuBudget: option("--cpu-ms").map { .milliseconds($0) })
 let addressSpace = UInt64(option("--memory-mib") ?? 1_024) << 20
 let cpuSeconds = UInt64(option("--cpu-seconds") ?? 10)
 
@@ -144,8 +156,23 @@ case "browser-jpeg":
     } catch {
         answer(failure(error))
     }
+case "check":
+    // An image a page will be given as it is (DG3/DG4 fingerprints and irises): decoded here within
+    // the limits, its size answered; nothing of it is sent back.
+    let input = readInput()
+    guard let format = kind(input) else {
+        answer(["ok": .bool(false), "code": .string("IMAGE_INVALID"), "reason": .string("neither JPEG, JPEG 2000 nor PNG")])
+        exit(0)
+    }
+    do {
+        let image = try decode(input, format)
+        answer(["ok": .bool(true), "width": .int(image.width), "height": .int(image.height), "format": .string(format)])
+    } catch {
+        answer(failure(error))
+    }
 case "mrz":
-    // A photo or a scan for `gbgbridge mrz`: decoded and its MRZ read, within the search budget.
+    // A photo or a scan for `gbgbridge mrz`: decoded (at the scale the search needs) and its MRZ
+    // read; the search gets what the decode left of the image's budget.
     let input = readInput()
     guard let format = kind(input) else {
         answer(["ok": .bool(false), "code": .string("NOT_AN_IMAGE"), "reason": .string("not a PNG or JPEG image")])
@@ -161,7 +188,8 @@ case "mrz":
     }
     do {
         let image = try decode(input, format)
-        let budget = Duration.milliseconds(option("--budget-ms") ?? 2_000)
+        let total = Duration.milliseconds(option("--budget-ms") ?? 2_000)
+        let budget = max(.milliseconds(100), total - (ContinuousClock.now - began))
         let result = recognizer.read(image, budget: budget)
         var header: [String: Field] = ["ok": .bool(true), "found": .bool(result.found), "width": .int(image.width), "height": .int(image.height)]
         if let refusal = result.refusal { header["refusal"] = .string(refusal.rawValue) }
@@ -215,6 +243,26 @@ case "fault":
         _ = kill(1, 0)
         answer(["ok": .bool(false), "code": .string("FAULT"), "reason": .string("kill returned")])
     case "garbage": writeAll([UInt8](repeating: 0x41, count: 1_000))
+    // Well-framed answers a compromised decoder could forge (issue 49): the host checks what
+    // they claim, not only their frame.
+    case "forge-size":
+        answer(["ok": .bool(true), "width": .int(100_000), "height": .int(100_000), "format": .string("jpeg2000"), "passThrough": .bool(false)],
+               payload: [0xFF, 0xD8, 0xFF, 0xE0, 0xFF, 0xD9])
+    case "forge-bytes":
+        answer(["ok": .bool(true), "width": .int(8), "height": .int(8), "format": .string("jpeg2000"), "passThrough": .bool(false)],
+               payload: Array("GIF89a<script>alert(1)</script>".utf8))
+    case "forge-format":
+        answer(["ok": .bool(true), "width": .int(8), "height": .int(8), "format": .string("svg"), "passThrough": .bool(true)])
+    case "forge-text":
+        answer(["ok": .bool(true), "found": .bool(true), "width": .int(640), "height": .int(480), "reading": .object([
+            ("format", .string("TD3")), ("lines", .strings(["P<UTO\u{1B}[2JERIKSSON", "L898902C36UTO7408122F1204159ZE184226B<<<<<10"])),
+            ("valid", .bool(true)), ("accessKeyValid", .bool(true)), ("documentCode", .string("P")), ("issuingState", .string("UTO")),
+            ("documentNumber", .string("L898902C3")), ("dateOfBirth", .string("740812")), ("dateOfExpiry", .string("120415")),
+            ("nationality", .string("UTO")), ("surname", .string("ERIKSSON\u{1B}]0;owned\u{07}")), ("givenNames", .string("ANNA")),
+            ("sex", .string("F")), ("optionalData", .string("")), ("checkDigits", .object([])), ("confidence", .double(0.99)), ("corrections", .int(0)),
+        ])])
+    case "forge-reason":
+        answer(["ok": .bool(false), "code": .string("IMAGE_INVALID"), "reason": .string("bad\u{1B}[31m red \u{202E}txt.exe\n" + String(repeating: "x", count: 5_000))])
     case "sleep":
         var time = timespec(tv_sec: 3_600, tv_nsec: 0)
         nanosleep(&time, nil)

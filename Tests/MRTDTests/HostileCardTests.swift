@@ -142,6 +142,15 @@ extension HostileRow {
             guard report.photo == nil else { return "a photo was shown" }
             return report.parseErrors?["DG2"]?.hasPrefix("IMAGE_TOO_COSTLY") == true ? nil : "parseErrors \(report.parseErrors ?? [:])"
         }),
+        // JPEG fingerprints reach a page only decoded in the confined child (issue 49): the scan
+        // bomb withheld and named, the plain one shown.
+        HostileRow(modes: ["scan-bomb-finger"], expected: .read { result in
+            let report = ReadReport(result)
+            guard let fingers = report.fingerprints, fingers.count == 2 else { return "fingerprints \(report.fingerprints?.count ?? -1)" }
+            guard fingers[0].image.isEmpty, !fingers[0].displayable else { return "the scan bomb was shown" }
+            guard !fingers[1].image.isEmpty, fingers[1].displayable, fingers[1].mimeType == "image/jpeg" else { return "the plain JPEG was withheld: \(report.parseErrors ?? [:])" }
+            return report.parseErrors?["DG3"]?.contains("image 1 withheld (IMAGE_TOO_COSTLY") == true ? nil : "parseErrors \(report.parseErrors ?? [:])"
+        }),
         // Reads past the end of a file mishandled: every file still read exactly.
         HostileRow(modes: ["bare-6282"], expected: .read(readsExactly)),
         HostileRow(modes: ["bare-6282"], passport: "utopia-td3-jpeg", expected: .read(readsExactly)),

@@ -8,6 +8,10 @@ typedef struct {
     uint64_t max_pixels;
     uint64_t max_bytes;
     uint64_t max_tiles;
+    /* JPEG: decode at 1/2, 1/4 or 1/8 (DCT scaling) until the output has at most this many pixels (0: full size). */
+    uint64_t scale_to_pixels;
+    /* The most CPU time (this process's, in microseconds) a JPEG or PNG decode may take (0: no budget). */
+    uint64_t cpu_microseconds;
 } CImageCodecsLimits;
 
 /* A JPEG 2000 image's size as its SIZ marker declares it. */
@@ -48,8 +52,9 @@ int CImageCodecs_encode_png(const uint8_t *rgb, int width, int height, uint8_t *
                             char *error, size_t size);
 
 /* Decodes a PNG (any colour type and depth; palettes expanded, 16-bit reduced, alpha composed
-   over white, gamma as the file says) into 8-bit RGB with libpng. The header is read first and an
-   image past the limits is refused before anything is allocated for it. */
+   over white) into 8-bit RGB with libpng's full API. Text and ICC chunks are skipped unread (never
+   inflated); the header is read first and an image past the limits is refused before anything is
+   allocated for it; past its CPU budget the decode stops (-7, too costly). */
 int CImageCodecs_decode_png(const uint8_t *data, size_t length, const CImageCodecsLimits *limits,
                             uint8_t **rgb, int *width, int *height, char *error, size_t size);
 

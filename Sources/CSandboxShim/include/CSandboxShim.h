@@ -13,6 +13,11 @@
    caller must then exit without decoding). */
 int CSandboxShim_confine(uint64_t address_space, uint64_t cpu_seconds);
 
+/* Dies with its parent: PR_SET_PDEATHSIG(SIGKILL), then checks the parent is still `parent`
+   (it may have died before the call). Returns 0, or -1 when the parent is gone already (the caller
+   exits). */
+int CSandboxShim_die_with_parent(int parent);
+
 /* Whether this process is confined as above (/proc/self/status: Seccomp 2, NoNewPrivs 1):
    1, 0, or -1 when it cannot say. For tests. */
 int CSandboxShim_confined(void);
