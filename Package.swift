@@ -176,6 +176,7 @@ let package = Package(
             name: "GBGBridgeRead",
             dependencies: [
                 "ChipRead", "ChildProcesses", "MRTD", "MRTDCrypto", "SmartCard", "CVCertificates", "BoundedFiles", "CGBGBridgeCLI", "TextSanitizing",
+                "ImageSandbox", "ImageCodecs", "MRZ",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -252,7 +253,6 @@ let package = Package(
             name: "GBGBridgeServerTests",
             dependencies: [
                 "GBGBridgeServer", "GBGBridgeHost", "GBGBridgeRead", "GBGBridgeNFC", "GBGBridgeStubs", "GBGBridge", "MRTD", "MRTDEmulator", "CVCertificates", "SmartCard", "TestSupport",
-                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -125,7 +125,7 @@ enum CameraPhoto {
             case .failed(let error): return .failed(code: error.code.rawValue, message: error.message, recoverable: true)
             case .camera, .stub:
                 if var document {
-                    if let mrz, mrz.reading.accessKeyValid { document.mrz = DocumentMRZ.json(mrz) }
+                    if let mrz, mrz.reading.accessKeyValid || !mrz.candidates.isEmpty { document.mrz = DocumentMRZ.json(mrz) }
                     return .document(document)
                 }
                 if let selfie { return .selfie(selfie) }

@@ -30,7 +30,7 @@ public final class CameraService {
     /// `{"fromDocumentCapture": true}`: in memory only, for `mrzLifetime`, taken once, never logged.
     /// The page is held weakly and compared on the way out: a page gone without `detach` cannot
     /// hand its MRZ to a new page that happens to get the same address.
-    private var capturedMRZ: [ObjectIdentifier: (page: WeakHost, text: String, at: ContinuousClock.Instant)] = [:]
+    private var capturedMRZ: [ObjectIdentifier: (page: WeakHost, keys: [[String]], at: ContinuousClock.Instant)] = [:]
     public static let mrzLifetime: Duration = .seconds(300)
     /// `mrzLifetime`, shortened by tests.
     var mrzLifetimeHere = CameraService.mrzLifetime
@@ -61,16 +61,17 @@ public final class CameraService {
         capturedMRZ.removeValue(forKey: ObjectIdentifier(host))
     }
 
-    /// The MRZ text of `host`'s last document capture, taken (it is gone afterwards), or why there
-    /// is none.
-    public func takeMRZ(for host: BridgeHost) -> Result<String, MRZUnavailable> {
+    /// The access keys of `host`'s last document capture (document number, date of birth, date of
+    /// expiry; the frames' agreed key first, then the other candidates, at most 3), taken (they are
+    /// gone afterwards), or why there are none.
+    public func takeMRZ(for host: BridgeHost) -> Result<[[String]], MRZUnavailable> {
         guard let entry = capturedMRZ.removeValue(forKey: ObjectIdentifier(host)), entry.page.host === host else {
-            return .failure(MRZUnavailable(description: "no document capture of this page holds an MRZ whose access key is valid (capture the data page first, or give the MRZ or the CAN)"))
+            return .failure(MRZUnavailable(description: "no document capture of this page holds an MRZ access key (capture the data page first, or give the MRZ or the CAN)"))
         }
         guard ContinuousClock.now - entry.at < mrzLifetimeHere else {
             return .failure(MRZUnavailable(description: "the document capture's MRZ is older than \(Self.describe(mrzLifetimeHere)) and was forgotten; capture the data page again"))
         }
-        return .success(entry.text)
+        return .success(entry.keys)
     }
 
     static func describe(_ lifetime: Duration) -> String {
@@ -116,8 +117,8 @@ public final class CameraService {
         CameraMetrics.captured(role: role, outcome: outcome.label, duration: duration)
         if let host, role == .document {
             let page = ObjectIdentifier(host)
-            if let mrz = outcome.mrz, mrz.reading.accessKeyValid {
-                capturedMRZ[page] = (WeakHost(host: host), mrz.reading.text, .now)
+            if let mrz = outcome.mrz, !mrz.keys.isEmpty {
+                capturedMRZ[page] = (WeakHost(host: host), mrz.keys, .now)
             } else {
                 capturedMRZ.removeValue(forKey: page)
             }

@@ -62,3 +62,50 @@ package struct ReadJob: Sendable {
         }
     }
 }
+
+extension ReadJob {
+    /// Which of the keys tried opened the chip (issue 50): `used` its index (nil: none did), `tried`
+    /// how many were tried.
+    package struct KeyTrial: Sendable, Hashable {
+        package var used: Int?
+        package var tried: Int
+    }
+
+    /// The read with each of `keys` in turn (access keys read from a photo, best first): the chip
+    /// decides which, if any, is right. A key the chip refuses (ACCESS_DENIED) moves on to the
+    /// next, on the same card, within one deadline for them all (`options.readTimeout`); any other
+    /// outcome ends the trial. At most `MRZ` candidates' worth: never more than three keys.
+    package func run(on backend: any CardReaderBackend, keys: [AccessKey], progress: @escaping PassportReader.ProgressHandler,
+                     connected: @escaping @Sendable (ReaderInfo, any CardConnection) -> Void = { _, _ in }) async -> (Outcome, KeyTrial) {
+        let keys = Array(keys.prefix(Self.maximumKeys))
+        guard !keys.isEmpty else {
+            return (.failed(MRTDError(.invalidAccessKey, "no access key to try"), apdus: 0, reader: reader ?? "", waitForCard: .zero), KeyTrial(used: nil, tried: 0))
+        }
+        let deadline = options.readTimeout.map { ContinuousClock.now + $0 }
+        var last: Outcome?
+        for (index, key) in keys.enumerated() {
+            var attempt = self
+            attempt.accessKey = key
+            if let deadline {
+                let remaining = deadline - ContinuousClock.now
+                guard remaining > .zero else { break }
+                attempt.options.readTimeout = remaining
+            }
+            let outcome = await attempt.run(on: backend, progress: progress, connected: index == 0 ? connected : { _, _ in })
+            switch outcome {
+            case .failed(let error, _, _, _) where error.code == MRTDError.Code.accessDenied && index + 1 < keys.count:
+                last = outcome
+                continue
+            case .read:
+                return (outcome, KeyTrial(used: index, tried: index + 1))
+            default:
+                return (outcome, KeyTrial(used: nil, tried: index + 1))
+            }
+        }
+        return (last ?? .failed(MRTDError(.timeout, "the read's time ran out before a key could be tried"), apdus: 0, reader: reader ?? "",
+                                waitForCard: .zero), KeyTrial(used: nil, tried: keys.count))
+    }
+
+    /// The most keys one read tries.
+    package static let maximumKeys = 3
+}

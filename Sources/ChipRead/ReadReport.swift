@@ -102,12 +102,25 @@ public struct ReadReport: Codable, Sendable, Hashable {
         public var name: String?
     }
 
+    /// Where the key that opened the chip came from, when it was not given as such (issue 50):
+    /// `source` `photo` (a document capture's or a photo file's MRZ), `candidate` which of the
+    /// key candidates opened it (1 = the first), `tried` how many were tried. From then on the
+    /// document's MRZ is DG1's, verified by passive authentication — never the photo's.
+    public struct AccessKeyFrom: Codable, Sendable, Hashable {
+        public var source: String
+        public var candidate: Int
+        public var tried: Int
+        public init(source: String, candidate: Int, tried: Int) { (self.source, self.candidate, self.tried) = (source, candidate, tried) }
+    }
+
     public var accessControl: String
     public var paceMapping: String?
     /// The PACE protocol run, e.g. `PACE-ECDH-GM-AES-128`.
     public var paceProtocol: String?
     /// Why BAC was used although the chip offers PACE, when that happened (never silent).
     public var accessControlNote: String?
+    /// Which key read from a photo opened the chip (absent when the key was given).
+    public var accessKeyFrom: AccessKeyFrom?
     public var mrz: String?
     public var document: Document?
     public var photo: String?

@@ -1,6 +1,7 @@
 import Cameras
 import GBGBridge
 import GBGBridgeNFC
+import MRTD
 
 /// What every page's host gets, whoever serves the page (`BridgeServer` over a WebSocket,
 /// `KioskBrowser` over the DevTools pipe, `gbgbridge-soak`, the test rigs): the capture slots
@@ -29,7 +30,9 @@ package final class HostServices {
         // nfc.read's {"fromDocumentCapture": true}: the MRZ the page's last document capture read.
         let document = self.document
         nfc.documentCaptureMRZ = { host in
-            document.takeMRZ(for: host).mapError { NFCReadService.DocumentCaptureMRZUnavailable($0.description) }
+            document.takeMRZ(for: host).mapError { NFCReadService.DocumentCaptureMRZUnavailable($0.description) }.map { keys in
+                keys.compactMap { key in key.count == 3 ? try? AccessKey.fields(documentNumber: key[0], dateOfBirth: key[1], dateOfExpiry: key[2]) : nil }
+            }
         }
     }
 

@@ -31,6 +31,12 @@ package enum MRZTool {
         package var optionalData: String?
         package var checkDigits: [String: Bool]?
         package var confidence: Double?
+        /// Access keys for the chip to confirm (issue 50), best first, at most 3: each passes its
+        /// key's check digits and the format's rules; none is a verdict.
+        package var accessKeyCandidates: [MRZKeyCandidate] = []
+        /// Where this MRZ comes from: `photo`, read optically — unverified until a chip confirms it
+        /// (after a read, the chip's DG1 is the document's MRZ).
+        package var source = "photo"
         package var durationMs = 0
         /// Why nothing was claimed although the search ran: `SEARCH_BUDGET_EXCEEDED` (the image's
         /// time ran out; `found` is false), `AMBIGUOUS_ZONE` (lines of more than one zone, or
@@ -130,6 +136,7 @@ package enum MRZTool {
             }
             outcome.found = answer.found
             outcome.reason = answer.refusal
+            outcome.accessKeyCandidates = answer.candidates ?? []
             if let reading = answer.reading { outcome.take(reading) }
         } catch let error as Problem {
             outcome.error = error.description
@@ -147,6 +154,9 @@ package enum MRZTool {
     package static func lines(_ outcome: Outcome) -> [String] {
         if let error = outcome.error { return [error.hasPrefix(outcome.file) ? error : "\(outcome.file): \(error)"] }
         guard outcome.found, let lines = outcome.lines, let format = outcome.format else {
+            if !outcome.accessKeyCandidates.isEmpty {
+                return ["\(outcome.file): an MRZ-like zone, not read surely (\(outcome.durationMs) ms)"] + candidateLines(outcome.accessKeyCandidates)
+            }
             let what: String
             switch outcome.reason {
             case .budgetExceeded: what = "no MRZ found within the search's time budget (\(MRZRecognizer.imageBudget.components.seconds) s)"
@@ -162,6 +172,16 @@ package enum MRZTool {
         if outcome.accessKeyValid {
             text.append("  document \(outcome.documentNumber ?? "") · born \(outcome.dateOfBirth ?? "") · expires \(outcome.dateOfExpiry ?? "")")
         }
+        text += candidateLines(outcome.accessKeyCandidates)
         return text
+    }
+
+    /// The key candidates for a terminal: what the chip will be tried with, in order.
+    package static func candidateLines(_ candidates: [MRZKeyCandidate]) -> [String] {
+        guard !candidates.isEmpty else { return [] }
+        return ["  keys for the chip to confirm (read from the photo, unverified):"] + candidates.enumerated().map { index, candidate in
+            let composite = candidate.compositeValid.map { $0 ? "" : ", composite check digit fails" } ?? ""
+            return "    \(index + 1). document \(candidate.documentNumber) · born \(candidate.dateOfBirth) · expires \(candidate.dateOfExpiry) (score \(String(format: "%.3f", candidate.score))\(composite))"
+        }
     }
 }

@@ -6,6 +6,8 @@ struct NFCReadRequest: Sendable {
     /// The key to open the chip with; nil when it comes from this page's last document capture
     /// (`accessKey: {"fromDocumentCapture": true}`), which the service looks up.
     var accessKey: AccessKey?
+    /// Keys read from the page's last document capture, tried in turn (the first is `accessKey`).
+    var keyCandidates: [AccessKey] = []
     var dataGroups: [Int]?
     var verifyPassive = true
     var verifyChip = true

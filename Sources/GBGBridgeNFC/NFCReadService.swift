@@ -26,10 +26,11 @@ public final class NFCReadService {
     public var terminalCredentials: TerminalCredentials?
     /// How long a read may take once the card is there, for requests without `readTimeoutSeconds`.
     public var defaultReadTimeout: Duration = ReadOptions.defaultReadTimeout
-    /// The MRZ of a page's last document capture, for `accessKey: {"fromDocumentCapture": true}`:
-    /// its text, or why there is none (in words for the page). Taken once: the capture's MRZ is
-    /// gone after it has been used. Nil: no document camera reads MRZs here.
-    public var documentCaptureMRZ: (@MainActor (BridgeHost) -> Result<String, DocumentCaptureMRZUnavailable>)?
+    /// The access keys of a page's last document capture, for `accessKey: {"fromDocumentCapture":
+    /// true}`: the candidates read from the photo (best first, at most 3) the chip is tried with,
+    /// or why there are none (in words for the page). Taken once: gone after they have been used.
+    /// Nil: no document camera reads MRZs here.
+    public var documentCaptureMRZ: (@MainActor (BridgeHost) -> Result<[AccessKey], DocumentCaptureMRZUnavailable>)?
     /// The access-control protocols this reader performs (reported in `constraints`).
     public var accessControlProtocols: [String] = ["PACE", "BAC"]
 
@@ -200,13 +201,13 @@ public final class NFCReadService {
             case .failure(let reason):
                 responder.fail(.invalidRequest, message: "accessKey.fromDocumentCapture: \(reason.description)", recoverable: false)
                 return
-            case .success(let text):
-                do {
-                    parsedRequest.accessKey = try AccessKey.mrz(text)
-                } catch {
-                    responder.fail(.invalidRequest, message: "accessKey.fromDocumentCapture: the captured MRZ is not an access key", recoverable: false)
+            case .success(let keys):
+                guard let first = keys.first else {
+                    responder.fail(.invalidRequest, message: "accessKey.fromDocumentCapture: the captured MRZ holds no access key", recoverable: false)
                     return
                 }
+                parsedRequest.accessKey = first
+                parsedRequest.keyCandidates = Array(keys.prefix(ReadJob.maximumKeys))
             }
         }
         activeRead = request.correlationId
@@ -289,19 +290,34 @@ public final class NFCReadService {
             if step.phase == .cardDetected, let name = step.file { timeline?.read.cardFound(on: name) }
             report(step)
         }
-        switch await job.run(on: backend, progress: cardFound) {
+        // Keys read from a photo: the chip decides which, if any, is right (issue 50).
+        let outcome: ReadJob.Outcome
+        var trial: ReadJob.KeyTrial?
+        if request.keyCandidates.isEmpty {
+            outcome = await job.run(on: backend, progress: cardFound)
+        } else {
+            let (tried, keys) = await job.run(on: backend, keys: request.keyCandidates, progress: cardFound)
+            (outcome, trial) = (tried, keys)
+        }
+        switch outcome {
         case .noCard(let error):
             let failed = failure(error)
             finish(failed.code.rawValue)
             return .failure(failed)
         case .failed(let error, let apdus, _, let waitForCard):
-            let failed = failure(error)
+            var failed = failure(error)
+            if let trial, error.code == .accessDenied {
+                failed = Failure(code: .accessDenied, message: "the chip refused every key read from the photo: tried \(trial.tried) keys read from the photo; "
+                                 + "give the MRZ or the CAN (typed), or capture the data page again", recoverable: true)
+            }
             timeline?.read.apdus(apdus)
             finish(failed.code.rawValue, waitForCard: waitForCard)
             return .failure(failed)
         case .read(let result, _, let waitForCard):
             finish("success", waitForCard: waitForCard, result: result)
-            return .success((await ReadReport.make(result), request.evidence ? ChipEvidence(result) : nil))
+            var made = await ReadReport.make(result)
+            if let trial, let used = trial.used { made.accessKeyFrom = ReadReport.AccessKeyFrom(source: "photo", candidate: used + 1, tried: trial.tried) }
+            return .success((made, request.evidence ? ChipEvidence(result) : nil))
         }
     }
 

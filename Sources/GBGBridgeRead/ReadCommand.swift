@@ -65,14 +65,21 @@ package struct ReadCommand: AsyncParsableCommand {
 
             With --mrz-from-camera nobody types the MRZ: frames from the camera (--camera, or \
             the first that works) are read until two agree on an access key whose check \
-            digits hold (at most --mrz-timeout seconds, a progress line on a terminal), then \
-            the chip is read with it.
+            digits hold (at most --mrz-timeout seconds, a progress line on a terminal; at the \
+            end the keys the frames offered), then the chip is read. With --mrz-from-image FILE \
+            the MRZ is read from a photo or scan (PNG or JPEG, decoded in the confined child). \
+            Either way the photo gives key candidates, not an identity: the chip is tried with \
+            each in turn (at most 3, within --read-timeout) and decides which is right; the \
+            JSON says which opened it (accessKeyFrom: {source: "photo", candidate, tried}), and \
+            the MRZ shown is the chip's DG1, verified — never the photo's. No candidate opening \
+            the chip is ACCESS_DENIED (exit 3).
 
             Exit status: 0 read (verified, or not verifiable: untrusted or no EF.SOD), \
             2 bad arguments, 3 access denied (wrong MRZ/CAN), 4 no card, or the chip stopped answering \
             (--timeout, --read-timeout), \
             5 communication failure or card removed, 6 verification failed, \
-            7 no MRZ read from the camera in time (--mrz-from-camera), or no camera.
+            7 no MRZ read from the camera in time (--mrz-from-camera), or no camera, or no access \
+            key read from the photo (--mrz-from-image).
             """
     )
 
@@ -102,6 +109,9 @@ package struct ReadCommand: AsyncParsableCommand {
 
     @Option(name: .long, help: ArgumentHelp("With --mrz-from-camera: seconds to look for a readable MRZ.", valueName: "seconds"))
     var mrzTimeout: Double = 30
+
+    @Option(name: .long, help: ArgumentHelp("Read the MRZ from this photo or scan of the data page (PNG or JPEG), then the chip: the keys read from it are tried in turn (at most 3) and the chip decides.", valueName: "FILE"))
+    var mrzFromImage: String?
 
     @Flag(name: .long, help: "Use PACE only (fail rather than fall back to BAC).")
     var paceOnly = false
@@ -142,9 +152,9 @@ package struct ReadCommand: AsyncParsableCommand {
 
     package func validate() throws {
         let fields = [documentNumber, birthDate, expiryDate].compactMap { $0 }
-        let ways = [mrz != nil, !fields.isEmpty, can != nil, mrzFromCamera].filter { $0 }.count
+        let ways = [mrz != nil, !fields.isEmpty, can != nil, mrzFromCamera, mrzFromImage != nil].filter { $0 }.count
         guard ways == 1 else {
-            throw ValidationError("give the access key as --mrz TEXT, or --document-number with --birth-date and --expiry-date, or --can NNNNNN, or --mrz-from-camera")
+            throw ValidationError("give the access key as --mrz TEXT, or --document-number with --birth-date and --expiry-date, or --can NNNNNN, or --mrz-from-camera, or --mrz-from-image FILE")
         }
         if camera != nil && !mrzFromCamera { throw ValidationError("--camera goes with --mrz-from-camera") }
         guard mrzTimeout >= 1, mrzTimeout <= 600 else { throw ValidationError("--mrz-timeout must be between 1 and 600 seconds") }
@@ -165,7 +175,7 @@ package struct ReadCommand: AsyncParsableCommand {
             if let path, let problem = BoundedFile.outputProblem(path, option: option) { throw ValidationError(problem) }
         }
         if let dump, let problem = BoundedFile.outputProblem(dump, option: "--dump", directory: true) { throw ValidationError(problem) }
-        if !mrzFromCamera { _ = try accessKey() }
+        if !mrzFromCamera, mrzFromImage == nil { _ = try accessKey() }
         _ = try requestedDataGroups()
         _ = try challengeBytes()
     }
@@ -217,16 +227,17 @@ package struct ReadCommand: AsyncParsableCommand {
     /// How `--mrz-from-camera` gets its MRZ: installed by the full `gbgbridge` binary (cameras
     /// and the MRZ reader are not in the lean reader): the camera (nil: the first that works),
     /// the time allowed, a progress callback; returns the MRZ text, or throws a message.
-    package nonisolated(unsafe) static var cameraMRZ: (@Sendable (String?, Duration, @escaping @Sendable (String) -> Void) async throws -> String)?
+    package nonisolated(unsafe) static var cameraMRZ: (@Sendable (String?, Duration, @escaping @Sendable (String) -> Void) async throws -> [AccessKey])?
 
     package func run() async throws {
         CGBGBridgeCLI_line_buffer_stdout()
         let key: AccessKey
+        // Keys read from a photo, for the chip to confirm (issue 50): tried in turn.
+        var candidates: [AccessKey] = []
         if mrzFromCamera, let cameraMRZ = Self.cameraMRZ {
             let terminal = isatty(STDERR_FILENO) == 1
-            let text: String
             do {
-                text = try await cameraMRZ(camera, .milliseconds(Int(mrzTimeout * 1000))) { line in
+                candidates = try await cameraMRZ(camera, .milliseconds(Int(mrzTimeout * 1000))) { line in
                     if terminal { writeStandardError("\r\u{1B}[K" + line) }
                 }
                 if terminal { writeStandardError("\r\u{1B}[K") }
@@ -235,13 +246,17 @@ package struct ReadCommand: AsyncParsableCommand {
                 printError("gbgbridge read: \(error)")
                 throw ExitCode(ReadExit.noMRZ)
             }
-            do {
-                key = try AccessKey.mrz(text)
-            } catch {
-                printError("gbgbridge read: the MRZ read from the camera is no access key: \(error.reason)")
+            guard let first = candidates.first else {
+                printError("gbgbridge read: no access key was read from the camera")
                 throw ExitCode(ReadExit.noMRZ)
             }
-            printError("gbgbridge read: the MRZ was read from the camera; now the chip")
+            key = first
+            printError("gbgbridge read: \(candidates.count) access key\(candidates.count == 1 ? "" : "s") read from the camera; now the chip decides")
+        } else if let mrzFromImage {
+            candidates = try PhotoKeys.read(mrzFromImage)
+            guard let first = candidates.first else { throw ExitCode(ReadExit.noMRZ) }
+            key = first
+            printError("gbgbridge read: \(candidates.count) access key\(candidates.count == 1 ? "" : "s") read from the photo; now the chip decides")
         } else {
             key = try accessKey()
         }
@@ -284,10 +299,18 @@ package struct ReadCommand: AsyncParsableCommand {
 
         // A card that leaves the field mid-read is waited for (up to --timeout) and the read goes on.
         let job = ReadJob(reader: reader, accessKey: key, options: options, cardTimeout: .milliseconds(Int(timeout * 1000)))
-        let outcome = await job.run(on: backend, progress: { bar.update($0) }, connected: { card, connection in
+        let connected = { @Sendable (card: ReaderInfo, connection: any CardConnection) -> Void in
             apduTrace?.note("start", ["tool": "gbgbridge \(GBGBridgeVersion.current)", "reader": card.name, "backend": card.backend,
                                       "atr": Formatting.hex(connection.atr)])
-        })
+        }
+        let outcome: ReadJob.Outcome
+        var trial: ReadJob.KeyTrial?
+        if candidates.isEmpty {
+            outcome = await job.run(on: backend, progress: { bar.update($0) }, connected: connected)
+        } else {
+            let (ended, keys) = await job.run(on: backend, keys: candidates, progress: { bar.update($0) }, connected: connected)
+            (outcome, trial) = (ended, keys)
+        }
         bar.finish()
         let result: PassportReadResult
         let readerName: String
@@ -297,6 +320,10 @@ package struct ReadCommand: AsyncParsableCommand {
             try fail(error.reason, code: error.code, exit: ReadExit.status(for: error))
         case .failed(let error, _, _, _):
             apduTrace?.note("end", ["outcome": error.code.rawValue, "reason": error.reason])
+            if let trial, error.code == .accessDenied {
+                try fail("the chip refused every key read from the photo: tried \(trial.tried) keys read from the photo; give the MRZ or the CAN",
+                         code: error.code.rawValue, exit: ReadExit.accessDenied)
+            }
             try fail(error.reason, code: error.code.rawValue, exit: ReadExit.status(for: error))
         case .read(let read, let reader, _):
             apduTrace?.note("end", ["outcome": "read", "apdus": String(read.statistics.apdus),
@@ -305,7 +332,8 @@ package struct ReadCommand: AsyncParsableCommand {
             readerName = reader
         }
 
-        let report = ReadReport(result)
+        var report = ReadReport(result)
+        if let trial, let used = trial.used { report.accessKeyFrom = ReadReport.AccessKeyFrom(source: "photo", candidate: used + 1, tried: trial.tried) }
         do {
             if let dump { try ReadOutputs.write(dump: dump, result.files) }
             if let evidence { try ReadOutputs.write(evidenceOf: result, to: evidence) }

@@ -88,25 +88,6 @@ public final class KioskBrowser {
         logThrottles.admit(target: targetId, origin: origin, kind, now: ContinuousClock.now)
     }
 
-    final class PageBinding {
-        let contextId: Int
-        let uniqueId: String
-        let page: BridgedPage
-        let transport: KioskTransport
-        var bucket: TokenBucket
-        var droppedInARow = 0
-        var origin: String { page.origin }
-        var host: BridgeHost { page.host }
-
-        init(contextId: Int, uniqueId: String, page: BridgedPage, transport: KioskTransport, rate: Int) {
-            self.bucket = TokenBucket(rate: rate, burst: rate * 2)
-            self.contextId = contextId
-            self.uniqueId = uniqueId
-            self.page = page
-            self.transport = transport
-        }
-    }
-
     public init(configuration: KioskConfiguration, logger: Logger = Logger(label: "gbgbridge.kiosk"),
                 setUpHost: @escaping HostSetup, tearDownHost: @escaping HostSetup = { _ in }) {
         self.configuration = configuration

@@ -94,6 +94,8 @@ extension ImageSandbox {
         public var reading: MRZReading?
         public var width: Int
         public var height: Int
+        /// Access keys for the chip to confirm, best first (issue 50).
+        public var candidates: [MRZKeyCandidate]?
     }
 
     /// A photo or a scan (PNG or JPEG file bytes) decoded in the child and its MRZ read there,
@@ -112,8 +114,13 @@ extension ImageSandbox {
     /// limits, lines of the MRZ alphabet, fields of printable text (issue 49).
     static func check(_ answer: MRZAnswer, limits: ImageCodecs.Limits) throws(Failure) {
         guard answer.width > 0, answer.height > 0, answer.width * answer.height <= limits.maxPixels else { throw forged("a size past the limits it was given") }
-        guard let reading = answer.reading else { return }
         let alphabet = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789<".unicodeScalars)
+        let candidates = answer.candidates ?? []
+        guard candidates.count <= MRZKeyCandidate.maximum, candidates.allSatisfy({ candidate in
+            candidate.key.allSatisfy { $0.unicodeScalars.count <= 30 && !$0.isEmpty && $0.unicodeScalars.allSatisfy(alphabet.contains) }
+                && candidate.score.isFinite && (0...1).contains(candidate.score)
+        }) else { throw forged("key candidates outside the MRZ alphabet") }
+        guard let reading = answer.reading else { return }
         guard reading.lines.count <= 3, reading.lines.allSatisfy({ $0.unicodeScalars.count <= 44 && $0.unicodeScalars.allSatisfy(alphabet.contains) }) else {
             throw forged("MRZ lines outside the MRZ alphabet")
         }

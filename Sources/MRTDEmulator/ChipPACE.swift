@@ -172,6 +172,7 @@ extension VirtualPassportChip {
                 guard objects[0].value == expected else {
                     // Wrong password: the tokens cannot match.
                     state.statistics.paceFailures += 1
+                    state.wrongKeys += 1
                     return fail(.verificationFailed)
                 }
                 let token = try PACE.authenticationToken(macKey: keys.mac, type: type, oid: oid,
@@ -195,6 +196,7 @@ extension VirtualPassportChip {
                 }
                 state.sm = PACE.secureMessaging(encryptionKey: keys.encryption, macKey: keys.mac, type: type)
                 state.authenticated = true
+                state.wrongKeys = 0
                 state.statistics.paceSuccesses += 1
                 return ResponseAPDU(data: BERTLV.encode(tag: 0x7C, value: objects), statusWord: .success)
             default:

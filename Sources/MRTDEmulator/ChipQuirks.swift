@@ -65,6 +65,12 @@ public struct ChipQuirks: Codable, Sendable, Hashable {
     /// A READ BINARY that reaches the end of its file is answered 6282 (with the data), whatever
     /// the Le asked for.
     public var endOfFileWarning: Bool?
+    /// After a wrong access key (a failed BAC EXTERNAL AUTHENTICATE or PACE token), the next
+    /// attempt's first command (GET CHALLENGE, MSE:Set AT) is answered this many milliseconds late,
+    /// doubling with each further wrong key up to eight times, until a key opens the chip — across
+    /// resets, as passports that slow down brute force do (issue 50: the photo's key candidates
+    /// meet it in the field).
+    public var slowAfterWrongKey: Int?
 
     public init() {}
 
@@ -130,6 +136,10 @@ public struct ChipQuirks: Codable, Sendable, Hashable {
         resolved.noStatusObject = noStatusObject ?? false
         resolved.getResponseAnswers = getResponseAnswers ?? false
         resolved.endOfFileWarning = endOfFileWarning ?? false
+        if let slow = slowAfterWrongKey {
+            guard (1...60_000).contains(slow) else { throw EmulatorError("quirks.slowAfterWrongKey must be 1…60000 milliseconds") }
+            resolved.slowAfterWrongKey = .milliseconds(slow)
+        }
         return resolved
     }
 
@@ -154,6 +164,7 @@ public struct ChipQuirks: Codable, Sendable, Hashable {
         var noStatusObject = false
         var getResponseAnswers = false
         var endOfFileWarning = false
+        var slowAfterWrongKey: Duration?
     }
 
     /// The switches that are on, as `name=value` (for logs and `--help`).
@@ -178,6 +189,7 @@ public struct ChipQuirks: Codable, Sendable, Hashable {
         if noStatusObject == true { parts.append("noStatusObject") }
         if getResponseAnswers == true { parts.append("getResponseAnswers") }
         if endOfFileWarning == true { parts.append("endOfFileWarning") }
+        if let value = slowAfterWrongKey { parts.append("slowAfterWrongKey=\(value) ms") }
         return parts
     }
 }

@@ -94,7 +94,7 @@ public final class EmulatedCardConnection: CardConnection {
         guard open.withLock({ $0 }) else { throw SmartCardError(.cardRemoved, "the connection was closed") }
         switch chip.process(raw) {
         case .response(let bytes):
-            let delay = chip.faults.answerDelay(commandBytes: raw.count, responseBytes: bytes.count)
+            let delay = chip.faults.answerDelay(commandBytes: raw.count, responseBytes: bytes.count) + chip.takeAnswerPenalty()
             if delay > .zero { try? await Task.sleep(for: delay) }
             return bytes
         case .removed: throw SmartCardError(.cardRemoved, "the card was removed from the reader")

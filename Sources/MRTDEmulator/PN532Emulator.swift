@@ -162,7 +162,7 @@ public final class PN532Emulator: Sendable {
         let framed = answer.map { frame(command: command, $0) } ?? errorFrame
         state.lastAnswer = framed
         if command == 0x40, let (sent, received) = state.lastExchange,
-           let delay = state.chip?.faults.answerDelay(commandBytes: sent, responseBytes: received), delay > .zero {
+           let delay = state.chip.map({ $0.faults.answerDelay(commandBytes: sent, responseBytes: received) + $0.takeAnswerPenalty() }), delay > .zero {
             state.lastExchange = nil
             state.delayed = (framed, delay)
             return ack

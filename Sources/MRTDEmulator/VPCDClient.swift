@@ -242,7 +242,7 @@ public final class VPCDClient: Sendable {
             }
             switch chip.process(payload) {
             case .response(let response):
-                let delay = chip.faults.answerDelay(commandBytes: payload.count, responseBytes: response.count)
+                let delay = chip.faults.answerDelay(commandBytes: payload.count, responseBytes: response.count) + chip.takeAnswerPenalty()
                 if delay > .zero { Thread.sleep(forTimeInterval: delay.milliseconds / 1_000) }
                 guard send(socket, response) else { return "sending a response failed" }
                 onEvent(.apdu(command: payload.count, response: response.count))

@@ -41,6 +41,7 @@ extension VirtualPassportChip {
               let s = try? BlockCipher.tripleDES.cbc(encrypt: false, key: bacKeys.encryption, encrypted),
               Array(s[8..<16]) == rndIC else {
             state.statistics.bacFailures += 1
+            state.wrongKeys += 1
             dropSession(&state)
             return ResponseAPDU(statusWord: .verificationFailed)
         }
@@ -53,6 +54,7 @@ extension VirtualPassportChip {
         }
         state.sm = BAC.session(kIFD: kIFD, kIC: kIC, rndIC: rndIC, rndIFD: rndIFD)
         state.authenticated = true
+        state.wrongKeys = 0
         state.statistics.bacSuccesses += 1
         // The answer itself goes out unprotected (the command was): the session starts with the next command.
         return ResponseAPDU(data: answer, statusWord: .success)

@@ -68,6 +68,10 @@ public final class VirtualPassportChip: Sendable {
         var hostileAnswer: HostileAnswer?
         /// Counts a hostile chip's lies (each 6Cxx names another length).
         var hostileCounter = 0
+        /// Wrong access keys since the last right one (`slowAfterWrongKey`).
+        var wrongKeys = 0
+        /// How late the answer just given is to be handed over (`slowAfterWrongKey`).
+        var answerPenalty: Duration = .zero
         /// The hostile chip has stopped answering; so it stays until power-off.
         var stalled = false
         var statistics = Statistics()
@@ -132,10 +136,22 @@ public final class VirtualPassportChip: Sendable {
         let faults = state.faults
         let statistics = state.statistics
         let tagLossDone = state.tagLossDone
+        let wrongKeys = state.wrongKeys
         state = State()
         state.faults = faults
         state.statistics = statistics
         state.tagLossDone = tagLossDone
+        // Remembered across resets, as a chip's counter of wrong keys is (`slowAfterWrongKey`).
+        state.wrongKeys = wrongKeys
+    }
+
+    /// How late the answer just given is to be handed over (`slowAfterWrongKey`), taken once:
+    /// the transports add it to their answer delay.
+    public func takeAnswerPenalty() -> Duration {
+        state.withLock { state in
+            defer { state.answerPenalty = .zero }
+            return state.answerPenalty
+        }
     }
 
     /// Puts a removed card back into the field (it starts unauthenticated).
@@ -173,7 +189,13 @@ public final class VirtualPassportChip: Sendable {
                 return .response([0x61, 0x01])
             }
             if quirks.getResponseAnswers, let fetched = getResponse(command, &state) { return .response(fetched) }
+            let wrongKeysBefore = state.wrongKeys
             var answer = handle(command, &state)
+            if let slow = quirks.slowAfterWrongKey, wrongKeysBefore > 0, command.count >= 4, !state.authenticated,
+               command[1] == 0x84 || (command[1] == 0x22 && command[2] == 0xC1) {
+                // The first command of another attempt after wrong keys: held back, longer each time.
+                state.answerPenalty = slow * (1 << min(3, wrongKeysBefore - 1))
+            }
             if quirks.getResponseAnswers, answer.count > 2 {
                 state.pendingAnswer = answer
                 answer = announce(state)

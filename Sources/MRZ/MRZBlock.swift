@@ -246,6 +246,27 @@ extension CellGeometry {
 }
 
 extension CellGeometry {
+    /// The same lines with every cell index moved `shift` cells along (a positive shift reads the
+    /// line from its second cell on): where the lines' first blobs were not their first
+    /// characters — a card's edge or a pattern's blobs before a line, fillers too faint to count
+    /// at its end — every cell of the line is read one or two off, surely, and no check digit
+    /// holds. Cells past the fitted ones are extrapolated along the line at its pitch.
+    func shifted(by shift: Int) -> CellGeometry {
+        CellGeometry(lines: lines.map { line in
+            guard line.count >= 2, shift != 0 else { return line }
+            return (0..<line.count).map { index in
+                let target = index + shift
+                if target >= 0, target < line.count { return line[target] }
+                let edge = target < 0 ? line[0] : line[line.count - 1]
+                let steps = Float(target < 0 ? target : target - (line.count - 1))
+                var cell = edge
+                cell.x += edge.along.x * edge.pitch * steps
+                cell.y += edge.along.y * edge.pitch * steps
+                return cell
+            }
+        })
+    }
+
     /// The same cells, each one's cap height times `factor`.
     func scalingCapHeight(by factor: Float) -> CellGeometry {
         CellGeometry(lines: lines.map { line in line.map { cell in

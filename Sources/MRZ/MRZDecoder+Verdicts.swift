@@ -69,7 +69,7 @@ extension MRZDecoder {
         return positions
     }
 
-    private func value(_ text: [[MRZGlyph]], _ name: MRZField.Name) -> String {
+    func value(_ text: [[MRZGlyph]], _ name: MRZField.Name) -> String {
         guard let field = MRZLayout.fields(format).first(where: { $0.name == name }) else { return "" }
         return String(text[field.line][field.range].map(\.character))
     }
@@ -83,8 +83,20 @@ extension MRZDecoder {
         guard knownDocumentCode(text) else { return false }
         let number = value(text, .documentNumber)
         guard number.contains(where: { $0 != "<" }), number.first != "<" else { return false }
-        guard !number.drop(while: { $0 != "<" }).contains(where: { $0 != "<" }) else { return false }
+        guard !number.drop(while: { $0 != "<" }).contains(where: { $0 != "<" }) || Self.isGermanFillerNumber(number, state: value(text, .issuingState)) else {
+            return false
+        }
         return Self.isDate(value(text, .dateOfExpiry), allowUnknown: false) && Self.isDate(value(text, .dateOfBirth), allowUnknown: true)
+    }
+
+    /// Germany's temporary, children's, official and diplomatic passports number themselves a
+    /// letter, a filler, then digits (`G<0000000`, `A<0000000`): a filler inside the number, in
+    /// the one place Germany puts it, under Germany's issuer code `D<<` (issue 50: six German
+    /// passport types were refused).
+    static func isGermanFillerNumber(_ number: String, state: String) -> Bool {
+        let characters = Array(number)
+        guard state == "D<<", characters.count == 9, characters[0].isASCII, characters[0].isLetter, characters[1] == "<" else { return false }
+        return characters[2...].allSatisfy { $0.isASCII && $0.isNumber }
     }
 
     /// P for passports (TD3), V for visas, A, C or I for cards (TD1, TD2): ICAO 9303-4/5/6/7.

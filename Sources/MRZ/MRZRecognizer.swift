@@ -13,9 +13,13 @@ public struct MRZRecognizer: Sendable {
         /// Why nothing was claimed although the search may have seen a zone: its time ran out, or
         /// the zone was not one document's.
         public var refusal: Refusal?
+        /// Access keys for the chip to confirm (issue 50): the best readings whose key passes its
+        /// check digits and the format's rules, best first, at most `MRZKeyCandidate.maximum`.
+        /// Claimed by no verdict: a wrong one costs one failed BAC or PACE.
+        public var candidates: [MRZKeyCandidate]
 
-        public init(reading: MRZReading?, found: Bool, refusal: Refusal? = nil) {
-            (self.reading, self.found, self.refusal) = (reading, found, refusal)
+        public init(reading: MRZReading?, found: Bool, refusal: Refusal? = nil, candidates: [MRZKeyCandidate] = []) {
+            (self.reading, self.found, self.refusal, self.candidates) = (reading, found, refusal, candidates)
         }
     }
 
@@ -89,9 +93,13 @@ public struct MRZRecognizer: Sendable {
     public func read(_ gray: GrayImage, budget: Duration = MRZRecognizer.imageBudget) -> Result {
         var best: (reading: MRZReading, score: Double)?
         var keys = Set<[String]>()
+        var candidates = CandidatePool()
         let deadline = Deadline(after: budget)
         let outcome = eachHypothesis(gray, deadline: deadline) { scores, contrast, retry, capHeight in
             var rank = -1.0
+            for format in MRZFormat.candidates(lines: scores.count, length: scores[0].count) {
+                candidates.add(MRZDecoder(format: format, policy: policy.forCapHeight(capHeight)).keyCandidates(scores))
+            }
             for reading in decoded(scores, contrast: contrast, retry: retry, capHeight: capHeight) {
                 if reading.accessKeyValid { keys.insert([reading.documentNumber, reading.dateOfBirth, reading.dateOfExpiry]) }
                 let score = Self.score(reading)
@@ -101,7 +109,27 @@ public struct MRZRecognizer: Sendable {
             return (best?.reading.valid == true, rank)
         }
         if let refusal = outcome.refusal { return Result(reading: nil, found: refusal == .ambiguousZone, refusal: refusal) }
-        return Result(reading: best.map { Self.withoutConflict($0.reading, keysClaimed: keys) }, found: outcome.found)
+        let reading = best.map { Self.withoutConflict($0.reading, keysClaimed: keys) }
+        return Result(reading: reading, found: outcome.found, candidates: candidates.ranked(first: best?.reading))
+    }
+
+    /// The key candidates of every hypothesis tried: one entry a key (its best score), the best
+    /// reading's own key first when its check digits hold, the rest by score.
+    struct CandidatePool {
+        private var byKey: [[String]: MRZKeyCandidate] = [:]
+
+        mutating func add(_ candidates: [MRZKeyCandidate]) {
+            for candidate in candidates where candidate.score > byKey[candidate.key]?.score ?? -1 { byKey[candidate.key] = candidate }
+        }
+
+        func ranked(first reading: MRZReading?) -> [MRZKeyCandidate] {
+            var ranked = byKey.values.sorted { $0.score != $1.score ? $0.score > $1.score : $0.key.joined() < $1.key.joined() }
+            if let reading, ["documentNumber", "dateOfBirth", "dateOfExpiry"].allSatisfy({ reading.checkDigits[$0] == true }),
+               let index = ranked.firstIndex(where: { $0.key == [reading.documentNumber, reading.dateOfBirth, reading.dateOfExpiry] }) {
+                ranked.insert(ranked.remove(at: index), at: 0)
+            }
+            return Array(ranked.prefix(MRZKeyCandidate.maximum))
+        }
     }
 
     /// Two readings of one photo, each passing every key rule, that disagree on the key (say a
@@ -159,6 +187,12 @@ public struct MRZRecognizer: Sendable {
     /// never earns `valid`.
     static let capHeightRetries: [Float] = [0.92, 0.85, 1.08]
 
+    /// Cell shifts tried on the best-ranked hypotheses when nothing read `valid` (see
+    /// `CellGeometry.shifted`); like a cap height chosen again, they may give a key, never `valid`.
+    static let cellShifts = [1, -1, 2, -2]
+    /// How many of the best-ranked hypotheses are read again shifted.
+    static let shiftedHypotheses = 2
+
     /// Each hypothesis's cell probabilities and contrasts, until `body` says stop; `body` also
     /// ranks what the hypothesis read, and when nothing stopped the search, the best-ranked one is
     /// read again at the `capHeightRetries` (`body`'s third argument true). The photo is read inside a border
@@ -171,7 +205,7 @@ public struct MRZRecognizer: Sendable {
         let enlarged = Search.enlarged(photo)
         let enlargement = Float(enlarged.width) / Float(max(1, photo.width))
         let gray = enlarged.padded(by: min(48, max(4, min(enlarged.width, enlarged.height) / 4)))
-        func evaluate(_ geometry: CellGeometry, measured: [[[Float]]]? = nil) -> (stop: Bool, rank: Double, probabilities: [[[Float]]]) {
+        func evaluate(_ geometry: CellGeometry, measured: [[[Float]]]? = nil, retry: Bool = false) -> (stop: Bool, rank: Double, probabilities: [[[Float]]]) {
             let cells = geometry.lines.map { cellReadings(gray, $0) }
             var probabilities = cells.map(\.probabilities)
             // A glyph that at the measured cap height is not OCR-B (another font, a smudge) stays
@@ -189,24 +223,37 @@ public struct MRZRecognizer: Sendable {
             // The capitals' height in the photo's own pixels (the median line's first cell).
             let heights = geometry.lines.compactMap { $0.first?.capHeight }.sorted()
             let capHeight = (heights.isEmpty ? 0 : heights[heights.count / 2]) / enlargement
-            let (stop, rank) = body(probabilities, cells.map(\.contrast), measured != nil, capHeight)
+            let (stop, rank) = body(probabilities, cells.map(\.contrast), measured != nil || retry, capHeight)
             return (stop, rank, probabilities)
         }
         let search = Search(gray, workingSide: workingSide, deadline: deadline)
         if let refusal = search.refusal { return (false, refusal) }
         var found = false
-        var promising: (geometry: CellGeometry, rank: Double, probabilities: [[[Float]]])?
+        var ranked: [(geometry: CellGeometry, rank: Double, probabilities: [[[Float]]])] = []
         for hypothesis in search.hypotheses {
             guard !deadline.expired else { return (false, .budgetExceeded) }
             found = true
             let (stop, rank, probabilities) = evaluate(hypothesis.geometry)
             if stop { return (true, nil) }
-            if rank >= 0, rank > promising?.rank ?? -1 { promising = (hypothesis.geometry, rank, probabilities) }
+            if rank >= 0 { ranked.append((hypothesis.geometry, rank, probabilities)) }
         }
-        guard let promising else { return (found, nil) }
+        ranked.sort { $0.rank > $1.rank }
+        guard let promising = ranked.first else { return (found, nil) }
         for factor in Self.capHeightRetries {
             guard !deadline.expired else { return (false, .budgetExceeded) }
-            if evaluate(promising.geometry.scalingCapHeight(by: factor), measured: promising.probabilities).stop { break }
+            if evaluate(promising.geometry.scalingCapHeight(by: factor), measured: promising.probabilities).stop { return (found, nil) }
+        }
+        // Shifted: the hypotheses whose cells were read most surely (a line read a cell or two off
+        // reads each character surely and no check digit; one over a pattern reads nothing surely).
+        func sureness(_ probabilities: [[[Float]]]) -> Float {
+            let tops = probabilities.flatMap { $0 }.map { $0.max() ?? 0 }
+            return tops.isEmpty ? 0 : tops.reduce(0, +) / Float(tops.count)
+        }
+        for candidate in ranked.sorted(by: { sureness($0.probabilities) > sureness($1.probabilities) }).prefix(Self.shiftedHypotheses) {
+            for shift in Self.cellShifts {
+                guard !deadline.expired else { return (found, nil) }
+                if evaluate(candidate.geometry.shifted(by: shift), measured: nil, retry: true).stop { return (found, nil) }
+            }
         }
         return (found, nil)
     }

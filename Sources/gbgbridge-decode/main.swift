@@ -59,7 +59,7 @@ guard confined == 0 else {
 
 /// A JSON value of the answer's header.
 enum Field {
-    case string(String), bool(Bool), int(Int), double(Double), strings([String]), object([(String, Field)])
+    case string(String), bool(Bool), int(Int), double(Double), strings([String]), object([(String, Field)]), objects([[(String, Field)]])
 
     var json: String {
         switch self {
@@ -69,6 +69,7 @@ enum Field {
         case .double(let value): return value.isFinite ? String(value) : "0"
         case .strings(let values): return "[" + values.map(quoted).joined(separator: ",") + "]"
         case .object(let pairs): return "{" + pairs.map { quoted($0.0) + ":" + $0.1.json }.joined(separator: ",") + "}"
+        case .objects(let list): return "[" + list.map { Field.object($0).json }.joined(separator: ",") + "]"
         }
     }
 }
@@ -193,6 +194,12 @@ case "mrz":
         let result = recognizer.read(image, budget: budget)
         var header: [String: Field] = ["ok": .bool(true), "found": .bool(result.found), "width": .int(image.width), "height": .int(image.height)]
         if let refusal = result.refusal { header["refusal"] = .string(refusal.rawValue) }
+        header["candidates"] = .objects(result.candidates.map { candidate in
+            var fields: [(String, Field)] = [("documentNumber", .string(candidate.documentNumber)), ("dateOfBirth", .string(candidate.dateOfBirth)),
+                                             ("dateOfExpiry", .string(candidate.dateOfExpiry)), ("score", .double(candidate.score))]
+            if let composite = candidate.compositeValid { fields.append(("compositeValid", .bool(composite))) }
+            return fields
+        })
         if let r = result.reading {
             header["reading"] = .object([
                 ("format", .string(r.format.rawValue)), ("lines", .strings(r.lines)), ("valid", .bool(r.valid)),

@@ -19,13 +19,23 @@ struct MRZCommand: ParsableCommand {
             be read), 2 bad arguments. --json prints one object per image: {"file", "found", \
             "format", "lines", "valid", "accessKeyValid", "documentNumber", "dateOfBirth", \
             "dateOfExpiry", "issuingState", "nationality", "surname", "givenNames", "sex", \
-            "optionalData", "checkDigits", "confidence", "durationMs"}, "reason" when nothing \
+            "optionalData", "checkDigits", "confidence", "accessKeyCandidates", "source", \
+            "durationMs"}, "reason" when nothing \
             was claimed although the search ran (SEARCH_BUDGET_EXCEEDED: the image's 2 s ran \
             out; AMBIGUOUS_ZONE: lines of more than one document), and "error" with a stable \
             "errorCode" (FILE_NOT_FOUND, FILE_UNREADABLE, FILE_TOO_LARGE, NOT_AN_IMAGE, \
             IMAGE_INVALID, IMAGE_TOO_COSTLY, DECODER_FAILED) for a file that could not be \
             looked at (an array when more than one image is given). Each image is decoded and \
             read in a confined child process (gbgbridge-decode), killed past its budget.
+
+            accessKeyCandidates: up to 3 access keys for a chip to confirm, best first — \
+            [{"documentNumber", "dateOfBirth", "dateOfExpiry", "score", "compositeValid"}], each \
+            passing its key's check digits and the format's rules (compositeValid: false when \
+            the composite check digit fails with it; absent where the format has none). They \
+            are guesses, not verdicts: gbgbridge read --mrz-from-image tries them on the chip, \
+            and the chip's DG1 is the document's MRZ. Everything here is read optically \
+            ("source": "photo") and unverified: a forger prints whatever MRZ he likes, check \
+            digits included.
             """
     )
 

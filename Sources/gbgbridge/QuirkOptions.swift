@@ -65,6 +65,9 @@ struct QuirkOptions: ParsableArguments {
     @Flag(name: .long, help: "Answer a READ BINARY that reaches the end of its file with 6282 (and the data).")
     var endOfFileWarning = false
 
+    @Option(name: .customLong("slow-after-wrong-key"), help: ArgumentHelp("After a wrong MRZ or CAN, answer the next attempt's first command this many milliseconds late (doubling with each wrong key, up to 8×), until a key opens the chip.", valueName: "ms"))
+    var slowAfterWrongKey: Int?
+
     /// `base` with the switches given on the command line turned on.
     func applied(to base: ChipQuirks?) -> ChipQuirks {
         var quirks = base ?? ChipQuirks()
@@ -88,6 +91,7 @@ struct QuirkOptions: ParsableArguments {
         if noStatusObject { quirks.noStatusObject = true }
         if getResponseAnswers { quirks.getResponseAnswers = true }
         if endOfFileWarning { quirks.endOfFileWarning = true }
+        if let slowAfterWrongKey { quirks.slowAfterWrongKey = slowAfterWrongKey }
         return quirks
     }
 

@@ -53,8 +53,13 @@ struct CameraServiceTests {
         #expect(mrz["accessKeyValid"] == .bool(true) && mrz["documentNumber"] == .string("L898902C3"))
         // Another page gets nothing of it; this page gets it once.
         guard case .failure = service.takeMRZ(for: other) else { Issue.record("another page took this page's MRZ"); return }
-        guard case .success(let text) = service.takeMRZ(for: page) else { Issue.record("the page's MRZ was not there"); return }
-        #expect(text.hasPrefix("P<UTOERIKSSON<<ANNA<MARIA"))
+        guard case .success(let keys) = service.takeMRZ(for: page) else { Issue.record("the page's MRZ was not there"); return }
+        #expect(keys.first == ["L898902C3", "740812", "120415"], "the read key first: \(keys)")
+        #expect(keys.count <= 3)
+        // The capture says what it is: read from a photo, unverified, and the keys for the chip.
+        #expect(mrz["source"] == .string("photo"))
+        let candidates = try #require(mrz["accessKeyCandidates"]?.arrayValue)
+        #expect(candidates.first?.objectValue?["documentNumber"] == .string("L898902C3"))
         guard case .failure = service.takeMRZ(for: page) else { Issue.record("the MRZ was taken twice"); return }
         // Past its lifetime it is forgotten, with the reason.
         service.mrzLifetimeHere = .milliseconds(1)

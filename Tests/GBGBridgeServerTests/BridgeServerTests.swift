@@ -5,7 +5,6 @@ import FoundationNetworking
 import GBGBridge
 import GBGBridgeServer
 import HTTPTypes
-import HummingbirdWSClient
 import Logging
 import MRTDEmulator
 import SmartCard
@@ -23,24 +22,30 @@ struct BridgeServerTests {
 
     /// Connects as a page from `origin`, sends `messages`, and collects what comes back until
     /// `until` says enough (or 20 s pass).
-    /// (The client sends `Origin: ws://127.0.0.1`, which the rig's server allows.)
+    /// (The client sends `Origin: ws://127.0.0.1`, which the rig's server allows; it is the raw
+    /// RFC 6455 client of TestSupport, on a thread of its own.)
     func exchange(_ rig: ServerRig, url: String? = nil, messages: [String],
                   until: @escaping @Sendable ([BridgeMessage]) -> Bool) async throws -> [BridgeMessage] {
-        let received = Mutex<[BridgeMessage]>([])
-        let configuration = WebSocketClientConfiguration(maxFrameSize: 16 << 20)
-        try await WebSocketClient.connect(url: url ?? rig.webSocketURL, configuration: configuration, logger: Self.logger) { inbound, outbound, _ in
-            for message in messages { try await outbound.write(.text(message)) }
-            let deadline = ContinuousClock.now + .seconds(20)
-            for try await frame in inbound.messages(maxSize: 16 << 20) {
-                if case .text(let text) = frame, let message = try? BridgeMessage.decode(json: text) {
-                    let all = received.withLock { $0.append(message); return $0 }
-                    if until(all) { break }
-                }
-                if ContinuousClock.now > deadline { break }
-            }
-            try await outbound.close(.normalClosure, reason: nil)
+        let target = try #require(URL(string: url ?? rig.webSocketURL))
+        let port = try #require(target.port)
+        let path = target.path + (target.query.map { "?\($0)" } ?? "")
+        return try await withCheckedThrowingContinuation { continuation in
+            Thread {
+                continuation.resume(with: Result {
+                    let socket = try RawWebSocket(port: port, path: path, origin: "ws://127.0.0.1", timeout: 20)
+                    for message in messages { socket.sendText(message) }
+                    var received: [BridgeMessage] = []
+                    let deadline = ContinuousClock.now + .seconds(20)
+                    while ContinuousClock.now < deadline, let text = socket.receiveText() {
+                        guard let message = try? BridgeMessage.decode(json: text) else { continue }
+                        received.append(message)
+                        if until(received) { break }
+                    }
+                    socket.send(opcode: 8, payload: [0x03, 0xE8])
+                    return received
+                })
+            }.start()
         }
-        return received.withLock { $0 }
     }
 
     @Test func servesTheScriptWithTokenAndShim() async throws {
