@@ -87,11 +87,14 @@
     });
   }
 
-  // A Linux host reads the MRZ from the document photo (data.mrz, when its access key is valid):
-  // the chip step opens with it ({fromDocumentCapture: true}), the fields prefilled for a retry.
+  // A Linux host reads the MRZ from the document photo (data.mrz, read optically — unverified:
+  // source "photo"): its key candidates open the chip ({fromDocumentCapture: true}; the chip
+  // decides which, if any, is right), the best one prefilled for a retry by hand.
   function useCapturedMRZ(mrz) {
     var radio = $('method-capture');
-    if (!mrz || !mrz.accessKeyValid) {
+    var candidates = (mrz && mrz.accessKeyCandidates) || [];
+    var best = mrz && mrz.accessKeyValid ? mrz : candidates[0];
+    if (!best) {
       radio.disabled = true;
       $('capture-mrz').hidden = true;
       if (radio.checked) { document.querySelector('input[value=mrz]').click(); }
@@ -100,15 +103,17 @@
     radio.disabled = false;
     // A key given in the page's address (a test rig's) stays the one used.
     if (!params.get('documentNumber') && !params.get('can')) {
-      $('documentNumber').value = mrz.documentNumber;
-      $('dateOfBirth').value = mrz.dateOfBirth;
-      $('dateOfExpiry').value = mrz.dateOfExpiry;
+      $('documentNumber').value = best.documentNumber;
+      $('dateOfBirth').value = best.dateOfBirth;
+      $('dateOfExpiry').value = best.dateOfExpiry;
       radio.click();
     }
     $('capture-mrz').hidden = false;
-    setStatus('capture-mrz', 'Read from the photo: ' + mrz.format + ' ' + mrz.documentNumber + ', born ' + mrz.dateOfBirth +
-              ', expires ' + mrz.dateOfExpiry + (mrz.valid ? '' : ' (access key only)'));
-    document.body.dataset.capturedMrz = mrz.valid ? 'valid' : 'accessKeyValid';
+    var others = candidates.length > 1 ? ' (and ' + (candidates.length - 1) + ' other reading' + (candidates.length > 2 ? 's' : '') + ' for the chip to try)' : '';
+    setStatus('capture-mrz', 'Read from the photo, not verified: ' + (mrz.format || '') + ' ' + best.documentNumber + ', born ' + best.dateOfBirth +
+              ', expires ' + best.dateOfExpiry + (mrz.valid ? '' : mrz.accessKeyValid ? ' (access key only)' : ' (unsure: the chip will tell)') + others);
+    document.body.dataset.capturedMrz = mrz.valid ? 'valid' : mrz.accessKeyValid ? 'accessKeyValid' : 'candidates';
+    document.body.dataset.captureSource = mrz.source || '';
   }
 
   function accessKey() {
@@ -151,12 +156,19 @@
 
   function showResult(data) {
     var doc = data.document || {};
+    if (data.accessKeyFrom) {
+      document.body.dataset.keyFrom = data.accessKeyFrom.source + ':' + data.accessKeyFrom.candidate + '/' + data.accessKeyFrom.tried;
+      setStatus('capture-mrz', 'The chip confirmed the key read from the photo; the details below are the chip\'s, verified.');
+    }
     $('holder-name').textContent = [doc.givenNames, doc.surname].filter(Boolean).join(' ');
     var details = $('holder-details');
     details.innerHTML = '';
     [['Document', (doc.documentCode || '') + ' ' + (doc.documentNumber || '')], ['Issued by', doc.issuingState],
      ['Nationality', doc.nationality], ['Date of birth', doc.dateOfBirth], ['Sex', doc.sex], ['Expires', doc.dateOfExpiry],
-     ['Access control', data.accessControl], ['Data groups', (data.dataGroupsRead || []).join(' ')]]
+     ['Access control', data.accessControl], ['Data groups', (data.dataGroupsRead || []).join(' ')],
+     // Which key read from the photo the chip took; what is shown above is the chip's own DG1.
+     ['Key', data.accessKeyFrom ? 'read from the photo (reading ' + data.accessKeyFrom.candidate + ' of ' + data.accessKeyFrom.tried +
+       ' tried), confirmed by the chip' : '']]
       .forEach(function (row) {
         if (!row[1]) { return; }
         var dt = document.createElement('dt'); dt.textContent = row[0];

@@ -33,6 +33,8 @@ public final class VirtualPassportChip: Sendable {
         public var paceFailures = 0
         public var activeAuthentications = 0
         public var chipAuthentications = 0
+        /// Answers held back after wrong keys (`slowAfterWrongKey`).
+        public var slowedAnswers = 0
     }
 
     enum DF { case master, application }
@@ -195,6 +197,7 @@ public final class VirtualPassportChip: Sendable {
                command[1] == 0x84 || (command[1] == 0x22 && command[2] == 0xC1) {
                 // The first command of another attempt after wrong keys: held back, longer each time.
                 state.answerPenalty = slow * (1 << min(3, wrongKeysBefore - 1))
+                state.statistics.slowedAnswers += 1
             }
             if quirks.getResponseAnswers, answer.count > 2 {
                 state.pendingAnswer = answer

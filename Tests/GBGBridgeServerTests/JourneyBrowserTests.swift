@@ -132,6 +132,9 @@ struct JourneyBrowserTests {
             let chipStatus = try await page.evaluate("document.getElementById('chip-status').textContent") as? String
             #expect(state == "done", "\(chipStatus ?? "")")
             #expect(badges?.contains("Passive: valid") == true, "\(badges ?? "")")
+            // The capture was marked as read from a photo; the chip took its first key candidate.
+            #expect(try await page.evaluate("document.body.dataset.captureSource || ''") as? String == "photo")
+            #expect(try await page.evaluate("document.body.dataset.keyFrom || ''") as? String == "photo:1/1")
             // The key was taken: asking again without a new capture is INVALID_REQUEST, naming why.
             let again = try await page.evaluate("""
                 new Promise(function (resolve) {
