@@ -182,13 +182,16 @@ let package = Package(
         ),
         // What `gbgbridge read` execs into (Docs/reading-and-verification.md, "Peak memory").
         .executableTarget(name: "gbgbridge-read", dependencies: ["GBGBridgeRead"]),
+        // serve's configuration file (ServeSettings) and the trust-refresh sources it names: apart
+        // from the host, so that what parses a stranger's file is fuzzed without the server's code.
+        .target(name: "HostConfiguration", dependencies: ["BoundedFiles", "Cameras", .product(name: "Yams", package: "Yams")]),
         // The application: the services every page gets, the server's life, doctor, trust import,
         // terminal checks, diagnostics, metrics, the configuration file. The command line, the
         // soak benchmark and the test rigs wire the host through it.
         .target(
             name: "GBGBridgeHost",
             dependencies: [
-                "Cameras", "MRZ", "ImageSandbox", "TrustFetch", "CFileSwapShim", "GBGBridge", "GBGBridgeNFC", "GBGBridgeRead", "GBGBridgeServer", "GBGBridgeStubs", "MRTD", "MRTDCrypto", "SmartCard", "MRTDEmulator",
+                "Cameras", "MRZ", "ImageSandbox", "TrustFetch", "CFileSwapShim", "HostConfiguration", "GBGBridge", "GBGBridgeNFC", "GBGBridgeRead", "GBGBridgeServer", "GBGBridgeStubs", "MRTD", "MRTDCrypto", "SmartCard", "MRTDEmulator",
                 "CVCertificates", "BoundedFiles", .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -215,7 +218,7 @@ let package = Package(
         // The MRZ reader's benchmark, with PassportEye + Tesseract as the yardstick (release build; not a test).
         // The parsers strangers feed, as fuzz targets (issue 44; not in the .deb), and the binary
         // scripts/fuzz.sh builds with -sanitize=fuzzer,address (a replayer in ordinary builds).
-        .target(name: "FuzzTargets", dependencies: ["Biometrics", "CVCertificates", "GBGBridge", "GBGBridgeHost", "ImageCodecs", "LDS", "MRTD",
+        .target(name: "FuzzTargets", dependencies: ["Biometrics", "CVCertificates", "GBGBridge", "HostConfiguration", "ImageCodecs", "LDS", "MRTD",
                                                      "MRTDEmulator", "MRTDVerification", "MRZ", "SmartCardCore", "TestSupport"]),
         .executableTarget(name: "gbgbridge-fuzz", dependencies: ["FuzzTargets"]),
         .executableTarget(name: "gbgbridge-mrz-bench", dependencies: ["MRZ", "MRZSynthesis", "ImageCodecs", "CGBGBridgeCLI"]),

@@ -2,7 +2,7 @@ import Biometrics
 import CVCertificates
 import Foundation
 import GBGBridge
-import GBGBridgeHost
+import HostConfiguration
 import ImageCodecs
 import LDS
 import MRTD

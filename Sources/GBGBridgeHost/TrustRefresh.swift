@@ -5,6 +5,7 @@ import MRTD
 import MRTDCrypto
 import GBGBridgeRead
 import TrustFetch
+@_exported import HostConfiguration
 
 /// `gbgbridge trust refresh` (issue 45): the configured sources fetched as a careful client
 /// (`TrustFetcher`), verified exactly as `trust import` verifies (`TrustImport`, the same code),
@@ -15,42 +16,7 @@ import TrustFetch
 /// conditional-request validators, the last success, failures by reason), which `serve`,
 /// `doctor` and /diagnostics read: outside it, so that a run that changes nothing leaves every
 /// file of the store byte for byte as it was.
-package enum TrustRefresh {
-    /// One source: a URL and what it serves.
-    package struct Source: Sendable, Equatable, Codable {
-        package enum Kind: String, Sendable, Codable, CaseIterable {
-            case masterList = "master-list"
-            case crl
-            case csca
-        }
-        package var url: String
-        package var kind: Kind
-        /// SHA-256 fingerprints of CSCAs its country publishes (`trust import --anchor-sha256`): for
-        /// a master list, those inside it that may vouch for its signer; for a CSCA source, the
-        /// self-signed CSCAs it may bring (a self-signature proves nothing by itself).
-        package var anchors: [String] = []
-
-        package init(url: String, kind: Kind, anchors: [String] = []) { (self.url, self.kind, self.anchors) = (url, kind, anchors) }
-
-        /// A kind from a URL's file name, for `--source URL` (`.ml`, `.crl`; anything else a CSCA).
-        package static func kind(guessedFrom url: String) -> Kind {
-            let path = URL(string: url)?.path.lowercased() ?? url.lowercased()
-            if path.hasSuffix(".ml") || path.hasSuffix(".ldif") { return .masterList }
-            if path.hasSuffix(".crl") { return .crl }
-            return .csca
-        }
-    }
-
-    /// `trust-refresh:` in the configuration file.
-    package struct Settings: Sendable, Equatable {
-        package var sources: [Source] = []
-        /// Also fetch the CRL URLs named in the stored CSCAs' CRL Distribution Points.
-        package var crlDistributionPoints = false
-        package init(sources: [Source] = [], crlDistributionPoints: Bool = false) {
-            (self.sources, self.crlDistributionPoints) = (sources, crlDistributionPoints)
-        }
-    }
-
+extension TrustRefresh {
     /// What happened to one source.
     package struct SourceReport: Sendable {
         package enum Outcome: String, Sendable { case updated, unchanged, failed }
