@@ -168,6 +168,12 @@ let package = Package(
         .systemLibrary(name: "CLibArchive", pkgConfig: "libarchive", providers: [.apt(["libarchive-dev"])]),
         // The host's side of it: one confined child an image, its answer checked (FoundationEssentials only).
         .target(name: "ImageSandbox", dependencies: ["ChildProcesses", "ImageCodecs", "MRZ"]),
+        // Strict, bounded CBOR (RFC 8949) for what holders send: ISO 18013-5 mdocs (Docs/mdoc.md).
+        .target(name: "CBORCoding"),
+        // COSE_Sign1, COSE_Mac0 and COSE_Key (RFC 9052/9053) on the project's OpenSSL.
+        .target(name: "COSE", dependencies: ["CBORCoding", "MRTDCrypto"]),
+        // ISO 18013-5 mdoc: engagement, session encryption, requests, responses, verification.
+        .target(name: "Mdoc", dependencies: ["CBORCoding", "COSE", "MRTDCrypto"]),
         // Swift API over CImageCodecs.
         .target(name: "ImageCodecs", dependencies: ["CImageCodecs"]),
         // `gbgbridge read` (the command, its terminal key loading, its outputs) apart from the
@@ -232,6 +238,7 @@ let package = Package(
             dependencies: ["GBGBridge", "GBGBridgeExamples", "TestSupport", .product(name: "PropertyBased", package: "swift-property-based")]
         ),
         .testTarget(name: "ChildProcessesTests", dependencies: ["ChildProcesses"]),
+        .testTarget(name: "MdocTests", dependencies: ["CBORCoding", "COSE", "Mdoc", "MRTDCrypto", "TestSupport", "TestTraits"]),
         // Rules every file in Sources/ keeps (no force unwrap, traps only where annotated).
         .testTarget(name: "SourceRulesTests"),
         .testTarget(

@@ -91,7 +91,13 @@ fi
 for binary in usr/bin/gbgbridge usr/libexec/gbgbridge/gbgbridge-read usr/libexec/gbgbridge/gbgbridge-decode; do
   ldd "$root/$binary" | grep -q 'not found' && fail "$binary misses libraries: $(ldd "$root/$binary" | grep 'not found')"
   ldd "$root/$binary" | grep -q 'swift' && fail "$binary links Swift libraries dynamically"
+  # One TLS stack, the system's: a second (BoringSSL, compiled in) would mean its own CA handling and updates.
+  grep -qa 'BoringSSL' "$root/$binary" && fail "$binary carries BoringSSL; TLS goes through libcurl and the system's OpenSSL"
+  printf 'check-deb: %-40s %6.1f MB, links %s\n' "$binary" "$(stat -c %s "$root/$binary" | awk '{print $1/1048576}')" \
+    "$(ldd "$root/$binary" | awk '/=>/ {print $1}' | grep -E 'libcurl|libssl|libcrypto|libpcsclite|libnfc|libpng|libjpeg|libturbojpeg|libopenjp2|libtesseract|libarchive|libseccomp' | sort | tr '\n' ' ')"
 done
+ldd "$root/usr/bin/gbgbridge" | grep -q 'libcurl' || fail "gbgbridge does not link libcurl (trust refresh fetches through it)"
+echo "check-deb: package $(basename "$deb") $(stat -c %s "$deb" | awk '{printf "%.1f", $1/1048576}') MB, installed $(du -sm "$root/usr" | cut -f1) MB under /usr"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 set +e
 env -i PATH=/usr/bin:/bin HOME=/nonexistent "$root/usr/bin/gbgbridge" doctor --json --config "$root/etc/gbgbridge/gbgbridge.conf" \

@@ -12,6 +12,8 @@ public struct CryptoError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let unsupportedAlgorithm = Code("UNSUPPORTED_ALGORITHM")
         public static let malformedData = Code("MALFORMED_DATA")
         public static let openSSLFailure = Code("OPENSSL_FAILURE")
+        /// An AEAD tag or a MAC that does not verify.
+        public static let authenticationFailed = Code("AUTHENTICATION_FAILED")
     }
 
     public var code: Code

@@ -89,3 +89,29 @@ int COpenSSLShim_ec_im_encode(int nid, const uint8_t *random, size_t random_len,
    Returns how many were written. */
 int COpenSSLShim_crl_distribution_uris(X509 *certificate, char *out, int max_uris, int max_len);
 #endif
+
+#ifndef COPENSSLSHIM_AEAD_H
+#define COPENSSLSHIM_AEAD_H
+#include <stddef.h>
+#include <stdint.h>
+/* AES-GCM (key of 16, 24 or 32 bytes, 16-byte tag). Encrypting: out = ciphertext || tag, out_len
+   = in_len + 16. Decrypting: in = ciphertext || tag, out = plaintext. Returns 0, -2 when the tag
+   does not verify, -1 on other failures. out must hold in_len + 16 bytes. */
+int COpenSSLShim_aes_gcm(int encrypt, const uint8_t *key, size_t key_len, const uint8_t *iv, size_t iv_len,
+                         const uint8_t *aad, size_t aad_len, const uint8_t *in, size_t in_len, uint8_t *out, size_t *out_len);
+/* HKDF (RFC 5869, extract then expand) with the named digest ("SHA256"); 0 or -1. */
+int COpenSSLShim_hkdf(const char *digest, const uint8_t *ikm, size_t ikm_len, const uint8_t *salt, size_t salt_len,
+                      const uint8_t *info, size_t info_len, uint8_t *out, size_t out_len);
+/* HMAC with the named digest; out must hold the digest's size (at most 64); 0 or -1. */
+int COpenSSLShim_hmac(const char *digest, const uint8_t *key, size_t key_len, const uint8_t *data, size_t data_len,
+                      uint8_t *out, size_t *out_len);
+#endif
+
+#ifndef COPENSSLSHIM_RAWKEY_H
+#define COPENSSLSHIM_RAWKEY_H
+#include <openssl/evp.h>
+/* An EC public key on the curve `nid` from an uncompressed point (checked on the curve), or NULL. */
+EVP_PKEY *COpenSSLShim_ec_public_key(int nid, const uint8_t *point, size_t point_len);
+/* An EC private key on the curve `nid` from its scalar (big-endian), the public point computed; or NULL. */
+EVP_PKEY *COpenSSLShim_ec_private_key(int nid, const uint8_t *scalar, size_t scalar_len);
+#endif
