@@ -159,7 +159,10 @@ struct EnvelopeTests {
     func agreesWithFoundation() async {
         let values = HostileText.mutations(of: ["a", "é", "😀", "\u{0}", "\"", "\\", "1.5e3", "-0", "true"])
         await propertyCheck(count: 300, input: values, values) { key, value in
-            let object: [String: Any] = [key: value, "n": [1, 2.5, -3e10, Double(Int32.max)], "b": true, "z": NSNull()]
+            // A generated key may be "n", "b" or "z": the fixed members go in first, the generated one
+            // last (a dictionary literal with a key twice traps).
+            var object: [String: Any] = ["n": [1, 2.5, -3e10, Double(Int32.max)], "b": true, "z": NSNull()]
+            object[key] = value
             guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return }
             let text = String(decoding: data, as: UTF8.self)
             let ours = try StrictJSON.parse(text)
