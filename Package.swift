@@ -174,6 +174,10 @@ let package = Package(
         .target(name: "COSE", dependencies: ["CBORCoding", "MRTDCrypto"]),
         // ISO 18013-5 mdoc: engagement, session encryption, requests, responses, verification.
         .target(name: "Mdoc", dependencies: ["CBORCoding", "COSE", "MRTDCrypto"]),
+        // An mdoc over NFC through SmartCardCore: Type 4 Tag engagement (static and TNEP handover), ENVELOPE transfer.
+        .target(name: "MdocNFC", dependencies: ["Mdoc", "CBORCoding", "COSE", "MRTDCrypto", "SmartCardCore"]),
+        // An emulated phone wallet for tests and demos: a Type 4 Tag engagement and the NFC data transfer, in vpcd.
+        .target(name: "MdocEmulator", dependencies: ["Mdoc", "MdocNFC", "MRTDEmulator", "GBGBridge", "CBORCoding", "COSE", "MRTDCrypto", "SmartCardCore", "BoundedFiles"]),
         // Swift API over CImageCodecs.
         .target(name: "ImageCodecs", dependencies: ["CImageCodecs"]),
         // `gbgbridge read` (the command, its terminal key loading, its outputs) apart from the
@@ -238,7 +242,7 @@ let package = Package(
             dependencies: ["GBGBridge", "GBGBridgeExamples", "TestSupport", .product(name: "PropertyBased", package: "swift-property-based")]
         ),
         .testTarget(name: "ChildProcessesTests", dependencies: ["ChildProcesses"]),
-        .testTarget(name: "MdocTests", dependencies: ["CBORCoding", "COSE", "Mdoc", "MRTDCrypto", "TestSupport", "TestTraits"]),
+        .testTarget(name: "MdocTests", dependencies: ["CBORCoding", "COSE", "Mdoc", "MdocNFC", "MdocEmulator", "MRTDCrypto", "MRTDEmulator", "SmartCard", "TestSupport", "TestTraits"]),
         // Rules every file in Sources/ keeps (no force unwrap, traps only where annotated).
         .testTarget(name: "SourceRulesTests"),
         .testTarget(

@@ -1,6 +1,6 @@
 import Foundation
 
-extension VPCDClient.Event {
+extension VPCDEvent {
     /// The event as `gbgbridge emulate` prints it; power, reset and APDU events only when verbose
     /// (APDUs by size, never contents).
     public func line(port: UInt16, verbose: Bool) -> String? {

@@ -4,22 +4,49 @@ import Synchronization
 import Glibc
 #endif
 
+/// What the vpcd link reports.
+public enum VPCDEvent: Sendable, Hashable {
+    case connected
+    case disconnected(String)
+    case powerOn, powerOff, reset
+    case apdu(command: Int, response: Int)
+    case cardRemoved
+}
+
+/// A card the vpcd link can put into a reader: a passport chip, an mdoc holder.
+public protocol VirtualCard: AnyObject, Sendable {
+    var atr: [UInt8] { get }
+    /// Whether the card is out of the field.
+    var isRemoved: Bool { get }
+    /// Whether the card, once out of the field, comes back by itself.
+    var returnsByItself: Bool { get }
+    /// Power-on or warm reset.
+    func reset()
+    /// Puts a removed card back.
+    func reinsert()
+    func process(_ command: [UInt8]) -> VirtualCardOutput
+    /// How long the transport waits before handing over this answer (latency faults, quirks).
+    func answerDelay(commandBytes: Int, responseBytes: Int) -> Duration
+}
+
+public typealias VirtualCardOutput = VirtualPassportChip.Output
+
+extension VirtualPassportChip: VirtualCard {
+    public func answerDelay(commandBytes: Int, responseBytes: Int) -> Duration {
+        faults.answerDelay(commandBytes: commandBytes, responseBytes: responseBytes) + takeAnswerPenalty()
+    }
+}
+
 /// Puts a virtual chip into a real `pcscd` through the vpcd reader driver (Debian's
 /// `vsmartcard-vpcd`): connects to vpcd's TCP port and answers its requests — 2-byte big-endian
 /// length, then either one control byte (00 power off, 01 power on, 02 reset, 04 get ATR) or an
 /// APDU. Runs on a thread of its own and reconnects when pcscd (and so vpcd) restarts.
-public final class VPCDClient: Sendable {
-    public enum Event: Sendable, Hashable {
-        case connected
-        case disconnected(String)
-        case powerOn, powerOff, reset
-        case apdu(command: Int, response: Int)
-        case cardRemoved
-    }
+public final class VPCDClient<Card: VirtualCard>: Sendable {
+    public typealias Event = VPCDEvent
 
     public let host: String
     public let port: UInt16
-    public let chip: VirtualPassportChip
+    public let chip: Card
     private let onEvent: @Sendable (Event) -> Void
 
     private struct State {
@@ -32,7 +59,7 @@ public final class VPCDClient: Sendable {
     private let state = Mutex(State())
     private let done = DispatchSemaphore(value: 0)
 
-    public init(chip: VirtualPassportChip, host: String = "127.0.0.1", port: UInt16 = 35963,
+    public init(chip: Card, host: String = "127.0.0.1", port: UInt16 = 35963,
                 onEvent: @escaping @Sendable (Event) -> Void = { _ in }) {
         self.chip = chip
         self.host = host
@@ -242,7 +269,7 @@ public final class VPCDClient: Sendable {
             }
             switch chip.process(payload) {
             case .response(let response):
-                let delay = chip.faults.answerDelay(commandBytes: payload.count, responseBytes: response.count) + chip.takeAnswerPenalty()
+                let delay = chip.answerDelay(commandBytes: payload.count, responseBytes: response.count)
                 if delay > .zero { Thread.sleep(forTimeInterval: delay.milliseconds / 1_000) }
                 guard send(socket, response) else { return "sending a response failed" }
                 onEvent(.apdu(command: payload.count, response: response.count))

@@ -21,6 +21,15 @@ public struct IssuerSignedItem: Sendable, Hashable {
         elementValue = try map.required("elementValue", in: "an IssuerSignedItem")
     }
 
+    /// An item whose bytes are given as they are (an emulated holder's malformed items).
+    public init(taggedBytes bytes: EmbeddedCBOR, digestID: UInt64, elementIdentifier: String) {
+        self.bytes = bytes
+        self.digestID = digestID
+        random = []
+        self.elementIdentifier = elementIdentifier
+        elementValue = .null
+    }
+
     /// An item the holder side makes (the emulator).
     public init(digestID: UInt64, random: [UInt8], elementIdentifier: String, elementValue: CBOR) {
         let map: CBOR = .map(["digestID": .unsigned(digestID), "random": .bytes(random), "elementIdentifier": .text(elementIdentifier), "elementValue": elementValue])

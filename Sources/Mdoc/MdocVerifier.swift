@@ -169,8 +169,7 @@ public struct MdocVerifier: Sendable {
 
     func deviceCheck(_ document: MdocDocument, mso: MobileSecurityObject, transcript: SessionTranscript, readerKey: ReaderEphemeralKey?,
                      into result: inout MdocVerification) {
-        let payload = authenticationBytes(context: "DeviceAuthentication", transcript: transcript,
-                                          rest: [.text(document.docType), .embedded(document.deviceNamespacesBytes)])
+        let payload = transcript.deviceAuthenticationBytes(docType: document.docType, deviceNamespaces: document.deviceNamespacesBytes)
         switch document.deviceAuth {
         case .signature(let signature):
             do {
@@ -185,8 +184,7 @@ public struct MdocVerifier: Sendable {
                 return
             }
             do {
-                let secret = try SessionEncryption.sharedSecret(curve: readerKey.curve, privateScalar: readerKey.scalar, peerKey: mso.deviceKey)
-                let key = try KeyedHash.hkdf(.sha256, inputKey: secret, salt: transcript.salt, info: Array("EMacKey".utf8), length: 32)
+                let key = try transcript.eMacKey(curve: readerKey.curve, privateScalar: readerKey.scalar, peerKey: mso.deviceKey)
                 try mac.verify(key: key, detachedPayload: payload)
                 result.device = .valid
             } catch let error as COSEError {

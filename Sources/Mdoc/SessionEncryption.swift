@@ -32,7 +32,7 @@ public struct SessionEncryption: Sendable {
     }
 
     /// ECDH: the x coordinate of `privateScalar · peer`, the peer's key checked to be on our curve.
-    static func sharedSecret(curve: EllipticCurve, privateScalar: [UInt8], peerKey: COSEKey) throws(MdocError) -> [UInt8] {
+    public static func sharedSecret(curve: EllipticCurve, privateScalar: [UInt8], peerKey: COSEKey) throws(MdocError) -> [UInt8] {
         guard peerKey.curve.ellipticCurve == curve else {
             throw MdocError(.sessionEncryption, "the peer's key is on \(peerKey.curve.name), ours on \(curve.name)")
         }

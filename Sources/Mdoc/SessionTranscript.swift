@@ -1,4 +1,5 @@
 import CBORCoding
+import COSE
 import MRTDCrypto
 
 /// SessionTranscript (ISO 18013-5 §9.1.5.1): [DeviceEngagementBytes, EReaderKeyBytes, Handover],
@@ -63,4 +64,21 @@ func authenticationBytes(context: String, transcript: SessionTranscript, rest: [
     encoder.bytes(appending: transcript.bytes.content)
     for item in rest { encoder.encode(item) }
     return EmbeddedCBOR(wrapping: encoder.bytes).taggedBytes
+}
+
+extension SessionTranscript {
+    /// DeviceAuthenticationBytes: what deviceSignature signs and deviceMac authenticates.
+    public func deviceAuthenticationBytes(docType: String, deviceNamespaces: EmbeddedCBOR) -> [UInt8] {
+        authenticationBytes(context: "DeviceAuthentication", transcript: self, rest: [.text(docType), .embedded(deviceNamespaces)])
+    }
+
+    /// EMacKey (ISO 18013-5 §9.1.3.5): HKDF of ECDH(one party's private key, the other's public key).
+    public func eMacKey(curve: EllipticCurve, privateScalar: [UInt8], peerKey: COSEKey) throws(MdocError) -> [UInt8] {
+        let secret = try SessionEncryption.sharedSecret(curve: curve, privateScalar: privateScalar, peerKey: peerKey)
+        do {
+            return try KeyedHash.hkdf(.sha256, inputKey: secret, salt: salt, info: Array("EMacKey".utf8), length: 32)
+        } catch {
+            throw MdocError(.sessionEncryption, "deriving EMacKey: \(error.reason)")
+        }
+    }
 }

@@ -304,9 +304,9 @@ public struct RigUnavailable: Error, CustomStringConvertible {
 extension PCSCDHarness {
     /// Starts pcscd if needed, takes the vpcd readers for itself, puts `chip` into reader
     /// `Virtual PCD 00 00` and runs `body`; the card is taken out afterwards.
-    public static func withEmulatedCard<T: Sendable>(
-        _ chip: VirtualPassportChip,
-        _ body: @Sendable (VPCDClient) async throws -> T
+    public static func withEmulatedCard<T: Sendable, Card: VirtualCard>(
+        _ chip: Card,
+        _ body: @Sendable (VPCDClient<Card>) async throws -> T
     ) async throws -> T {
         let harness = PCSCDHarness.shared
         guard await harness.ensureRunning() else {

@@ -50,7 +50,7 @@ struct HostileCardServeTests {
     }
 
     /// Puts `chip` into the vpcd reader in place of the card `client` serves.
-    static func swap(_ client: inout VPCDClient, for chip: VirtualPassportChip) async throws {
+    static func swap(_ client: inout VPCDClient<VirtualPassportChip>, for chip: VirtualPassportChip) async throws {
         client.stop()
         let next = VPCDClient(chip: chip, port: PCSCDHarness.vpcdPort)
         next.start()

@@ -12,7 +12,7 @@ struct PCSCHardwareInTheLoopTests {
     static let annaKey = MRZ.keyInformation(documentNumber: "L898902C3", dateOfBirth: "740812", dateOfExpiry: "120415")
 
     func withEmulator<T: Sendable>(_ passport: String = "utopia-td3-jpeg",
-                                   _ body: @Sendable (VPCDClient, VirtualPassportChip) async throws -> T) async throws -> T {
+                                   _ body: @Sendable (VPCDClient<VirtualPassportChip>, VirtualPassportChip) async throws -> T) async throws -> T {
         let chip = VirtualPassportChip(passport: try TestFixtures.passport(passport))
         return try await PCSCDHarness.withEmulatedCard(chip) { client in try await body(client, chip) }
     }

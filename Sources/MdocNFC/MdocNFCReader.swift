@@ -1,0 +1,143 @@
+import CBORCoding
+import COSE
+import MRTDCrypto
+import Mdoc
+import SmartCardCore
+
+/// How a read is done and what it may cost.
+public struct MdocReadOptions: Sendable {
+    public enum Handover: String, Sendable, CaseIterable {
+        /// Whichever the holder offers: a Handover Select in the NDEF file, else TNEP.
+        case automatic, `static`, negotiated
+    }
+
+    public var requests: [MdocRequest]
+    public var readerKey: ReaderAuthenticationKey?
+    /// The whole read, from the first APDU to the decrypted response.
+    public var timeout: Duration
+    public var handover: Handover
+    /// The most APDUs one read may take (a holder answering 61XX forever is stopped here).
+    public var maximumExchanges: Int
+    public var responseLimits: CBORLimits
+
+    public init(requests: [MdocRequest], readerKey: ReaderAuthenticationKey? = nil, timeout: Duration = .seconds(30),
+                handover: Handover = .automatic, maximumExchanges: Int = 4096, responseLimits: CBORLimits = DeviceResponse.limits) {
+        self.requests = requests
+        self.readerKey = readerKey
+        self.timeout = timeout
+        self.handover = handover
+        self.maximumExchanges = maximumExchanges
+        self.responseLimits = responseLimits
+    }
+}
+
+/// What one read brought back, before verification: everything `mdoc verify` needs to check it
+/// again elsewhere (the transcript, the plaintext response, the reader's ephemeral key).
+public struct MdocReadOutcome: Sendable {
+    /// "static" or "negotiated".
+    public let handover: String
+    public let engagement: DeviceEngagement
+    public let transcript: SessionTranscript
+    public let request: DeviceRequest
+    /// The DeviceResponse as decrypted, byte for byte.
+    public let responseBytes: [UInt8]
+    public let response: DeviceResponse
+    public let readerEphemeralKey: MdocVerifier.ReaderEphemeralKey
+    public let exchanges: Int
+    /// The ENVELOPE limits in use (command, response data field).
+    public let commandLength: Int
+    public let responseLength: Int
+}
+
+/// Reads an mdoc presented over NFC (ISO 18013-5): engagement through the Type 4 Tag (static or
+/// negotiated handover), then session establishment and data retrieval with ENVELOPE.
+public enum MdocNFCReader {
+    public static func read(connection: any CardConnection, options: MdocReadOptions) async throws(MdocError) -> MdocReadOutcome {
+        guard !options.requests.isEmpty else { throw MdocError(.invalidRequest, "nothing to request") }
+        let extended = await connection.capabilities().extendedLength ?? connection.supportsExtendedLength
+        let channel = HolderChannel(connection: connection, deadline: .now + options.timeout, extendedLength: extended,
+                                    maximumExchanges: options.maximumExchanges)
+        let (handover, select, requestMessage) = try await engage(channel, mode: options.handover)
+        let engagement = select.deviceEngagement
+
+        // The NFC carrier: from the Handover Select, else from the DeviceEngagement.
+        var limits: (command: Int, response: Int)?
+        for carrier in select.carriers {
+            if case .nfc(let command, let response) = carrier { limits = (command, response) }
+        }
+        if limits == nil {
+            for method in engagement.retrievalMethods {
+                if case .nfc(let command, let response) = method { limits = (command, response) }
+            }
+        }
+        guard let limits else {
+            let offered = (select.carriers.map(\.name) + engagement.retrievalMethods.map(\.name))
+            throw MdocError(.unsupported, "the holder offers data retrieval over \(offered.isEmpty ? "no carrier" : Set(offered).sorted().joined(separator: ", ")), not NFC; this reader transfers over NFC")
+        }
+
+        // Our ephemeral key on the holder's curve, the transcript, the session.
+        guard let curve = engagement.deviceKey.curve.ellipticCurve else {
+            throw MdocError(.unsupported, "the holder's ephemeral key is on \(engagement.deviceKey.curve); this reader agrees keys on NIST and Brainpool curves")
+        }
+        let pair: (privateKey: [UInt8], publicKey: [UInt8])
+        do { pair = try curve.generateKeyPair() } catch { throw MdocError(.sessionEncryption, "generating the reader's key: \(error.reason)") }
+        guard let readerCurve = COSEKey.Curve(curve) else { throw MdocError(.unsupported, "no COSE name for \(curve.name)") }
+        let readerKeyBytes = EmbeddedCBOR(encoding: COSEKey(curve: readerCurve, publicKey: pair.publicKey).cbor())
+        let transcript = SessionTranscript(deviceEngagement: engagement.bytes, readerKey: readerKeyBytes,
+                                           handoverSelect: select.bytes, handoverRequest: requestMessage)
+        var session = try SessionEncryption(role: .reader, curve: curve, privateScalar: pair.privateKey, peerKey: engagement.deviceKey, transcript: transcript)
+        let request = try DeviceRequest(requests: options.requests, transcript: transcript, readerKey: options.readerKey)
+        let establishment = SessionMessage.establishment(readerKey: readerKeyBytes, data: try session.encrypt(request.encoded))
+
+        // Data retrieval.
+        let transport = EnvelopeTransport(channel: channel, holderCommandLength: limits.command, holderResponseLength: limits.response,
+                                          maximumMessage: options.responseLimits.maximumBytes + 64)
+        try await transport.selectApplication()
+        let answer = try await transport.exchange(establishment)
+        guard !answer.isEmpty else { throw MdocError(.sessionTerminated, "the holder answered the request with nothing") }
+        var sessionLimits = options.responseLimits
+        sessionLimits.maximumBytes += 64
+        let (data, status) = try SessionMessage.parseData(answer, limits: sessionLimits)
+        guard let data else {
+            switch status {
+            case SessionMessage.statusTermination: throw MdocError(.noDocument, "the holder ended the session without a response (declined)")
+            case SessionMessage.statusEncryptionError: throw MdocError(.sessionEncryption, "the holder could not decrypt the request (status 10)")
+            case SessionMessage.statusDecodingError: throw MdocError(.malformed, "the holder could not decode the request (status 11)")
+            default: throw MdocError(.sessionTerminated, "the holder answered status \(status.map(String.init) ?? "none") without data")
+            }
+        }
+        let responseBytes = try session.decrypt(data)
+        let response = try DeviceResponse(bytes: responseBytes, limits: options.responseLimits)
+
+        // SessionTermination: best effort; whatever the holder answers to it changes nothing read.
+        _ = try? await transport.exchange(SessionMessage.data(nil, status: SessionMessage.statusTermination))
+
+        return MdocReadOutcome(handover: handover, engagement: engagement, transcript: transcript, request: request, responseBytes: responseBytes,
+                               response: response, readerEphemeralKey: .init(curve: curve, scalar: pair.privateKey), exchanges: channel.exchanges,
+                               commandLength: transport.commandLength, responseLength: transport.responseLength)
+    }
+
+    /// The engagement: the Handover Select read (static) or negotiated through TNEP, and the
+    /// Handover Request we wrote (nil for static).
+    static func engage(_ channel: HolderChannel, mode: MdocReadOptions.Handover) async throws(MdocError) -> (String, HandoverSelect, [UInt8]?) {
+        let tag = try await TypeFourTag.open(channel, limits: NDEFLimits())
+        try await tag.selectFile()
+        let initialBytes = try await tag.readMessage()
+        let initial = try NDEFMessage(bytes: initialBytes)
+        if initial.records.first?.isType(.wellKnown, "Hs") == true {
+            guard mode != .negotiated else { throw MdocError(.engagement, "the holder offers static handover only; negotiated was asked for") }
+            return ("static", try HandoverSelect(bytes: initialBytes), nil)
+        }
+        guard let service = try TNEPService(initialMessage: initial) else {
+            throw MdocError(.noDocument, "the NFC tag holds neither a Handover Select nor the TNEP handover service: not an mdoc")
+        }
+        guard mode != .static else { throw MdocError(.engagement, "the holder offers negotiated handover only; static was asked for") }
+        let statusBytes = try await service.exchange(tag, TNEPService.serviceSelect())
+        let status = try NDEFMessage(bytes: statusBytes)
+        guard let te = status.first(.wellKnown, "Te"), te.payload.count == 1 else { throw MdocError(.engagement, "the holder answered the service select without a TNEP status") }
+        guard te.payload[0] == 0x00 else { throw MdocError(.engagement, "the holder refused the handover service (TNEP status \(te.payload[0]))") }
+        let request = HandoverRequest.message(random: secureRandomBytes(2))
+        let selectBytes = try await service.exchange(tag, request)
+        return ("negotiated", try HandoverSelect(bytes: selectBytes), request)
+    }
+}
