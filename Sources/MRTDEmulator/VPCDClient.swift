@@ -231,6 +231,8 @@ public final class VPCDClient<Card: VirtualCard>: Sendable {
     }
 
     private func send(_ socket: Int32, _ payload: [UInt8]) -> Bool {
+        // vpcd frames carry a 2-byte length: a longer answer cannot be sent at all.
+        guard payload.count <= 0xFFFF else { return false }
         let frame = [UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)] + payload
         var sent = 0
         while sent < frame.count {

@@ -161,7 +161,7 @@ public final class MdocHolder: VirtualCard {
             state.ndefFile = Self.withLength(NDEFMessage(records: [parameter]).encoded)
             state.tnep = .awaitingSelect
         }
-        if hostile.contains(.ndefLengthLies) { state.ndefFile[0] = 0x7D; state.ndefFile[1] = 0x00 }
+        if hostile.contains(.ndefLengthLies) { state.ndefFile[0] = 0x20; state.ndefFile[1] = 0x00 }
     }
 
     /// Hs with the NFC carrier ("nfc", auxiliary "mdoc") and the DeviceEngagement record.
@@ -253,16 +253,17 @@ public final class MdocHolder: VirtualCard {
     }
 
     func getResponse(_ apdu: CommandAPDU, _ state: inout State) -> [UInt8] {
-        if hostile.contains(.getResponseForever) { return [UInt8](repeating: 0x5A, count: apdu.ne ?? 256) + [0x61, 0x00] }
+        if hostile.contains(.getResponseForever) { return [UInt8](repeating: 0x5A, count: min(apdu.ne ?? 256, 0xFFFD)) + [0x61, 0x00] }
         guard !state.pending.isEmpty else { return [0x69, 0x85] }
         return nextChunk(ne: apdu.ne ?? 256, &state)
     }
 
     /// ISO 18013-5 §8.3.3.1.2: Le bytes, then 61 XX (XX the bytes left, when at most Le + 255) or 61 00.
     func nextChunk(ne: Int, _ state: inout State) -> [UInt8] {
-        let chunk = Array(state.pending.prefix(ne))
+        // vpcd carries at most 65,535 bytes an answer: data and status word.
+        let chunk = Array(state.pending.prefix(min(ne, 0xFFFD)))
         state.pending.removeFirst(chunk.count)
-        if hostile.contains(.getResponseForever) { return chunk + [0x61, 0x00] }
+        if hostile.contains(.getResponseForever) { return chunk + [UInt8](repeating: 0x5A, count: min(ne, 0xFFFD) - chunk.count) + [0x61, 0x00] }
         if state.pending.isEmpty { return chunk + Self.ok }
         return chunk + [0x61, state.pending.count <= 255 ? UInt8(state.pending.count) : 0x00]
     }

@@ -30,7 +30,7 @@ public enum MdocHostileMode: String, CaseIterable, Sendable, Codable, CustomStri
         case .deepCBOR: return "an element nested 100,000 arrays deep"
         case .indefiniteBomb: return "an element that is an indefinite-length byte string of a million one-byte chunks"
         case .getResponseForever: return "answers 61 00 to every GET RESPONSE, forever"
-        case .ndefLengthLies: return "the NDEF file's length field claims 32,000 bytes"
+        case .ndefLengthLies: return "the NDEF file's length field claims 8,192 bytes, more than the file holds"
         case .slowAPDU: return "takes 1 s to answer each APDU"
         case .garbageAfterSession: return "answers the session termination with garbage"
         case .reusedIV: return "encrypts its response with the reader's IV counter already used"

@@ -16,10 +16,15 @@ public struct EnvelopeTransport {
     /// The largest message accepted from the holder.
     let maximumMessage: Int
 
-    init(channel: HolderChannel, holderCommandLength: Int, holderResponseLength: Int, maximumMessage: Int) {
+    /// The response data asked for when the reader does not say what it takes: below 64 KiB, so
+    /// the answer, its status word and a driver's framing fit the buffers PC/SC drivers have.
+    static let defaultExtendedResponse = 0xFF00
+
+    init(channel: HolderChannel, holderCommandLength: Int, holderResponseLength: Int, maximumMessage: Int, readerDataLimit: Int? = nil) {
         self.channel = channel
-        commandLength = min(holderCommandLength, channel.extendedLength ? 65_535 : 255)
-        responseLength = min(holderResponseLength, channel.extendedLength ? 65_536 : 256)
+        let readerLimit = readerDataLimit.map { max(256, $0) }
+        commandLength = min(holderCommandLength, channel.extendedLength ? min(65_535, readerLimit ?? 65_535) : 255)
+        responseLength = min(holderResponseLength, channel.extendedLength ? min(65_536, readerLimit ?? Self.defaultExtendedResponse) : 256)
         self.maximumMessage = maximumMessage
     }
 

@@ -54,7 +54,8 @@ public struct MdocReadOutcome: Sendable {
 public enum MdocNFCReader {
     public static func read(connection: any CardConnection, options: MdocReadOptions) async throws(MdocError) -> MdocReadOutcome {
         guard !options.requests.isEmpty else { throw MdocError(.invalidRequest, "nothing to request") }
-        let extended = await connection.capabilities().extendedLength ?? connection.supportsExtendedLength
+        let capabilities = await connection.capabilities()
+        let extended = capabilities.extendedLength ?? connection.supportsExtendedLength
         let channel = HolderChannel(connection: connection, deadline: .now + options.timeout, extendedLength: extended,
                                     maximumExchanges: options.maximumExchanges)
         let (handover, select, requestMessage) = try await engage(channel, mode: options.handover)
@@ -91,7 +92,7 @@ public enum MdocNFCReader {
 
         // Data retrieval.
         let transport = EnvelopeTransport(channel: channel, holderCommandLength: limits.command, holderResponseLength: limits.response,
-                                          maximumMessage: options.responseLimits.maximumBytes + 64)
+                                          maximumMessage: options.responseLimits.maximumBytes + 64, readerDataLimit: capabilities.maxAPDUDataSize)
         try await transport.selectApplication()
         let answer = try await transport.exchange(establishment)
         guard !answer.isEmpty else { throw MdocError(.sessionTerminated, "the holder answered the request with nothing") }

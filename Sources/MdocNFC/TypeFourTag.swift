@@ -58,7 +58,12 @@ struct TypeFourTag {
 
     func readBinary(offset: Int, count: Int) async throws(MdocError) -> [UInt8] {
         guard offset <= 0x7FFF else { throw MdocError(.limitExceeded, "an NDEF file read beyond offset 32767") }
-        let data = try await channel.expectSuccess(CommandAPDU(ins: 0xB0, p1: UInt8(offset >> 8), p2: UInt8(offset & 0xFF), ne: count), "READ BINARY NDEF")
+        let response = try await channel.send(CommandAPDU(ins: 0xB0, p1: UInt8(offset >> 8), p2: UInt8(offset & 0xFF), ne: count), "READ BINARY NDEF")
+        if response.statusWord == StatusWord(sw1: 0x6B, sw2: 0x00) || response.statusWord == StatusWord(sw1: 0x62, sw2: 0x82) {
+            throw MdocError(.engagement, "the NDEF file ends at offset \(offset), before the length its length field announced: the length lies")
+        }
+        guard response.statusWord.isSuccess else { throw MdocError(.transport, "READ BINARY NDEF: the holder answered \(response.statusWord)") }
+        let data = response.data
         guard !data.isEmpty, data.count <= count else { throw MdocError(.engagement, "READ BINARY of \(count) bytes answered \(data.count)") }
         return data
     }
