@@ -176,6 +176,8 @@ let package = Package(
         .target(name: "Mdoc", dependencies: ["CBORCoding", "COSE", "MRTDCrypto"]),
         // An mdoc over NFC through SmartCardCore: Type 4 Tag engagement (static and TNEP handover), ENVELOPE transfer.
         .target(name: "MdocNFC", dependencies: ["Mdoc", "CBORCoding", "COSE", "MRTDCrypto", "SmartCardCore"]),
+        // One mdoc read end to end (reader, verification against IACAs, the portrait re-encoded), for the CLI and the bridge.
+        .target(name: "MdocRead", dependencies: ["Mdoc", "MdocNFC", "CBORCoding", "MRTDCrypto", "SmartCardCore", "ImageSandbox", "BoundedFiles", "GBGBridge"]),
         // An emulated phone wallet for tests and demos: a Type 4 Tag engagement and the NFC data transfer, in vpcd.
         .target(name: "MdocEmulator", dependencies: ["Mdoc", "MdocNFC", "MRTDEmulator", "GBGBridge", "CBORCoding", "COSE", "MRTDCrypto", "SmartCardCore", "BoundedFiles"]),
         // Swift API over CImageCodecs.
@@ -211,6 +213,7 @@ let package = Package(
         .executableTarget(
             name: "gbgbridge",
             dependencies: [
+                "Mdoc", "MdocNFC", "MdocRead", "MdocEmulator", "CBORCoding", "COSE", "MRTDCrypto",
                 "Cameras", "MRZ", "GBGBridge", "GBGBridgeHost", "GBGBridgeRead", "SmartCard", "MRTD", "MRTDEmulator", "CGBGBridgeCLI", "GBGBridgeNFC", "GBGBridgeStubs", "CVCertificates",
                 "GBGBridgeServer", "BoundedFiles", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

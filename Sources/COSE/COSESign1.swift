@@ -22,7 +22,8 @@ public struct COSESign1: Sendable, Hashable {
         self.signature = signature
     }
 
-    init(headers: COSEHeaders, payload: [UInt8]?, signature: [UInt8]) {
+    /// A COSE_Sign1 from its parts (a signature made elsewhere, over `toBeSigned`).
+    public init(headers: COSEHeaders, payload: [UInt8]?, signature: [UInt8]) {
         self.headers = headers
         self.payload = payload
         self.signature = signature

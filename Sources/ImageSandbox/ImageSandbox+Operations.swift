@@ -25,9 +25,9 @@ extension ImageSandbox {
         var passThrough: Bool
     }
 
-    static func arguments(_ limits: ImageCodecs.Limits, quality: Int) -> [String] {
+    static func arguments(_ limits: ImageCodecs.Limits, quality: Int, reencode: Bool = false) -> [String] {
         ["browser-jpeg", "--max-pixels", String(limits.maxPixels), "--max-bytes", String(limits.maxBytes), "--max-tiles", String(limits.maxTiles),
-         "--quality", String(quality)]
+         "--quality", String(quality)] + (reencode ? ["--reencode"] : [])
     }
 
     /// The child's answer, checked against what it was asked (issue 49): a size within the limits
@@ -59,6 +59,16 @@ extension ImageSandbox {
     public static func browserJPEG(_ image: [UInt8], limits: ImageCodecs.Limits = .chipImages, quality: Int = 90,
                                    budget: Budget = .chipImage) async throws(Failure) -> BrowserImage {
         try browserImage(image, try await run(arguments(limits, quality: quality), input: image, budget: budget), limits: limits)
+    }
+
+    /// `image` decoded in the child and encoded anew as a JPEG, whatever it was (an mdoc portrait:
+    /// none of the holder's bytes are passed on).
+    public static func reencodedJPEG(_ image: [UInt8], limits: ImageCodecs.Limits = .chipImages, quality: Int = 90,
+                                     budget: Budget = .chipImage) async throws(Failure) -> BrowserImage {
+        let answer = try await run(arguments(limits, quality: quality, reencode: true), input: image, budget: budget)
+        let result = try browserImage(image, answer, limits: limits)
+        guard !answer.payload.isEmpty else { throw forged("a pass-through where a new encoding was asked for") }
+        return result
     }
 
     /// What the child found of an image a page is given as it is.

@@ -16,14 +16,14 @@ public struct DeviceRequest: Sendable, Hashable {
     public let docRequests: [DocRequest]
 
     /// The reader's request, with readerAuth over ReaderAuthenticationBytes when `readerKey` is given.
-    public init(requests: [MdocRequest], transcript: SessionTranscript, readerKey: ReaderAuthenticationKey?) throws(MdocError) {
+    public init(requests: [MdocRequest], transcript: SessionTranscript, readerKey: ReaderAuthenticationKey?) async throws(MdocError) {
         var docRequests: [DocRequest] = []
         for request in requests {
             let itemsBytes = request.itemsRequestBytes
             var auth: COSESign1?
             if let readerKey {
                 let payload = authenticationBytes(context: "ReaderAuthentication", transcript: transcript, rest: [.embedded(itemsBytes)])
-                auth = try readerKey.sign(payload)
+                auth = try await readerKey.sign(payload)
             }
             docRequests.append(DocRequest(request: request, itemsRequestBytes: itemsBytes, readerAuth: auth))
         }
@@ -65,12 +65,12 @@ public struct DeviceRequest: Sendable, Hashable {
 
 /// The reader's key and certificate chain for reader authentication (ISO 18013-5 §9.1.4).
 public struct ReaderAuthenticationKey: Sendable {
-    public let sign: @Sendable ([UInt8], COSEAlgorithm) throws -> [UInt8]
+    public let sign: @Sendable ([UInt8], COSEAlgorithm) async throws -> [UInt8]
     public let algorithm: COSEAlgorithm
     /// The reader certificate first, then any intermediates (DER).
     public let certificateChain: [[UInt8]]
 
-    public init(algorithm: COSEAlgorithm, certificateChain: [[UInt8]], sign: @escaping @Sendable ([UInt8], COSEAlgorithm) throws -> [UInt8]) {
+    public init(algorithm: COSEAlgorithm, certificateChain: [[UInt8]], sign: @escaping @Sendable ([UInt8], COSEAlgorithm) async throws -> [UInt8]) {
         self.algorithm = algorithm
         self.certificateChain = certificateChain
         self.sign = sign
@@ -92,10 +92,12 @@ public struct ReaderAuthenticationKey: Sendable {
     }
 
     /// readerAuth: a COSE_Sign1 with a detached payload and the chain in x5chain.
-    func sign(_ payload: [UInt8]) throws(MdocError) -> COSESign1 {
+    func sign(_ payload: [UInt8]) async throws(MdocError) -> COSESign1 {
         let chain: CBOR = certificateChain.count == 1 ? .bytes(certificateChain[0]) : .array(certificateChain.map(CBOR.bytes))
+        let headers = COSEHeaders(protected: [CBOR(1): CBOR(algorithm.rawValue)], unprotected: [CBOR(33): chain])
+        let message = COSESign1.toBeSigned(protectedBytes: headers.protectedBytes, externalAAD: [], payload: payload)
         do {
-            return try COSESign1.sign(payload: payload, detached: true, algorithm: algorithm, unprotected: [CBOR(33): chain], signer: sign)
+            return COSESign1(headers: headers, payload: nil, signature: try await sign(message, algorithm))
         } catch {
             throw MdocError(.readerKey, "signing readerAuth: \(error)")
         }

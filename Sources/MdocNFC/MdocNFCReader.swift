@@ -87,7 +87,7 @@ public enum MdocNFCReader {
         let transcript = SessionTranscript(deviceEngagement: engagement.bytes, readerKey: readerKeyBytes,
                                            handoverSelect: select.bytes, handoverRequest: requestMessage)
         var session = try SessionEncryption(role: .reader, curve: curve, privateScalar: pair.privateKey, peerKey: engagement.deviceKey, transcript: transcript)
-        let request = try DeviceRequest(requests: options.requests, transcript: transcript, readerKey: options.readerKey)
+        let request = try await DeviceRequest(requests: options.requests, transcript: transcript, readerKey: options.readerKey)
         let establishment = SessionMessage.establishment(readerKey: readerKeyBytes, data: try session.encrypt(request.encoded))
 
         // Data retrieval.

@@ -6,7 +6,7 @@
 // (`ImageSandbox`) starts it with an empty environment and nothing but its pipes, and kills it
 // past a wall-clock budget.
 //
-//   gbgbridge-decode browser-jpeg --max-pixels N --max-bytes N --max-tiles N [--quality Q]
+//   gbgbridge-decode browser-jpeg --max-pixels N --max-bytes N --max-tiles N [--quality Q] [--reencode]
 //   gbgbridge-decode check --max-pixels N --max-bytes N --max-tiles N      (decodes, answers the size)
 //   gbgbridge-decode mrz [--budget-ms N] [--scale-to-pixels N]
 //   (debug builds only) gbgbridge-decode fault KIND
@@ -26,6 +26,7 @@ import Glibc
 let inputCeiling = 48 << 20
 
 let arguments = CommandLine.arguments
+func flag(_ name: String) -> Bool { arguments.contains(name) }
 func option(_ name: String) -> Int? { zip(arguments, arguments.dropFirst()).first { $0.0 == name }.flatMap { Int($0.1) } }
 let operation = arguments.count > 1 ? arguments[1] : ""
 
@@ -150,7 +151,8 @@ case "browser-jpeg":
     }
     do {
         let image = try decode(input, format)
-        let transcode = format == "jpeg2000" || ImageCodecs.jpegComponents(input) == 4
+        // --reencode: always encoded anew (an mdoc's portrait: nothing of the holder's bytes reaches a browser).
+        let transcode = flag("--reencode") || format == "jpeg2000" || ImageCodecs.jpegComponents(input) == 4
         let jpeg = transcode ? try ImageCodecs.encodeJPEG(image, quality: option("--quality") ?? 90) : []
         answer(["ok": .bool(true), "width": .int(image.width), "height": .int(image.height), "format": .string(format),
                 "passThrough": .bool(!transcode)], payload: jpeg)

@@ -6,6 +6,7 @@ import Foundation
 import GBGBridge
 import GBGBridgeHost
 import GBGBridgeRead
+import MdocEmulator
 import MRTD
 import MRTDEmulator
 import Synchronization
@@ -36,6 +37,8 @@ struct EmulateCommand: AsyncParsableCommand {
             gbgbridge read --reader libnfc:pn532_uart:/dev/pts/N. The emulated PN532 carries \
             at most 262 bytes per exchange, like the real one.
 
+            An mdoc holder (--mdoc FILE or --mdoc-profile utopia-mdl|utopia-pid) is a phone wallet at the reader instead: an NFC Forum Type 4 Tag with the ISO 18013-5 engagement (--handover static|negotiated), then the NFC data transfer with session encryption and device authentication (--device-auth signature|mac), its MSO signed by the test document signer in mdoc/; --hostile takes the mdoc modes (\(MdocHostileMode.allCases.map(\.rawValue).joined(separator: ", "))).
+
             Field profiles (--profile NAME) are the chip configurations of 22 real documents \
             (access control, curve, cipher, CA / PACE-CAM / AA, extended length, LDS version), \
             with test data signed by the test PKI. --latency and --bit-rate make the chip answer \
@@ -64,6 +67,18 @@ struct EmulateCommand: AsyncParsableCommand {
         "A field profile: the chip configuration of a real document (passports/field/NAME.json). One of: \(FieldProfiles.names.joined(separator: ", ")).",
         valueName: "name"))
     var profile: String?
+
+    @Option(name: .long, help: ArgumentHelp("An mdoc holder instead of a passport: a document profile (JSON, Fixtures/mdoc/README.md).", valueName: "file"))
+    var mdoc: String?
+
+    @Option(name: .customLong("mdoc-profile"), help: ArgumentHelp("An mdoc holder with a profile from mdoc/: \(MdocProfiles.names.joined(separator: ", ")).", valueName: "name"))
+    var mdocProfile: String?
+
+    @Option(name: .long, help: ArgumentHelp("With --mdoc: the engagement the holder offers, static or negotiated (TNEP).", valueName: "mode"))
+    var handover = "static"
+
+    @Option(name: .customLong("device-auth"), help: ArgumentHelp("With --mdoc: mdoc authentication by signature or mac.", valueName: "method"))
+    var deviceAuth = "signature"
 
     @Option(name: .long, help: "A directory of EF dumps (EF_COM.bin, EF_SOD.bin, DG1.bin …) to serve as they are.")
     var dump: String?
@@ -142,8 +157,12 @@ struct EmulateCommand: AsyncParsableCommand {
     }
 
     func validate() throws {
-        guard [passport, dump, profile].compactMap({ $0 }).count == 1 else {
-            throw ValidationError("give exactly one of --passport FILE, --profile NAME or --dump DIR")
+        guard [passport, dump, profile, mdoc, mdocProfile].compactMap({ $0 }).count == 1 else {
+            throw ValidationError("give exactly one of --passport FILE, --profile NAME, --dump DIR, --mdoc FILE or --mdoc-profile NAME")
+        }
+        if isMdoc {
+            try validateMdoc()
+            return
         }
         if let profile, !FieldProfiles.names.contains(profile) {
             throw ValidationError("no field profile '\(profile)'; profiles: \(FieldProfiles.names.joined(separator: ", "))")
@@ -174,6 +193,10 @@ struct EmulateCommand: AsyncParsableCommand {
 
     func run() async throws {
         CGBGBridgeCLI_line_buffer_stdout()
+        if isMdoc {
+            try await runMdoc()
+            return
+        }
         let chipContent: EmulatedPassport
         var notes: [String]  // printed after --pn532-pty's connection string, which must be the first line
         do {

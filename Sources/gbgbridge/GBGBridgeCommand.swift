@@ -22,7 +22,7 @@ struct GBGBridgeCommand: AsyncParsableCommand {
         version: GBGBridgeVersion.current,
         subcommands: [ServeCommand.self, DemoCommand.self, ReadersCommand.self, ReadCommand.self, VerifyCommand.self,
                       EmulateCommand.self, TranscriptCommand.self, DoctorCommand.self, TrustCommand.self, TerminalCommand.self,
-                      CameraCommand.self, MRZCommand.self],
+                      CameraCommand.self, MRZCommand.self, MdocCommand.self],
         defaultSubcommand: nil
     )
 }
