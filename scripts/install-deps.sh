@@ -33,6 +33,7 @@ packages=(
   fonts-liberation fonts-urw-base35 fonts-freefont-ttf fonts-inconsolata fonts-noto-mono  # other fonts: the MRZ classifier's "not OCR-B" examples and the look-alike-font attacks
   python3-pil                             # an independent JPEG encoder: CMYK and YCCK scans for gbgbridge mrz's tests
   python3-cbor2                           # an independent CBOR parser: mdoc responses and transcripts in the tests
+  python3-pyscard                         # an independent mdoc reader (PC/SC from Python) reads the emulated holder in the tests
   libarchive-dev                          # trust refresh: a master list published as a ZIP (the BSI's), unpacked bounded
   mmdebstrap                              # scripts/fresh-machine.sh: a throwaway Debian root
 )

@@ -101,20 +101,32 @@ extension PCSCDHarness {
     /// Runs `gbgbridge emulate` with `arguments` as the card of reader `Virtual PCD 00 00` (on the
     /// harness's vpcd port) while `body` runs; the emulator is stopped afterwards.
     public static func withEmulatorCommand<T: Sendable>(_ arguments: [String], _ body: @Sendable () async throws -> T) async throws -> T {
+        try await withCardProcess(GBGBridgeBinary.path, arguments: { ["emulate", "--vpcd-port", String($0)] + arguments }, body)
+    }
+
+    /// Runs `executable` with the arguments made from the harness's vpcd port as the card of reader
+    /// `Virtual PCD 00 00` while `body` runs (a card written elsewhere: an independent mdoc holder);
+    /// it is stopped afterwards.
+    public static func withCardProcess<T: Sendable>(_ executable: String, arguments: @Sendable (UInt16) -> [String],
+                                                    _ body: @Sendable () async throws -> T) async throws -> T {
         let harness = PCSCDHarness.shared
         guard await harness.ensureRunning() else {
             throw RigUnavailable(description: "pcscd with vpcd is required: \(await harness.unavailableReason ?? "unknown reason")")
         }
         return try await harness.withExclusiveReaders {
             let emulator = Process()
-            emulator.executableURL = URL(fileURLWithPath: GBGBridgeBinary.path)
-            emulator.arguments = ["emulate", "--vpcd-port", String(vpcdPort)] + arguments
+            emulator.executableURL = URL(fileURLWithPath: executable)
+            emulator.arguments = arguments(vpcdPort)
             emulator.currentDirectoryURL = TestFixtures.packageRoot
             emulator.standardOutput = FileHandle.nullDevice
             emulator.standardError = FileHandle.nullDevice
             try emulator.run()
             func stop() async {
                 emulator.terminate()
+                // A card process that ignores SIGTERM (SIG_IGN is inherited across exec) is killed.
+                let patience = ContinuousClock.now + .seconds(5)
+                while emulator.isRunning, ContinuousClock.now < patience { try? await Task.sleep(for: .milliseconds(10)) }
+                if emulator.isRunning { kill(emulator.processIdentifier, SIGKILL) }
                 while emulator.isRunning { try? await Task.sleep(for: .milliseconds(10)) }
                 _ = await settle(cardPresent: false)
             }
