@@ -178,6 +178,9 @@ let package = Package(
         .target(name: "MdocNFC", dependencies: ["Mdoc", "CBORCoding", "COSE", "MRTDCrypto", "SmartCardCore"]),
         // One mdoc read end to end (reader, verification against IACAs, the portrait re-encoded), for the CLI and the bridge.
         .target(name: "MdocRead", dependencies: ["Mdoc", "MdocNFC", "CBORCoding", "MRTDCrypto", "SmartCardCore", "ImageSandbox", "BoundedFiles", "GBGBridge"]),
+        // The bridge's mdoc.read capability over MdocRead.
+        .target(name: "GBGBridgeMdoc", dependencies: ["GBGBridge", "Mdoc", "MdocNFC", "MdocRead", "SmartCardCore", "TextSanitizing",
+                                                      .product(name: "Logging", package: "swift-log"), .product(name: "CoreMetrics", package: "swift-metrics")]),
         // An emulated phone wallet for tests and demos: a Type 4 Tag engagement and the NFC data transfer, in vpcd.
         .target(name: "MdocEmulator", dependencies: ["Mdoc", "MdocNFC", "MRTDEmulator", "GBGBridge", "CBORCoding", "COSE", "MRTDCrypto", "SmartCardCore", "BoundedFiles"]),
         // Swift API over CImageCodecs.
@@ -203,7 +206,7 @@ let package = Package(
         .target(
             name: "GBGBridgeHost",
             dependencies: [
-                "Cameras", "MRZ", "ImageSandbox", "TrustFetch", "CFileSwapShim", "HostConfiguration", "GBGBridge", "GBGBridgeNFC", "GBGBridgeRead", "GBGBridgeServer", "GBGBridgeStubs", "MRTD", "MRTDCrypto", "SmartCard", "MRTDEmulator",
+                "Cameras", "MRZ", "ImageSandbox", "TrustFetch", "CFileSwapShim", "HostConfiguration", "GBGBridge", "GBGBridgeNFC", "GBGBridgeMdoc", "MdocRead", "Mdoc", "GBGBridgeRead", "GBGBridgeServer", "GBGBridgeStubs", "MRTD", "MRTDCrypto", "SmartCard", "MRTDEmulator",
                 "CVCertificates", "BoundedFiles", .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

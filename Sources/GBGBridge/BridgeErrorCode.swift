@@ -31,6 +31,8 @@ public enum BridgeErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
     case chipError = "CHIP_ERROR"
     /// nfc.read: the reader or its transport failed.
     case communicationError = "COMMUNICATION_ERROR"
+    /// mdoc.read: the holder declined, or holds no document of the type asked for (Linux addition).
+    case documentUnavailable = "DOCUMENT_UNAVAILABLE"
     /// A camera slot: another process streams from the camera.
     case cameraBusy = "CAMERA_BUSY"
     /// A camera slot: this user may not open the camera (not in group `video`).

@@ -2,7 +2,9 @@ import CVCertificates
 import Foundation
 import GBGBridgeRead
 import GBGBridge
+import GBGBridgeMdoc
 import GBGBridgeNFC
+import MdocRead
 import GBGBridgeServer
 import Logging
 import MRTD
@@ -34,7 +36,7 @@ package final class HostApplication {
     ///   - monitorsReaders: watch the readers come and go (real readers), or list them once (a
     ///     fixed in-process reader).
     package init(settings: HostSettings, trust: TrustStore, backend: (any CardReaderBackend)? = nil, terminal: TerminalCredentials? = nil,
-                 countsRequests: Bool = true, monitorsReaders: Bool = true, logger: Logger) throws(HostServer.Failure) {
+                 mdocTrust: MdocTrust? = nil, countsRequests: Bool = true, monitorsReaders: Bool = true, logger: Logger) throws(HostServer.Failure) {
         let readers = backend ?? (settings.libnfcDevice.isEmpty && !settings.libnfcDiscover
             ? PCSCBackend() : CombinedReaderBackend.standard(libnfcDevices: settings.libnfcDevice, libnfcDiscovery: settings.libnfcDiscover))
         nfc = NFCReadService(backend: readers, trustStore: trust, logger: logger)
@@ -54,7 +56,11 @@ package final class HostApplication {
                 throw HostServer.Failure(exitCode: 2, description: "terminal credentials: \(error)")
             }
         }
-        services = HostServices(nfc: nfc, countsRequests: countsRequests, documentCamera: settings.documentCamera, selfieCamera: settings.selfieCamera)
+        // mdoc.read trusts the IACAs of the trust stores' iaca/ directories (never their CSCAs).
+        let issuers = mdocTrust ?? MdocTrust(storePaths: settings.trust)
+        let mdoc = MdocReadService(backend: readers, trust: issuers, logger: logger)
+        if !issuers.anchors.isEmpty { logger.info("mdoc.read trusts \(issuers.anchors.count) IACA certificate\(issuers.anchors.count == 1 ? "" : "s")") }
+        services = HostServices(nfc: nfc, mdoc: mdoc, countsRequests: countsRequests, documentCamera: settings.documentCamera, selfieCamera: settings.selfieCamera)
         var configuration = BridgeServerConfiguration()
         configuration.port = settings.port
         configuration.allowedOrigins = settings.allowOrigin
@@ -80,6 +86,7 @@ package final class HostApplication {
         }
         self.configuration = configuration
         trustWatcher = settings.trust.isEmpty ? nil : TrustWatcher(paths: settings.trust, nfc: nfc, logger: logger)
+        trustWatcher?.mdoc = mdoc
         metricsListen = settings.metricsListen
         self.monitorsReaders = monitorsReaders
         self.logger = logger

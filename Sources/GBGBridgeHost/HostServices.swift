@@ -1,5 +1,6 @@
 import Cameras
 import GBGBridge
+import GBGBridgeMdoc
 import GBGBridgeNFC
 import MRTD
 
@@ -10,6 +11,8 @@ import MRTD
 @MainActor
 package final class HostServices {
     package let nfc: NFCReadService
+    /// mdoc.read, sharing the readers with nfc.read (one read of either kind at a time).
+    package let mdoc: MdocReadService?
     package let document: CameraService
     package let selfie: CameraService
     private let countsRequests: Bool
@@ -20,11 +23,18 @@ package final class HostServices {
     ///   - countsRequests: whether each page's requests are counted for `/metrics`
     ///     (`HostMetrics.bootstrap` must have run: the counters go to the process's metrics system).
     ///   - documentCamera, selfieCamera: the slots' cameras; the drawings unless told (test rigs).
-    package init(nfc: NFCReadService, countsRequests: Bool = true,
+    package init(nfc: NFCReadService, mdoc: MdocReadService? = nil, countsRequests: Bool = true,
                  documentCamera: CameraSettings = CameraSettings(source: .stub, request: .document),
                  selfieCamera: CameraSettings = CameraSettings(source: .stub, request: .selfie)) {
         self.nfc = nfc
+        self.mdoc = mdoc
         self.countsRequests = countsRequests
+        if let mdoc {
+            nfc.readerBusyElsewhere = { [weak mdoc] in mdoc?.isBusy == true ? MdocReadService.action : nil }
+            mdoc.readerBusyElsewhere = { [weak nfc] in nfc?.isBusy == true ? NFCReadService.action : nil }
+            mdoc.readers = { [weak nfc] in nfc?.readers ?? [] }
+            nfc.onReadersChanged = { [weak mdoc] _ in mdoc?.readersChanged() }
+        }
         document = CameraService(role: .document, settings: documentCamera)
         selfie = CameraService(role: .selfie, settings: selfieCamera)
         // nfc.read's {"fromDocumentCapture": true}: the MRZ the page's last document capture read.
@@ -60,12 +70,14 @@ package final class HostServices {
         document.install(on: host)
         selfie.install(on: host)
         nfc.attach(to: host)
+        mdoc?.attach(to: host)
         if countsRequests { requestCounters[ObjectIdentifier(host)] = HostMetrics.countRequests(of: host) }
     }
 
     /// Takes them off when the page has gone.
     package func tearDown(_ host: BridgeHost) {
         nfc.detach(from: host)
+        mdoc?.detach(from: host)
         document.detach(from: host)
         selfie.detach(from: host)
         requestCounters.removeValue(forKey: ObjectIdentifier(host))?.cancel()

@@ -75,7 +75,8 @@ package struct TrustImport {
         } catch {
             throw Problem(description: error.description)
         }
-        for entry in snapshot.entries {
+        let issuers = storePath + "/" + TrustStore.mdocIssuerDirectory + "/"
+        for entry in snapshot.entries where !entry.path.hasPrefix(issuers) {
             var one = TrustStore()
             guard (try? one.add(bytes: entry.bytes, name: entry.path)) != nil else { continue }  // not trust material: left alone
             for certificate in one.certificates {

@@ -66,6 +66,13 @@ extension TrustRefresh {
             try? elsewhere.add(path: URL(fileURLWithPath: path))
         }
         importer.trustedElsewhere = elsewhere.certificates
+        // mdoc issuers (vical sources) go into the copy's iaca/, apart from the CSCAs.
+        var issuers: IACAImport
+        do {
+            issuers = try IACAImport(store: staging.path)
+        } catch {
+            throw Problem(description: error.description)
+        }
 
         let fetcher: TrustFetcher
         do {
@@ -97,6 +104,14 @@ extension TrustRefresh {
                     (entry.outcome, entry.reason, entry.detail) = (.failed, "wrong-kind", problem)
                 } else {
                     importer.listAnchors = Set(source.anchors.map { $0.uppercased() })
+                    if source.kind == .vical {
+                        issuers.anchors = Set(source.anchors.map { $0.uppercased() })
+                        issuers.add(bytes: body, source: source.url)
+                        if !conditional.isEmpty { pendingValidators[source.url] = conditional }
+                        fetched[source.url] = report.sources.count
+                        report.sources.append(entry)
+                        return
+                    }
                     do {
                         for file in try unpacked(body, kind: source.kind) { importer.add(bytes: file, source: source.url) }
                         // Validators are kept only once the material is taken (below).
@@ -127,10 +142,26 @@ extension TrustRefresh {
         }
 
         let committed: TrustImport.Report
+        let issuersCommitted: IACAImport.Report
         do {
             committed = try importer.commit(dryRun: dryRun, now: now)
+            issuersCommitted = try issuers.commit(dryRun: dryRun)
         } catch {
             throw Problem(description: error.description)
+        }
+        for (file, reason, code) in issuersCommitted.refused {
+            guard let index = fetched[file] else { continue }
+            // A VICAL refused whole fails its source; single entries refused are reported with it.
+            if reason.hasPrefix("the VICAL") {
+                report.sources[index].outcome = .failed
+                report.sources[index].reason = code == "unanchored-vical" ? "unanchored-vical" : "verification"
+            }
+            report.sources[index].detail = reason
+        }
+        for entry in issuersCommitted.added {
+            guard let index = fetched[entry.source], report.sources[index].outcome != .failed else { continue }
+            report.sources[index].outcome = .updated
+            report.sources[index].changes.append("added IACA \(entry.subject)")
         }
         // Each source's verdict: refused material fails it, what changed updates it.
         for (file, reason, code) in committed.refused {

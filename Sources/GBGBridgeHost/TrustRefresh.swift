@@ -1,6 +1,7 @@
 import BoundedFiles
 import CFileSwapShim
 import Foundation
+import Mdoc
 import MRTD
 import MRTDCrypto
 import GBGBridgeRead
@@ -149,7 +150,7 @@ extension TrustRefresh {
 
     /// The reasons a failure is counted under (a closed set: a metric's label values).
     package static let failureReasons: Set<String> = Set(TrustFetcher.Failure.Reason.allCases.map(\.rawValue)
-                                                          + ["verification", "unanchored-csca", "wrong-kind", "archive", "other"])
+                                                          + ["verification", "unanchored-csca", "unanchored-vical", "wrong-kind", "archive", "other"])
 
     /// At most this many distribution-point CRLs a run (a state has one or two).
     static let maxDistributionPoints = 300
@@ -166,6 +167,8 @@ extension TrustRefresh {
         case .csca:
             guard (try? parsed.add(bytes: body)) != nil, !parsed.certificates.isEmpty else { return "not a certificate" }
             return nil
+        case .vical:
+            return VICAL.looksLikeVICAL(body) && (try? VICAL(bytes: body)) != nil ? nil : "not a VICAL (a COSE_Sign1 over a list of IACA certificates)"
         }
     }
 }

@@ -1,7 +1,9 @@
 import CoreMetrics
 import Dispatch
 import Foundation
+import GBGBridgeMdoc
 import GBGBridgeNFC
+import MdocRead
 import Logging
 import MRTD
 
@@ -16,6 +18,8 @@ package final class TrustWatcher {
     package static let interval: Duration = .seconds(2)
     private let paths: [String]
     private let nfc: NFCReadService
+    /// mdoc.read, whose IACAs (the stores' iaca/) are reloaded with the CSCAs.
+    package weak var mdoc: MdocReadService?
     private let logger: Logger
     private var fingerprint: [String]
     /// The refresh states' marks (kept beside the stores): a refresh that changed nothing still
@@ -105,8 +109,15 @@ package final class TrustWatcher {
         stateFingerprint = Self.stateFingerprint(paths)
         let paths = self.paths
         Task { [weak self] in
-            let (store, problems) = await Task.detached { DoctorChecks.loadTrust(paths) }.value
+            let (store, problems, issuers) = await Task.detached { () -> (TrustStore, [String], MdocTrust) in
+                let (store, problems) = DoctorChecks.loadTrust(paths)
+                return (store, problems, MdocTrust(storePaths: paths))
+            }.value
             guard let self else { return }
+            if let mdoc = self.mdoc, issuers.anchors.count != mdoc.trust.anchors.count || issuers.anchors.map(\.keyIdentity) != mdoc.trust.anchors.map(\.keyIdentity) {
+                mdoc.trust = issuers
+                self.logger.notice("mdoc IACAs reloaded (\(reason)): \(issuers.anchors.count)")
+            }
             let before = self.nfc.trustStore
             // A path that cannot be read whole now (a store swapped again and again under the
             // reader, a permission changed) never replaces the store in use by part of one: the

@@ -34,6 +34,11 @@ public final class NFCReadService {
     /// The access-control protocols this reader performs (reported in `constraints`).
     public var accessControlProtocols: [String] = ["PACE", "BAC"]
 
+    /// Whether another kind of read (mdoc.read) holds the readers: its action, or nil.
+    public var readerBusyElsewhere: (@MainActor () -> String?)?
+    /// Told when the readers change (mdoc.read announces its capability from the same readers).
+    public var onReadersChanged: (@MainActor ([ReaderInfo]) -> Void)?
+
     public private(set) var readers: [ReaderInfo] = []
     public private(set) var permissionState: PermissionState = .notApplicable
     /// Whether a read is running.
@@ -137,6 +142,7 @@ public final class NFCReadService {
         guard changed else { return false }
         logger.info("readers: \(newReaders.isEmpty ? "none" : newReaders.map(\.name).joined(separator: ", "))")
         NFCReadMetrics.readersConnected(newReaders.count)
+        onReadersChanged?(newReaders)
         for host in liveHosts {
             updateCapability(on: host)
             host.send(event: Self.capabilitiesChangedEvent, data: Self.capabilityPayload(host, changed: [Self.action]))
@@ -188,6 +194,10 @@ public final class NFCReadService {
         }
         guard activeRead == nil else {
             responder.fail(.busy, message: "another nfc.read is in progress", recoverable: true)
+            return
+        }
+        if let other = readerBusyElsewhere?() {
+            responder.fail(.busy, message: "\(other) is using the reader", recoverable: true)
             return
         }
         var parsedRequest = parsed

@@ -10,6 +10,8 @@ package enum TrustRefresh {
             case masterList = "master-list"
             case crl
             case csca
+            /// A VICAL (ISO 18013-5 Annex C): mdoc IACAs for the store's iaca/, verified through an anchor.
+            case vical
         }
         package var url: String
         package var kind: Kind
@@ -25,6 +27,7 @@ package enum TrustRefresh {
             let path = URL(string: url)?.path.lowercased() ?? url.lowercased()
             if path.hasSuffix(".ml") || path.hasSuffix(".ldif") { return .masterList }
             if path.hasSuffix(".crl") { return .crl }
+            if path.hasSuffix(".vical") || path.hasSuffix(".cbor") { return .vical }
             return .csca
         }
     }

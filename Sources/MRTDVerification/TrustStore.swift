@@ -11,6 +11,8 @@ import SmartCardCore
 /// directories of them, and ICAO master lists (CMS over `CscaMasterList`).
 public struct TrustStore: Sendable {
     package static let masterListOID = "2.23.136.1.1.2"
+    /// The directory of a trust store that holds IACAs (ISO 18013-5 issuers), not CSCAs.
+    public static let mdocIssuerDirectory = "iaca"
 
     public private(set) var certificates: [Certificate] = []
     public private(set) var revocationLists: [RevocationList] = []
@@ -45,7 +47,9 @@ public struct TrustStore: Sendable {
             } catch {
                 throw MRTDError(.trustStore, error.description)
             }
-            for entry in snapshot.entries {
+            // A store's iaca/ holds mdoc issuers (IACAs, `trust import --iaca`): never CSCAs.
+            let issuers = path.path + "/" + Self.mdocIssuerDirectory + "/"
+            for entry in snapshot.entries where !entry.path.hasPrefix(issuers) {
                 // Inside a directory, files that are not trust material (a private key next
                 // to its certificate, a README) are skipped and remembered, not fatal.
                 do {

@@ -28,6 +28,8 @@ public struct MdocError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let invalidRequest = Code("MDOC_INVALID_REQUEST")
         /// The read's deadline passed.
         public static let timeout = Code("MDOC_TIMEOUT")
+        /// A signed list (a VICAL) no anchor vouches for.
+        public static let untrustedList = Code("MDOC_UNTRUSTED_LIST")
         /// A key for reader authentication could not be used.
         public static let readerKey = Code("MDOC_READER_KEY")
     }

@@ -18,6 +18,16 @@ public struct MdocTrust: Sendable {
         for path in paths { try add(path: path) }
     }
 
+    /// The IACAs of gbgbridge trust stores: each directory's iaca/ only; files and stores without
+    /// one add nothing (a CSCA is never an IACA).
+    public init(storePaths: [String]) {
+        for path in storePaths {
+            let iaca = (path as NSString).appendingPathComponent(Self.storeDirectory)
+            guard BoundedFile.kind(path) == .directory, BoundedFile.kind(iaca) == .directory else { continue }
+            do { try add(path: iaca) } catch { skipped.append((iaca, error.reason)) }
+        }
+    }
+
     /// The directory of a trust store that holds IACAs.
     public static let storeDirectory = "iaca"
 

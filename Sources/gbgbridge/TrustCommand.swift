@@ -68,13 +68,23 @@ struct TrustImportCommand: AsyncParsableCommand {
             are written as CC-<hash>.pem and crl-CC-<hash>.crl (mode 0644, never through a \
             symlink; a store that is or holds a symbolic link is refused).
 
+            With --iaca the files are mdoc issuers (ISO 18013-5) instead: IACA certificates, or a \
+            VICAL (the COSE-signed list AAMVA publishes), written into the store's iaca/ directory \
+            (IACA-CC-<hash>.pem), apart from the CSCAs: a CSCA never vouches for an mdoc, an IACA \
+            never for a passport. A self-signed IACA is taken only when its SHA-256 is given with \
+            --anchor-sha256 (else refused as unanchored-iaca), a VICAL only when --anchor-sha256 \
+            names its signer's certificate or the one that issued it (else unanchored-vical).
+
             Exit status: 0 everything imported (or already present; certificates of an accepted \
             list refused one by one are reported, not a failure), 1 a file, a certificate file \
             or a CRL was refused (the rest is imported), 2 bad arguments or the store cannot be written.
             """
     )
 
-    @Argument(help: ArgumentHelp("Master lists (.ml), CSCA certificates (PEM/DER) and CRLs.", valueName: "FILE"))
+    @Flag(name: .long, help: "The files are mdoc issuers: IACA certificates or a VICAL, for the store's iaca/ (mdoc read, mdoc.read).")
+    var iaca = false
+
+    @Argument(help: ArgumentHelp("Master lists (.ml), CSCA certificates (PEM/DER) and CRLs; with --iaca, IACA certificates and VICALs.", valueName: "FILE"))
     var files: [String]
 
     @Option(name: .long, help: ArgumentHelp("The trust store directory (default: \(TrustCommand.defaultStore)).", valueName: "DIR"))
@@ -115,6 +125,10 @@ struct TrustImportCommand: AsyncParsableCommand {
             throw ExitCode(error.exitStatus)
         }
         defer { lock.release() }
+        if iaca {
+            try importIssuers()
+            return
+        }
         var importer: TrustImport
         do {
             importer = try TrustImport(store: store)
@@ -143,6 +157,30 @@ struct TrustImportCommand: AsyncParsableCommand {
     }
 }
 
+extension TrustImportCommand {
+    /// `--iaca`: IACA certificates and VICALs into the store's iaca/.
+    func importIssuers() throws {
+        var importer: IACAImport
+        do {
+            importer = try IACAImport(store: store)
+        } catch {
+            printError("gbgbridge trust import: \(error)")
+            throw ExitCode(2)
+        }
+        importer.anchors = try listAnchors()
+        for file in files { importer.add(file: file) }
+        let report: IACAImport.Report
+        do {
+            report = try importer.commit(dryRun: dryRun)
+        } catch {
+            printError("gbgbridge trust import: \(error)")
+            throw ExitCode(2)
+        }
+        if json { printJSON(report.json) } else { print(report.text(dryRun: dryRun)) }
+        if !report.refused.isEmpty { throw ExitCode(1) }
+    }
+}
+
 /// `gbgbridge trust refresh`: the configured sources fetched, verified as `trust import` verifies,
 /// and swapped into the store in one rename.
 struct TrustRefreshCommand: AsyncParsableCommand {
@@ -151,7 +189,8 @@ struct TrustRefreshCommand: AsyncParsableCommand {
         abstract: "Fetch master lists, CRLs and CSCAs from their sources, verify them as trust import does, and swap them into the store.",
         discussion: """
             Sources come from the configuration file's trust-refresh: (sources: each url, kind: \
-            master-list | crl | csca, and for master lists and CSCAs the anchor-sha256 \
+            master-list | crl | csca | vical — a vical brings mdoc IACAs into the store's iaca/, \
+            verified through its signer's anchor — and for master lists, CSCAs and VICALs the anchor-sha256 \
             fingerprints trust import --anchor-sha256 takes; crl-distribution-points: true also \
             fetches the CRL URLs the stored CSCAs name) and from --source. Fetched through libcurl \
             on the system's OpenSSL: HTTPS verified against the system's CAs or --ca-file; plain \
@@ -188,7 +227,7 @@ struct TrustRefreshCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The trust store directory to refresh (default: \(TrustCommand.defaultStore)).", valueName: "DIR"))
     var store: String = TrustCommand.defaultStore
 
-    @Option(name: .long, help: ArgumentHelp("A source: URL (its kind from its name: .ml a master list, .crl a CRL, else a CSCA) or KIND=URL (master-list, crl, csca); repeatable.", valueName: "URL"))
+    @Option(name: .long, help: ArgumentHelp("A source: URL (its kind from its name: .ml a master list, .crl a CRL, .vical a VICAL, else a CSCA) or KIND=URL (master-list, crl, csca, vical); repeatable.", valueName: "URL"))
     var source: [String] = []
 
     @Option(name: [.customLong("list-anchor-sha256"), .customLong("anchor-sha256")],

@@ -1,0 +1,84 @@
+import GBGBridge
+import Mdoc
+
+/// A validated `mdoc.read` request (Docs/mdoc.md): `docType`, `elements` ({namespace: [names]})
+/// or `preset`, `intentToRetain`, `timeoutSeconds`, `readTimeoutSeconds`, `reader`, `handover`.
+struct MdocReadRequest: Sendable {
+    var request: MdocRequest
+    var timeout: Duration = .seconds(30)
+    var readTimeout: Duration = .seconds(30)
+    var reader: String?
+    var handover: MdocReadOptionsHandover = .automatic
+
+    enum MdocReadOptionsHandover: String { case automatic = "auto", `static`, negotiated }
+
+    struct Invalid: Error {
+        let message: String
+    }
+
+    init(_ data: [String: JSONValue]?) throws(Invalid) {
+        let fields = data ?? [:]
+        var docType = MdocDocType.mDL
+        if let value = fields["docType"], !value.isNull {
+            guard let text = value.stringValue else { throw Invalid(message: "docType must be a string such as \"org.iso.18013.5.1.mDL\"") }
+            docType = text
+        }
+        var retain = false
+        if let value = fields["intentToRetain"], !value.isNull {
+            guard let flag = value.boolValue else { throw Invalid(message: "intentToRetain must be true or false") }
+            retain = flag
+        }
+        do {
+            if let elements = fields["elements"], !elements.isNull {
+                guard case .object(let namespaces) = elements, !namespaces.isEmpty else {
+                    throw Invalid(message: "elements must be an object {namespace: [element names]}")
+                }
+                var list: [MdocRequest.Element] = []
+                for namespace in namespaces.keys.sorted() {
+                    guard let names = namespaces[namespace]?.arrayValue else { throw Invalid(message: "elements.\(namespace) must be an array of element names") }
+                    for name in names {
+                        guard let identifier = name.stringValue else { throw Invalid(message: "elements.\(namespace) must hold strings") }
+                        list.append(MdocRequest.Element(namespace: namespace, identifier: identifier, intentToRetain: retain))
+                    }
+                }
+                request = try MdocRequest(docType: docType, elements: list)
+            } else {
+                var preset = "identity"
+                if let value = fields["preset"], !value.isNull {
+                    guard let text = value.stringValue else { throw Invalid(message: "preset must be one of \(MdocDocType.presetNames.joined(separator: ", "))") }
+                    preset = text
+                }
+                guard MdocDocType.presetNames.contains(preset) else { throw Invalid(message: "preset must be one of \(MdocDocType.presetNames.joined(separator: ", "))") }
+                request = try MdocDocType.request(docType: docType, spec: preset, intentToRetain: retain)
+            }
+        } catch let error as Invalid {
+            throw error
+        } catch let error as MdocError {
+            throw Invalid(message: error.reason)
+        } catch {
+            throw Invalid(message: "\(error)")
+        }
+        if let value = fields["timeoutSeconds"], !value.isNull {
+            guard let seconds = value.doubleValue, seconds > 0, seconds <= 600 else { throw Invalid(message: "timeoutSeconds must be a number between 0 and 600") }
+            timeout = .milliseconds(Int(seconds * 1000))
+        }
+        if let value = fields["readTimeoutSeconds"], !value.isNull {
+            guard let seconds = value.doubleValue, seconds >= 5, seconds <= 600 else { throw Invalid(message: "readTimeoutSeconds must be a number from 5 to 600") }
+            readTimeout = .milliseconds(Int(seconds * 1000))
+        }
+        if let value = fields["reader"], !value.isNull {
+            guard let text = value.stringValue, !text.isEmpty, text.count <= 200 else { throw Invalid(message: "reader must be a non-empty string") }
+            reader = text
+        }
+        if let value = fields["handover"], !value.isNull {
+            guard let text = value.stringValue, let mode = MdocReadOptionsHandover(rawValue: text) else {
+                throw Invalid(message: "handover must be auto, static or negotiated")
+            }
+            handover = mode
+        }
+        let known: Set<String> = ["docType", "elements", "preset", "intentToRetain", "timeoutSeconds", "readTimeoutSeconds", "reader", "handover"]
+        if let unknown = fields.keys.sorted().first(where: { !known.contains($0) }) {
+            throw Invalid(message: "\(unknown.count > 40 ? String(unknown.prefix(40)) + "…" : unknown) is not a field of mdoc.read")
+        }
+    }
+}

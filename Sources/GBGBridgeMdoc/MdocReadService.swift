@@ -1,0 +1,141 @@
+import CoreMetrics
+import Foundation
+import GBGBridge
+import Logging
+import Mdoc
+import MdocNFC
+import MdocRead
+import SmartCardCore
+import TextSanitizing
+
+/// `mdoc.read` for GBGBridge hosts: reads an ISO 18013-5 mdoc (mDL, EU PID) a phone presents at
+/// the NFC reader, verifies it against the IACAs trusted, and answers with the elements, the
+/// verdicts and the portrait re-encoded in the confined decoder (Docs/mdoc.md). It shares the
+/// readers with `nfc.read`: one read at a time, of either kind (`BUSY` otherwise).
+@MainActor
+public final class MdocReadService {
+    public nonisolated static let action = "mdoc.read"
+    public nonisolated static let version = "1.0"
+
+    public let backend: any CardReaderBackend
+    public var trust: MdocTrust
+    /// Reader authentication, when the kiosk has a reader certificate.
+    public var readerKey: ReaderAuthenticationKey?
+    public var logger: Logger
+    /// Whether another read (nfc.read) holds the readers: its action, or nil.
+    public var readerBusyElsewhere: (@MainActor () -> String?)?
+    /// The readers, as the nfc.read service sees them (nil: ask the back end).
+    public var readers: (@MainActor () -> [ReaderInfo])?
+
+    public private(set) var activeRead: String?
+    private var hosts: [ObjectIdentifier: WeakHost] = [:]
+    struct WeakHost { weak var host: BridgeHost? }
+
+    public init(backend: any CardReaderBackend, trust: MdocTrust, logger: Logger = Logger(label: "gbgbridge.mdoc")) {
+        self.backend = backend
+        self.trust = trust
+        self.logger = logger
+    }
+
+    public var isBusy: Bool { activeRead != nil }
+
+    public func attach(to host: BridgeHost) {
+        hosts[ObjectIdentifier(host)] = WeakHost(host: host)
+        host.registerCustomCapability(Self.action, version: Self.version) { [weak self, weak host] request, responder in
+            guard let self, let host else {
+                responder.fail(.nfcNotAvailable, message: "the host is shutting down", recoverable: true)
+                return
+            }
+            await self.serve(request, responder: responder, host: host)
+        }
+        updateCapability(on: host)
+    }
+
+    public func detach(from host: BridgeHost) {
+        hosts.removeValue(forKey: ObjectIdentifier(host))
+        host.unregisterCustomCapability(Self.action)
+    }
+
+    /// Re-announces the capability (the readers changed).
+    public func readersChanged() {
+        hosts = hosts.filter { $0.value.host != nil }
+        for host in hosts.values.compactMap(\.host) { updateCapability(on: host) }
+    }
+
+    var constraints: [String: JSONValue] {
+        [
+            "docTypes": .array(MdocDocType.known.map(JSONValue.string)),
+            "transports": .array([.string("nfc")]),
+            "handover": .array([.string("static"), .string("negotiated")]),
+            "presets": .array(MdocDocType.presetNames.map(JSONValue.string)),
+            "readerAuthentication": .bool(readerKey != nil),
+            "trustedIssuers": .number(Double(trust.anchors.count)),
+        ]
+    }
+
+    private func updateCapability(on host: BridgeHost) {
+        let present = readers?() ?? []
+        host.updateCustomCapability(Self.action, supported: readers == nil || !present.isEmpty, permissionState: .notApplicable, constraints: constraints)
+    }
+
+    private func serve(_ message: BridgeMessage, responder: BridgeResponder, host: BridgeHost) async {
+        let parsed: MdocReadRequest
+        do {
+            parsed = try MdocReadRequest(message.payload.data)
+        } catch {
+            responder.fail(.invalidRequest, message: error.message, recoverable: false)
+            return
+        }
+        if let other = readerBusyElsewhere?() {
+            responder.fail(.busy, message: "\(other) is using the reader", recoverable: true)
+            return
+        }
+        guard activeRead == nil else {
+            responder.fail(.busy, message: "another mdoc.read is in progress", recoverable: true)
+            return
+        }
+        activeRead = message.correlationId
+        defer { activeRead = nil }
+        let started = ContinuousClock.now
+        var options = MdocReadOptions(requests: [parsed.request], readerKey: readerKey, timeout: parsed.readTimeout)
+        options.handover = parsed.handover == .automatic ? .automatic : parsed.handover == .static ? .static : .negotiated
+        let job = MdocReadJob(reader: parsed.reader, options: options, cardTimeout: parsed.timeout, trust: trust)
+        let backend = self.backend
+        let outcome: Result<MdocReadJob.Result, MdocError> = await Task.detached {
+            do throws(MdocError) { return .success(try await job.run(on: backend)) } catch { return .failure(error) }
+        }.value
+        let id = LogText.clip(message.correlationId)
+        switch outcome {
+        case .success(let result):
+            guard let report = result.reports.first else {
+                responder.fail(.documentUnavailable, message: "the holder returned no document", recoverable: true)
+                return
+            }
+            guard case .object(var data) = report.jsonValue else { return }
+            data["reader"] = .string(result.reader)
+            Counter(label: "gbgbridge_mdoc_reads_total", dimensions: [("outcome", report.verified ? "verified" : "unverified")]).increment()
+            Timer(label: "gbgbridge_mdoc_read_seconds").recordNanoseconds(Int64((ContinuousClock.now - started).components.seconds * 1_000_000_000
+                                                                                + (ContinuousClock.now - started).components.attoseconds / 1_000_000_000))
+            logger.info("mdoc.read \(id): \(report.docType), issuer \(report.issuer.rawValue), device \(report.device.rawValue), \(report.elements.values.map(\.count).reduce(0, +)) elements, \(report.withheld.count) withheld")
+            responder.succeed(data)
+        case .failure(let error):
+            let (code, recoverable) = Self.bridgeCode(error)
+            Counter(label: "gbgbridge_mdoc_reads_total", dimensions: [("outcome", code.rawValue)]).increment()
+            logger.info("mdoc.read \(id): \(code.rawValue) [\(error.code.rawValue)] (\(LogText.clip(error.reason, to: 300)))")
+            responder.fail(code, message: error.reason, recoverable: recoverable)
+        }
+    }
+
+    /// The page's error code for a failed read.
+    nonisolated static func bridgeCode(_ error: MdocError) -> (BridgeErrorCode, Bool) {
+        switch error.code {
+        case .timeout: return (.cardTimeout, true)
+        case .noDocument, .sessionTerminated: return (.documentUnavailable, true)
+        case .invalidRequest: return (.invalidRequest, false)
+        case .unsupported: return (.unsupported, true)
+        case .transport: return (error.reason.contains("pcscd") || error.reason.contains("SERVICE_UNAVAILABLE") ? .nfcNotAvailable : .communicationError, true)
+        case .readerKey: return (.communicationError, false)
+        default: return (.chipError, true)
+        }
+    }
+}
