@@ -235,7 +235,8 @@ let package = Package(
         // The parsers strangers feed, as fuzz targets (issue 44; not in the .deb), and the binary
         // scripts/fuzz.sh builds with -sanitize=fuzzer,address (a replayer in ordinary builds).
         .target(name: "FuzzTargets", dependencies: ["Biometrics", "CVCertificates", "GBGBridge", "HostConfiguration", "ImageCodecs", "LDS", "MRTD",
-                                                     "MRTDEmulator", "MRTDVerification", "MRZ", "SmartCardCore", "TestSupport"]),
+                                                     "MRTDEmulator", "MRTDVerification", "MRZ", "SmartCardCore", "TestSupport",
+                                                     "CBORCoding", "COSE", "Mdoc", "MdocNFC", "MdocEmulator", "MRTDCrypto"]),
         .executableTarget(name: "gbgbridge-fuzz", dependencies: ["FuzzTargets"]),
         .executableTarget(name: "gbgbridge-mrz-bench", dependencies: ["MRZ", "MRZSynthesis", "ImageCodecs", "CGBGBridgeCLI"]),
         // Soak benchmark of the host (release build, prints figures; not a test).

@@ -93,6 +93,8 @@ public enum FuzzSeeds {
         if let face = file(TestFixtures.url("faces/face-jpeg.jpg")) {
             add("dg7", BERTLV.encode(tag: 0x67, value: BERTLV.encode(tag: 0x02, value: [1]) + BERTLV.encode(tag: 0x5F43, value: face)))
         }
+        // mdoc: the emulated holder's messages and the Annex D vectors where they are.
+        addMdocSeeds(add)
         var counts: [String: Int] = [:]
         for (target, inputs) in seeds {
             let folder = directory.appendingPathComponent(target)

@@ -1,4 +1,7 @@
 import Biometrics
+import CBORCoding
+import Mdoc
+import MdocNFC
 import CVCertificates
 import Foundation
 import GBGBridge
@@ -9,6 +12,7 @@ import MRTD
 import MRTDEmulator
 import MRTDVerification
 import MRZ
+import MRTDCrypto
 import SmartCardCore
 
 /// Every parser that takes what strangers control, as a function of one input (issue 44): chip
@@ -84,6 +88,25 @@ public struct FuzzTarget: Sendable {
         FuzzTarget(name: "pn532", summary: "PN532 frames from the host (the emulated reader's parser)") { bytes in
             _ = FuzzTarget.pn532.receive(bytes)
         },
+        FuzzTarget(name: "cbor", summary: "CBOR (every mdoc message's structure), decoded and encoded again") { bytes in
+            if let item = try? CBOR.decode(bytes) { _ = item.encoded() }
+        },
+        FuzzTarget(name: "ndef-handover", summary: "an NFC engagement: NDEF messages, a Handover Select with its carriers and DeviceEngagement") { bytes in
+            _ = try? NDEFMessage(bytes: bytes)
+            _ = try? HandoverSelect(bytes: bytes)
+        },
+        FuzzTarget(name: "device-engagement", summary: "DeviceEngagement (the holder's key and retrieval methods)") { _ = try? DeviceEngagement(bytes: $0) },
+        FuzzTarget(name: "device-response", summary: "a DeviceResponse verified against a fixed transcript and the test IACA") { bytes in
+            guard let response = try? DeviceResponse(bytes: bytes) else { return }
+            for document in response.documents.prefix(2) {
+                _ = FuzzTarget.mdocVerifier.verify(document, transcript: FuzzTarget.transcript, request: nil, readerKey: nil)
+            }
+        },
+        FuzzTarget(name: "mso", summary: "the MobileSecurityObject (issuerAuth's payload)") { _ = try? MobileSecurityObject(payload: $0) },
+        FuzzTarget(name: "vical", summary: "a VICAL (the COSE-signed list of IACAs)") { bytes in
+            guard let list = try? VICAL(bytes: bytes) else { return }
+            _ = try? list.verify(anchors: [])
+        },
         FuzzTarget(name: "image", summary: "JPEG, JPEG 2000 and PNG decoding within a chip image's limits (in process, under the sanitizer)") { bytes in
             let limits = ImageCodecs.Limits(maxPixels: 1 << 20, maxBytes: 32 << 20)
             if bytes.starts(with: [0xFF, 0xD8]) {
@@ -97,6 +120,14 @@ public struct FuzzTarget: Sendable {
     ]
 
     public static func named(_ name: String) -> FuzzTarget? { all.first { $0.name == name } }
+
+    /// The fixed session the device-response target verifies against.
+    static let transcript = SessionTranscript(deviceEngagement: [0xA0], readerKey: EmbeddedCBOR(wrapping: [0xA0]), handover: .null)
+    static let mdocVerifier: MdocVerifier = {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let iaca = (try? Data(contentsOf: root.appendingPathComponent("Fixtures/mdoc/iaca.cert.pem"))).flatMap { try? Certificate(bytes: Array($0)) }
+        return MdocVerifier(trustAnchors: iaca.map { [$0] } ?? [], time: 1_800_000_000)
+    }()
 
     /// ICAO 9303-11 Appendix D.4's session keys (BAC): a fixed session, so that inputs are
     /// judged by the same keys every time.
