@@ -206,7 +206,7 @@ let package = Package(
         .target(
             name: "GBGBridgeHost",
             dependencies: [
-                "Cameras", "MRZ", "ImageSandbox", "TrustFetch", "CFileSwapShim", "HostConfiguration", "GBGBridge", "GBGBridgeNFC", "GBGBridgeMdoc", "MdocRead", "Mdoc", "GBGBridgeRead", "GBGBridgeServer", "GBGBridgeStubs", "MRTD", "MRTDCrypto", "SmartCard", "MRTDEmulator",
+                "Cameras", "MRZ", "ImageSandbox", "TrustFetch", "CFileSwapShim", "HostConfiguration", "GBGBridge", "GBGBridgeNFC", "GBGBridgeMdoc", "MdocRead", "Mdoc", "MdocEmulator", "GBGBridgeRead", "GBGBridgeServer", "GBGBridgeStubs", "MRTD", "MRTDCrypto", "SmartCard", "MRTDEmulator",
                 "CVCertificates", "BoundedFiles", .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -273,6 +273,7 @@ let package = Package(
         .testTarget(
             name: "GBGBridgeServerTests",
             dependencies: [
+                "GBGBridgeMdoc", "MdocRead", "MdocEmulator", "Mdoc",
                 "GBGBridgeServer", "GBGBridgeHost", "GBGBridgeRead", "GBGBridgeNFC", "GBGBridgeStubs", "GBGBridge", "MRTD", "MRTDEmulator", "CVCertificates", "SmartCard", "TestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based"),
                 .product(name: "Logging", package: "swift-log"),

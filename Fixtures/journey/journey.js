@@ -63,6 +63,7 @@
     $('capture-document').disabled = !(capabilities['camera.document'] || {}).supported;
     $('capture-selfie').disabled = !(capabilities['camera.selfie'] || {}).supported;
     $('read-chip').disabled = !(capabilities['nfc.read'] || {}).supported;
+    $('read-mdoc').disabled = !(capabilities['mdoc.read'] || {}).supported;
     if (!(capabilities['nfc.read'] || {}).supported) { setStatus('chip-status', 'No NFC reader is connected.', true); }
     else if ($('chip-status').textContent === 'No NFC reader is connected.') { setStatus('chip-status', ''); }
   }
@@ -315,6 +316,62 @@
     });
   }
 
+  // mdoc.read: the elements the issuer signed and the holder agreed to give; what failed its
+  // digest or was not asked for is named, never shown.
+  function readMdoc() {
+    var data = { docType: $('mdoc-doctype').value, preset: $('mdoc-preset').value, timeoutSeconds: 30 };
+    setStatus('mdoc-status', 'Hold the phone to the reader…');
+    $('read-mdoc').disabled = true;
+    return request('mdoc.read', data).then(function (payload) {
+      $('read-mdoc').disabled = false;
+      if (payload.status !== 'success') {
+        setStatus('mdoc-status', describeError(payload), true);
+        document.body.dataset.mdoc = 'error:' + ((payload.error || {}).code || '');
+        return payload;
+      }
+      var result = payload.data || {};
+      var details = $('mdoc-details');
+      details.innerHTML = '';
+      Object.keys(result.elements || {}).forEach(function (namespace) {
+        var elements = result.elements[namespace];
+        Object.keys(elements).sort().forEach(function (name) {
+          var dt = document.createElement('dt');
+          dt.textContent = name.replace(/_/g, ' ');
+          var dd = document.createElement('dd');
+          var value = elements[name];
+          if (name === 'driving_privileges' && Array.isArray(value)) {
+            dd.textContent = value.map(function (p) {
+              return (p.vehicle_category_code || '?') + (p.issue_date ? ' from ' + p.issue_date : '') + (p.expiry_date ? ' to ' + p.expiry_date : '');
+            }).join('; ');
+          } else {
+            dd.textContent = typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value);
+          }
+          details.appendChild(dt);
+          details.appendChild(dd);
+        });
+      });
+      var badges = $('mdoc-badges');
+      badges.innerHTML = '';
+      badges.appendChild(badge('Issuer', { status: result.issuer, detail: result.issuerReason }));
+      badges.appendChild(badge('Device', { status: result.device, detail: result.deviceReason }));
+      var withheld = (result.withheld || []).map(function (item) { return item.element + ' (' + item.reason + ')'; });
+      setStatus('mdoc-withheld', withheld.length ? 'Withheld: ' + withheld.join(', ') : '', withheld.length > 0);
+      var portrait = $('mdoc-portrait');
+      if (result.portrait && result.portrait.data) {
+        portrait.onload = function () { document.body.dataset.mdocPortrait = portrait.naturalWidth + 'x' + portrait.naturalHeight; };
+        portrait.src = 'data:image/jpeg;base64,' + result.portrait.data;
+        portrait.hidden = false;
+      } else {
+        portrait.hidden = true;
+      }
+      $('mdoc-result').hidden = false;
+      setStatus('mdoc-status', result.verified ? 'Verified: signed by ' + (result.issuingAuthority || 'a trusted issuer') + ', presented by the device it was issued to.'
+                                               : 'Read, but not verified: see the badges.', !result.verified);
+      document.body.dataset.mdoc = result.issuer + '/' + result.device;
+      return payload;
+    });
+  }
+
   document.querySelectorAll('input[name=method]').forEach(function (radio) {
     radio.addEventListener('change', function () {
       var method = document.querySelector('input[name=method]:checked').value, can = method === 'can';
@@ -326,6 +383,7 @@
   $('capture-selfie').addEventListener('click', function () { capture('camera.selfie.capture', 'selfie-image', 'selfie-status'); });
   $('access-form').addEventListener('submit', function (event) { event.preventDefault(); readChip(); });
   $('verify-server').addEventListener('click', function () { verifyOnServer(); });
+  $('read-mdoc').addEventListener('click', function () { readMdoc(); });
 
   ['documentNumber', 'dateOfBirth', 'dateOfExpiry', 'can'].forEach(function (name) {
     if (params.get(name)) { $(name).value = params.get(name); }
@@ -334,6 +392,11 @@
 
   query().then(function () {
     document.body.dataset.state = 'ready';
+    if (params.get('autorun') === 'mdoc') {
+      if (params.get('preset')) { $('mdoc-preset').value = params.get('preset'); }
+      readMdoc();
+      return;
+    }
     if (params.get('autorun') !== '1') { return; }
     // Unattended run (test rigs): every step in order.
     capture('camera.document.capture', 'document-image', 'document-status')

@@ -1,20 +1,21 @@
 import SmartCardCore
 import Synchronization
 
-/// An in-process reader holding a virtual chip, for fast tests and demos without pcscd. It
-/// implements the same `CardReaderBackend` as PC/SC, so reader code cannot tell the difference.
+/// An in-process reader holding a virtual card (a passport chip, an mdoc holder), for fast tests
+/// and demos without pcscd. It implements the same `CardReaderBackend` as PC/SC, so reader code
+/// cannot tell the difference.
 public final class EmulatedReaderBackend: CardReaderBackend {
     public let backendName = "emulator"
     public let readerName: String
-    private let slot: Mutex<VirtualPassportChip?>
+    private let slot: Mutex<(any VirtualCard)?>
 
-    public init(chip: VirtualPassportChip? = nil, readerName: String = "GBGBridge Emulated Reader") {
+    public init(chip: (any VirtualCard)? = nil, readerName: String = "GBGBridge Emulated Reader") {
         self.readerName = readerName
         self.slot = Mutex(chip)
     }
 
-    /// Puts a chip in the field (replacing any other).
-    public func insert(_ chip: VirtualPassportChip) {
+    /// Puts a card in the field (replacing any other).
+    public func insert(_ chip: any VirtualCard) {
         chip.reset()
         slot.withLock { $0 = chip }
     }
@@ -24,9 +25,10 @@ public final class EmulatedReaderBackend: CardReaderBackend {
         slot.withLock { $0 = nil }
     }
 
-    public var chip: VirtualPassportChip? { slot.withLock { $0 } }
+    /// The passport chip in the field, if the card is one.
+    public var chip: VirtualPassportChip? { slot.withLock { $0 } as? VirtualPassportChip }
 
-    private func presentChip() -> VirtualPassportChip? {
+    private func presentChip() -> (any VirtualCard)? {
         guard let chip = slot.withLock({ $0 }), !chip.isRemoved else { return nil }
         return chip
     }
@@ -76,10 +78,10 @@ public final class EmulatedReaderBackend: CardReaderBackend {
 /// A connection to a virtual chip in the same process.
 public final class EmulatedCardConnection: CardConnection {
     public let readerName: String
-    public let chip: VirtualPassportChip
+    public let chip: any VirtualCard
     private let open = Mutex(true)
 
-    public init(chip: VirtualPassportChip, readerName: String = "GBGBridge Emulated Reader") {
+    public init(chip: any VirtualCard, readerName: String = "GBGBridge Emulated Reader") {
         self.chip = chip
         self.readerName = readerName
     }
@@ -94,7 +96,7 @@ public final class EmulatedCardConnection: CardConnection {
         guard open.withLock({ $0 }) else { throw SmartCardError(.cardRemoved, "the connection was closed") }
         switch chip.process(raw) {
         case .response(let bytes):
-            let delay = chip.faults.answerDelay(commandBytes: raw.count, responseBytes: bytes.count) + chip.takeAnswerPenalty()
+            let delay = chip.answerDelay(commandBytes: raw.count, responseBytes: bytes.count)
             if delay > .zero { try? await Task.sleep(for: delay) }
             return bytes
         case .removed: throw SmartCardError(.cardRemoved, "the card was removed from the reader")

@@ -1,4 +1,5 @@
 import ArgumentParser
+import MdocEmulator
 import Cameras
 import CVCertificates
 import CGBGBridgeCLI
@@ -200,6 +201,12 @@ struct DemoCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Extended Access Control: the virtual passport keeps fingerprints (DG3) and irises (DG4) behind Terminal Authentication, and the host authenticates as the test Inspection System of Fixtures/cvc; the journey shows them.")
     var eac = false
 
+    @Option(name: .long, help: ArgumentHelp("A virtual phone at the reader instead of the passport: an mdoc profile (utopia-mdl, utopia-pid) or a profile file; the journey's step 6 reads it with mdoc.read.", valueName: "profile"))
+    var mdoc: String?
+
+    @Option(name: .customLong("mdoc-handover"), help: ArgumentHelp("With --mdoc: static or negotiated engagement.", valueName: "mode"))
+    var mdocHandover = "static"
+
     @OptionGroup var cameraOptions: CameraOptions
 
     /// The demo draws its captures unless a camera is named.
@@ -214,6 +221,7 @@ struct DemoCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
+        guard MdocHolder.Handover(rawValue: mdocHandover) != nil else { throw ValidationError("--mdoc-handover is static or negotiated") }
         _ = try cameras()
     }
 
@@ -225,7 +233,8 @@ struct DemoCommand: AsyncParsableCommand {
         let cameras = try cameras()
         do {
             demo = try DemoHost(passport: passport, eac: eac, journey: journey, port: port, diagnostics: diagnostics,
-                                documentCamera: cameras.document, selfieCamera: cameras.selfie, operatorListen: operatorListen)
+                                documentCamera: cameras.document, selfieCamera: cameras.selfie, operatorListen: operatorListen,
+                                mdoc: mdoc, mdocHandover: MdocHolder.Handover(rawValue: mdocHandover) ?? .static)
         } catch {
             printError("gbgbridge demo: \(error.reason)")
             throw ExitCode(2)

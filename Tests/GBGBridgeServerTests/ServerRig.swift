@@ -1,4 +1,6 @@
 import Foundation
+import GBGBridgeMdoc
+import MdocRead
 import Synchronization
 import GBGBridge
 import GBGBridgeHost
@@ -30,7 +32,7 @@ final class ServerRig: Sendable {
     /// `backend` defaults to an in-process reader holding the chip.
     static func start(maxConnections: Int = 16, allowedOrigins: [String] = [], staticDirectory: String? = nil,
                       passport: String = "utopia-td3-jpeg", chip: VirtualPassportChip? = nil,
-                      backend: (any CardReaderBackend)? = nil, logLevel: Logger.Level = .error,
+                      backend: (any CardReaderBackend)? = nil, mdocTrust: MdocTrust? = nil, logLevel: Logger.Level = .error,
                       configure: (inout BridgeServerConfiguration) -> Void = { _ in },
                       setUpHost extraSetUp: @escaping @MainActor @Sendable (BridgeHost) -> Void = { _ in }) async throws -> ServerRig {
         let chip = try chip ?? VirtualPassportChip(passport: try TestFixtures.passport(passport))
@@ -60,7 +62,10 @@ final class ServerRig: Sendable {
         await MainActor.run { nfc.logger = logger }
         let hosts = HostList()
         // The pages get what `gbgbridge serve` gives them (HostServices), plus the rig's own.
-        let services = await MainActor.run { HostServices(nfc: nfc, countsRequests: false) }
+        let services = await MainActor.run { () -> HostServices in
+            let mdoc = mdocTrust.map { MdocReadService(backend: reader, trust: $0, logger: logger) }
+            return HostServices(nfc: nfc, mdoc: mdoc, countsRequests: false)
+        }
         let server = try BridgeServer(configuration: configuration, logger: logger, setUpHost: { host in
             services.setUp(host)
             extraSetUp(host)

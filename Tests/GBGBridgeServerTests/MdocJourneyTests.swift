@@ -1,0 +1,134 @@
+import Foundation
+import GBGBridge
+import MRTDCrypto
+import MRTDEmulator
+import Mdoc
+import MdocEmulator
+import MdocRead
+import TestSupport
+import Testing
+
+/// mdoc.read from a page: capability.query announces it; a phone at the reader is read,
+/// verified and shown by the sample journey (in headless Chromium); one read of either kind at a time.
+@Suite("mdoc.read over the bridge", .serialized)
+struct MdocJourneyTests {
+    static func rig(hostile: Set<MdocHostileMode> = [], handover: MdocHolder.Handover = .static) async throws -> ServerRig {
+        let credential = try MdocCredential.load(profileAt: TestFixtures.url("mdoc/utopia-mdl.json"))
+        let holder = MdocHolder(credential: credential, handover: handover, deviceAuth: .mac, hostile: hostile)
+        var trust = MdocTrust()
+        try trust.add(path: TestFixtures.url("mdoc/iaca.cert.pem").path)
+        return try await ServerRig.start(staticDirectory: TestFixtures.url("journey").path, backend: EmulatedReaderBackend(chip: holder), mdocTrust: trust)
+    }
+
+    static func exchange(_ rig: ServerRig, _ action: String, _ data: [String: JSONValue]? = nil) async throws -> BridgeMessage {
+        try await JourneyWebSocket.request(rig, action: action, data: data)
+    }
+
+    @Test func capabilityQueryAnnouncesMdocRead() async throws {
+        let rig = try await Self.rig()
+        defer { Task { await rig.stop() } }
+        let answer = try await Self.exchange(rig, "capability.query")
+        let capabilities = try #require(answer.payload.data?["capabilities"]?.objectValue)
+        let mdoc = try #require(capabilities["mdoc.read"]?.objectValue)
+        #expect(mdoc["supported"]?.boolValue == true)
+        let constraints = try #require(mdoc["constraints"]?.objectValue)
+        #expect(constraints["docTypes"]?.arrayValue?.compactMap(\.stringValue) == MdocDocType.known)
+        #expect(constraints["transports"]?.arrayValue?.compactMap(\.stringValue) == ["nfc"])
+    }
+
+    @Test func aPageReadsThePhoneAndGetsVerifiedElementsAndAReencodedPortrait() async throws {
+        let rig = try await Self.rig(handover: .negotiated)
+        defer { Task { await rig.stop() } }
+        let answer = try await Self.exchange(rig, "mdoc.read", ["docType": .string(MdocDocType.mDL), "elements": .object(["org.iso.18013.5.1": .array([.string("family_name"), .string("portrait"), .string("age_over_18")])])])
+        #expect(answer.payload.status == .success, "\(String(describing: answer.payload.error))")
+        let data = try #require(answer.payload.data)
+        #expect(data["issuer"]?.stringValue == "valid")
+        #expect(data["device"]?.stringValue == "valid")
+        let elements = try #require(data["elements"]?.objectValue?["org.iso.18013.5.1"]?.objectValue)
+        #expect(Set(elements.keys) == ["family_name", "age_over_18"])
+        let portrait = try #require(data["portrait"]?.objectValue)
+        let jpeg = try #require(Data(base64Encoded: portrait["data"]?.stringValue ?? ""))
+        #expect(jpeg.starts(with: [0xFF, 0xD8, 0xFF]))
+        // Encoded anew: not the holder's bytes.
+        #expect(jpeg != (try Data(contentsOf: TestFixtures.url("faces/face-jpeg.jpg"))))
+    }
+
+    @Test func aBadRequestNamesTheField() async throws {
+        let rig = try await Self.rig()
+        defer { Task { await rig.stop() } }
+        for data: [String: JSONValue] in [["preset": .string("everything")], ["elements": .array([])], ["timeoutSeconds": .number(-1)], ["sneaky": .bool(true)]] {
+            let answer = try await Self.exchange(rig, "mdoc.read", data)
+            #expect(answer.payload.error?.code == "INVALID_REQUEST", "\(data)")
+        }
+    }
+
+    @Test func aHolderThatDeclinesIsDocumentUnavailable() async throws {
+        let rig = try await Self.rig(hostile: [.decline])
+        defer { Task { await rig.stop() } }
+        let answer = try await Self.exchange(rig, "mdoc.read", ["timeoutSeconds": .number(5)])
+        #expect(answer.payload.error?.code == "DOCUMENT_UNAVAILABLE")
+        #expect(answer.payload.error?.recoverable == true)
+    }
+
+    @Test func aTamperedElementIsWithheldAndNamedInTheAnswer() async throws {
+        let rig = try await Self.rig(hostile: [.badDigest])
+        defer { Task { await rig.stop() } }
+        let answer = try await Self.exchange(rig, "mdoc.read", ["preset": .string("identity")])
+        let data = try #require(answer.payload.data)
+        #expect(data["issuer"]?.stringValue == "valid")
+        #expect(data["verified"]?.boolValue == false)
+        let withheld = try #require(data["withheld"]?.arrayValue)
+        #expect(withheld.contains { $0.objectValue?["reason"]?.stringValue == "digest-mismatch" })
+    }
+}
+
+/// One request from a page over the rig's real WebSocket, and its answer.
+enum JourneyWebSocket {
+    static func request(_ rig: ServerRig, action: String, data: [String: JSONValue]?) async throws -> BridgeMessage {
+        let target = try #require(URL(string: rig.webSocketURL))
+        let port = try #require(target.port)
+        let path = target.path + (target.query.map { "?\($0)" } ?? "")
+        let json = data.map { String(decoding: (try? JSONEncoder().encode(JSONValue.object($0))) ?? Data("{}".utf8), as: UTF8.self) }
+        let message = requestJSON(action, id: "m1", data: json)
+        let answer: BridgeMessage? = try await withCheckedThrowingContinuation { continuation in
+            Thread {
+                continuation.resume(with: Result {
+                    let socket = try RawWebSocket(port: port, path: path, origin: "ws://127.0.0.1", timeout: 60)
+                    socket.sendText(message)
+                    let deadline = ContinuousClock.now + .seconds(60)
+                    var found: BridgeMessage?
+                    while ContinuousClock.now < deadline, let text = socket.receiveText() {
+                        if let decoded = try? BridgeMessage.decode(json: text), decoded.correlationId == "m1", decoded.type == .response {
+                            found = decoded
+                            break
+                        }
+                    }
+                    socket.send(opcode: 8, payload: [0x03, 0xE8])
+                    return found
+                })
+            }.start()
+        }
+        return try #require(answer, "no answer to \(action)")
+    }
+}
+
+extension JourneyBrowserTests {
+    /// The sample journey's step 6 in headless Chromium: the phone read, its elements listed, both
+    /// badges valid, the re-encoded portrait shown.
+    @Test func theJourneyReadsAPhonesMobileDrivingLicence() async throws {
+        let rig = try await MdocJourneyTests.rig(handover: .negotiated)
+        try await withPage(rig) { page in
+            try await page.navigate("\(rig.origin)/?autorun=mdoc&preset=driving")
+            let outcome = try await page.wait(for: "document.body.dataset.mdoc || ''", in: ["valid/valid", "error:", "invalid/invalid", "valid/invalid"], timeout: .seconds(30))
+            let portrait = try await page.wait(for: "document.body.dataset.mdocPortrait || ''", in: ["148x70"], timeout: .seconds(10))
+            try await page.screenshot(to: Self.artifacts.appendingPathComponent("journey-mdoc.png"))
+            let details = try await page.evaluate("document.getElementById('mdoc-details').textContent") as? String
+            let badges = try await page.evaluate("document.getElementById('mdoc-badges').textContent") as? String
+            #expect(outcome == "valid/valid")
+            #expect(portrait == "148x70")
+            #expect(details?.contains("Mustermann") == true)
+            #expect(details?.contains("driving privileges") == true)
+            #expect(badges?.contains("Issuer: valid") == true && badges?.contains("Device: valid") == true)
+        }
+    }
+}
