@@ -5,6 +5,8 @@ import Foundation
 /// requests, progress events, responses — must match it.
 public enum NFCReadSchema {
     public static let path = TestFixtures.packageRoot.appendingPathComponent("Docs/nfc-read.schema.json").path
+    /// mdoc.read's answer data (and `gbgbridge mdoc read --json`).
+    public static let mdocPath = TestFixtures.packageRoot.appendingPathComponent("Docs/mdoc-read.schema.json").path
 
     static let script = """
         import json, sys
@@ -26,7 +28,7 @@ public enum NFCReadSchema {
 
     /// The messages (JSON texts) that do not match the schema, each with why; empty when all do.
     /// Throws when the validator cannot run.
-    public static func problems(in messages: [String]) async throws -> [String] {
+    public static func problems(in messages: [String], schema: String = NFCReadSchema.path) async throws -> [String] {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("nfc-read-\(UUID().uuidString).jsonl")
         defer { try? FileManager.default.removeItem(at: file) }
         // One message a line: re-encoded compactly (a message may hold line breaks in strings).
@@ -36,7 +38,7 @@ public enum NFCReadSchema {
             lines.append(String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self))
         }
         try Data(lines.joined(separator: "\n").utf8).write(to: file)
-        let outcome = try await runCommand("/usr/bin/python3", ["-c", script, path, file.path], timeout: .seconds(120))
+        let outcome = try await runCommand("/usr/bin/python3", ["-c", script, schema, file.path], timeout: .seconds(120))
         guard outcome.status == 0, outcome.standardOutput.contains("checked ") else {
             throw RigUnavailable(description: "python3 with jsonschema is needed (scripts/install-deps.sh): \(outcome.standardError.suffix(500))")
         }

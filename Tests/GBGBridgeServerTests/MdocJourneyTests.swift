@@ -51,6 +51,9 @@ struct MdocJourneyTests {
         #expect(jpeg.starts(with: [0xFF, 0xD8, 0xFF]))
         // Encoded anew: not the holder's bytes.
         #expect(jpeg != (try Data(contentsOf: TestFixtures.url("faces/face-jpeg.jpg"))))
+        // The answer's data matches Docs/mdoc-read.schema.json (Python's jsonschema).
+        let text = String(decoding: try JSONEncoder().encode(JSONValue.object(data)), as: UTF8.self)
+        #expect(try await NFCReadSchema.problems(in: [text], schema: NFCReadSchema.mdocPath) == [])
     }
 
     @Test func aBadRequestNamesTheField() async throws {
