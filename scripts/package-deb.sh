@@ -78,14 +78,17 @@ for dir in journey passports faces; do
   done
 done
 for file in pki/ds.cert.pem pki/ds.key.pem pki/csca.cert.pem \
-            cvc/UTCVCA00001.cvcert cvc/UTDVIS00001.cvcert cvc/UTIS0000001.cvcert cvc/UTIS0000001.pkcs8; do
+            cvc/UTCVCA00001.cvcert cvc/UTDVIS00001.cvcert cvc/UTIS0000001.cvcert cvc/UTIS0000001.pkcs8 \
+            mdoc/utopia-mdl.json mdoc/utopia-pid.json mdoc/iaca.cert.pem mdoc/ds.cert.pem mdoc/ds.key.pem mdoc/device.key.pem \
+            mdoc/ds-expired.cert.pem mdoc/ds-other.cert.pem mdoc/reader.cert.pem mdoc/reader.key.pem mdoc/reader-root.cert.pem; do
   install -D -m 0644 "Fixtures/$file" "$kit/$file"
 done
 cat > "$kit/README" <<'EOF_KIT'
 Test data for `gbgbridge demo` and `gbgbridge emulate`: a sample journey, virtual passports
 (passports/, field profiles in passports/field/), their face images, and a TEST PKI (pki/: a
 test CSCA and document signer, private key included) and TEST CV certificates (cvc/: a test
-CVCA, DV and Inspection System with its key). Nothing here is trusted by `gbgbridge serve`
+CVCA, DV and Inspection System with its key); mdoc/: virtual phones' mobile documents (an mDL
+and an EU PID) with a TEST IACA, document signer, device and reader keys. Nothing here is trusted by `gbgbridge serve`
 unless an operator passes it with --trust; never do that on a kiosk that reads real documents.
 EOF_KIT
 chmod 0644 "$kit/README"

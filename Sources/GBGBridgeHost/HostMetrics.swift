@@ -21,6 +21,10 @@ package enum HostMetrics {
             .seconds(3), .seconds(5), .seconds(10), .seconds(20), .seconds(30), .seconds(60),
         ]
         factory.valueHistogramBuckets["gbgbridge_read_apdus"] = [5, 10, 20, 50, 100, 200, 500, 1000]
+        // mdoc.read: the holder waited for, the engagement, the session, the verification.
+        factory.durationHistogramBuckets["gbgbridge_mdoc_read_seconds"] = [
+            .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2), .seconds(5), .seconds(10), .seconds(30), .seconds(60),
+        ]
         MetricsSystem.bootstrap(factory)
         Gauge(label: "gbgbridge_build_info", dimensions: [("version", GBGBridgeVersion.current)]).record(1)
         // The trust list's health: the earliest expiry of a CSCA still valid, the earliest CRL due.
@@ -35,7 +39,7 @@ package enum HostMetrics {
     /// The actions `gbgbridge_requests_total` names; every other action a page sends is counted as
     /// `other`, so a page cannot make a series per made-up action (label values come from a
     /// closed set: Docs/kiosk-deployment.md, "Metrics").
-    package static let knownActions: Set<String> = ["capability.query", "camera.document.capture", "camera.selfie.capture", "nfc.read"]
+    package static let knownActions: Set<String> = ["capability.query", "camera.document.capture", "camera.selfie.capture", "nfc.read", "mdoc.read"]
 
     /// `action` as `gbgbridge_requests_total` labels it.
     package static func actionLabel(_ action: String) -> String { knownActions.contains(action) ? action : "other" }

@@ -73,6 +73,35 @@ struct MdocJourneyTests {
         #expect(answer.payload.error?.recoverable == true)
     }
 
+    /// After each hostile holder, the same host answers the next page's read of a good phone.
+    @Test func everyHostileHolderThenAGoodOneThroughOneHost() async throws {
+        let credential = try MdocCredential.load(profileAt: TestFixtures.url("mdoc/utopia-mdl.json"))
+        let reader = EmulatedReaderBackend(chip: MdocHolder(credential: credential))
+        var trust = MdocTrust()
+        try trust.add(path: TestFixtures.url("mdoc/iaca.cert.pem").path)
+        let rig = try await ServerRig.start(staticDirectory: TestFixtures.url("journey").path, backend: reader, mdocTrust: trust)
+        defer { Task { await rig.stop() } }
+        for mode in MdocHostileMode.allCases where mode != .slowAPDU {
+            let expired = try Certificate(bytes: Array(try Data(contentsOf: TestFixtures.url("mdoc/ds-expired.cert.pem")))).derBytes
+            let other = try Certificate(bytes: Array(try Data(contentsOf: TestFixtures.url("mdoc/ds-other.cert.pem")))).derBytes
+            reader.insert(MdocHolder(credential: credential, deviceAuth: mode == .wrongDeviceSignature ? .signature : .mac, hostile: [mode],
+                                     expiredSignerCertificate: expired, untrustedSignerCertificate: other))
+            let hostile = try await Self.exchange(rig, "mdoc.read", ["readTimeoutSeconds": .number(10)])
+            if hostile.payload.status == .success {
+                // Read, but never valid over bad data.
+                let data = try #require(hostile.payload.data)
+                if ![.garbageAfterSession, .unrequestedElements].contains(mode) {
+                    #expect(data["verified"]?.boolValue == false, "\(mode)")
+                }
+            } else {
+                #expect(hostile.payload.error?.code != nil, "\(mode)")
+            }
+            reader.insert(MdocHolder(credential: credential))
+            let good = try await Self.exchange(rig, "mdoc.read", ["preset": .string("age-over-18")])
+            #expect(good.payload.data?["verified"]?.boolValue == true, "after \(mode): \(String(describing: good.payload.error))")
+        }
+    }
+
     @Test func aTamperedElementIsWithheldAndNamedInTheAnswer() async throws {
         let rig = try await Self.rig(hostile: [.badDigest])
         defer { Task { await rig.stop() } }

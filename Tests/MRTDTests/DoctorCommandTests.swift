@@ -8,7 +8,7 @@ import Testing
 /// already taken and a pcscd that is not there.
 @Suite("gbgbridge doctor", .serialized)
 struct DoctorCommandTests {
-    static let names = ["config", "pcscd", "readers", "card", "kernel-modules", "libnfc", "trust-store", "terminal-authentication", "image-decoder", "chromium", "camera.document", "camera.selfie", "port"]
+    static let names = ["config", "pcscd", "readers", "card", "kernel-modules", "libnfc", "trust-store", "mdoc-issuers", "terminal-authentication", "image-decoder", "chromium", "camera.document", "camera.selfie", "port"]
 
     /// A TCP port nobody listens on now.
     static func freePort() throws -> Int { try freeLoopbackPort() }

@@ -94,3 +94,28 @@ struct MdocNFCReadTests {
         #expect(outcome.response.documentErrors.map(\.docType) == [MdocDocType.pid])
     }
 }
+
+/// Reader authentication (ISO 18013-5 §9.1.4): readerAuth over ReaderAuthenticationBytes with the
+/// reader certificate in x5chain, checked by the holder.
+@Suite("mdoc reader authentication through pcscd + vpcd", .serialized)
+struct MdocReaderAuthenticationTests {
+    @Test func theHolderVerifiesOurReaderAuthentication() async throws {
+        let holder = try MdocNFCReadTests.holder(.negotiated, .signature)
+        let key = try PrivateKey(bytes: Array(try Data(contentsOf: TestFixtures.url("mdoc/reader.key.pem"))))
+        let certificate = try Certificate(bytes: Array(try Data(contentsOf: TestFixtures.url("mdoc/reader.cert.pem"))))
+        let readerKey = try ReaderAuthenticationKey(privateKey: key, certificateChain: [certificate.derBytes])
+        let request = try MdocNFCReadTests.identity()
+        let outcome = try await PCSCDHarness.withEmulatedCard(holder) { _ in
+            let backend = PCSCBackend()
+            let info = try await backend.waitForCard(readerMatching: PCSCDHarness.vpcdReaderName, timeout: .seconds(10))
+            let connection = try await backend.connect(reader: info.name)
+            defer { Task { await connection.disconnect() } }
+            return try await MdocNFCReader.read(connection: connection, options: MdocReadOptions(requests: [request], readerKey: readerKey, timeout: .seconds(20)))
+        }
+        #expect(holder.readerAuthentication == [true])
+        let auth = try #require(outcome.request.docRequests.first?.readerAuth)
+        #expect(auth.payload == nil)
+        #expect(try auth.headers.x5chain() == [certificate.derBytes])
+        #expect(certificate.isSignatureValid(issuer: try Certificate(bytes: Array(try Data(contentsOf: TestFixtures.url("mdoc/reader-root.cert.pem"))))))
+    }
+}

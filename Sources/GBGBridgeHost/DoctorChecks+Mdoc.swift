@@ -1,0 +1,30 @@
+import Foundation
+import MRTDCrypto
+import MdocRead
+
+extension DoctorChecks {
+    /// The IACAs mdoc.read trusts (the trust paths' iaca/): none means every mobile document
+    /// reads as `untrusted`; expired or test ones are named.
+    package static func mdocIssuers(paths: [String], now: Double = Date().timeIntervalSince1970) -> DoctorCheck {
+        let trust = MdocTrust(storePaths: paths)
+        let fix = "import the issuers' IACA certificates: gbgbridge trust import --iaca --anchor-sha256 HEX FILE (or a VICAL), or add a vical source under trust-refresh:"
+        guard !trust.anchors.isEmpty else {
+            return DoctorCheck(name: "mdoc-issuers", status: .warning,
+                               finding: "no IACA in \(paths.isEmpty ? "the trust store" : paths.map { $0 + "/iaca" }.joined(separator: ", ")): every mobile document (mdoc.read) is untrusted",
+                               fix: fix, details: ["iacas": 0])
+        }
+        let expired = trust.anchors.filter { !($0.notAfter.map { $0 > now } ?? true) }
+        let soon = trust.anchors.filter { ($0.notAfter.map { $0 > now && $0 < now + 30 * 86_400 } ?? false) }
+        let tests = trust.anchors.filter { $0.subject.contains("TEST ONLY") }
+        var problems: [String] = []
+        if !expired.isEmpty { problems.append("\(expired.count) expired (\(some(expired.map(\.subject))))") }
+        if !soon.isEmpty { problems.append("\(soon.count) expire within 30 days (\(some(soon.map(\.subject))))") }
+        if !tests.isEmpty { problems.append("\(tests.count) TEST IACA\(tests.count == 1 ? "" : "s") (\(some(tests.map(\.subject)))): mdocs signed with a published test key verify as valid") }
+        let countries = Set(trust.anchors.compactMap { $0.country?.uppercased() }).sorted()
+        let finding = "\(trust.anchors.count) IACA\(trust.anchors.count == 1 ? "" : "s") from \(countries.count) issuing countr\(countries.count == 1 ? "y" : "ies") (\(countries.joined(separator: ", ")))"
+        return DoctorCheck(name: "mdoc-issuers", status: problems.isEmpty ? .ok : .warning,
+                           finding: problems.isEmpty ? finding : finding + "; " + problems.joined(separator: "; "),
+                           fix: problems.isEmpty ? "" : "replace expired IACAs (trust import --iaca); never trust a test IACA on a kiosk that reads real documents",
+                           details: ["iacas": trust.anchors.count, "countries": countries])
+    }
+}
