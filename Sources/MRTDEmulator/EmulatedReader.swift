@@ -1,3 +1,4 @@
+import Dispatch
 import SmartCardCore
 import Synchronization
 
@@ -94,7 +95,13 @@ public final class EmulatedCardConnection: CardConnection {
 
     public func transmit(raw: [UInt8]) async throws -> [UInt8] {
         guard open.withLock({ $0 }) else { throw SmartCardError(.cardRemoved, "the connection was closed") }
-        switch chip.process(raw) {
+        // The card computes off the cooperative pool, as a real card computes elsewhere: a hostile
+        // card's costly answer (a 20 MB response encrypted) never holds the pool's few threads.
+        let chip = self.chip
+        let output = await withCheckedContinuation { (continuation: CheckedContinuation<VirtualCardOutput, Never>) in
+            DispatchQueue.global(qos: .userInitiated).async { continuation.resume(returning: chip.process(raw)) }
+        }
+        switch output {
         case .response(let bytes):
             let delay = chip.answerDelay(commandBytes: raw.count, responseBytes: bytes.count)
             if delay > .zero { try? await Task.sleep(for: delay) }

@@ -39,6 +39,8 @@ public final class MdocHolder: VirtualCard {
         var ephemeral: (scalar: [UInt8], point: [UInt8])?
         var envelope: [UInt8] = []
         var pending: [UInt8] = []
+        /// How much of `pending` was sent (an index, not removal: a 20 MB answer goes out in hundreds of chunks).
+        var sent = 0
         var session: SessionEncryption?
         var transcript: SessionTranscript?
         var terminated = false
@@ -249,23 +251,30 @@ public final class MdocHolder: VirtualCard {
         let answer = respond(to: message, &state)
         if answer.isEmpty { return Self.ok }
         state.pending = EnvelopeTransport.wrap(answer)
+        state.sent = 0
         return nextChunk(ne: apdu.ne ?? 256, &state)
     }
 
     func getResponse(_ apdu: CommandAPDU, _ state: inout State) -> [UInt8] {
         if hostile.contains(.getResponseForever) { return [UInt8](repeating: 0x5A, count: min(apdu.ne ?? 256, 0xFFFD)) + [0x61, 0x00] }
-        guard !state.pending.isEmpty else { return [0x69, 0x85] }
+        guard state.sent < state.pending.count else { return [0x69, 0x85] }
         return nextChunk(ne: apdu.ne ?? 256, &state)
     }
 
     /// ISO 18013-5 §8.3.3.1.2: Le bytes, then 61 XX (XX the bytes left, when at most Le + 255) or 61 00.
     func nextChunk(ne: Int, _ state: inout State) -> [UInt8] {
         // vpcd carries at most 65,535 bytes an answer: data and status word.
-        let chunk = Array(state.pending.prefix(min(ne, 0xFFFD)))
-        state.pending.removeFirst(chunk.count)
+        let end = min(state.pending.count, state.sent + min(ne, 0xFFFD))
+        let chunk = Array(state.pending[state.sent..<end])
+        state.sent = end
+        let left = state.pending.count - end
         if hostile.contains(.getResponseForever) { return chunk + [UInt8](repeating: 0x5A, count: min(ne, 0xFFFD) - chunk.count) + [0x61, 0x00] }
-        if state.pending.isEmpty { return chunk + Self.ok }
-        return chunk + [0x61, state.pending.count <= 255 ? UInt8(state.pending.count) : 0x00]
+        if left == 0 {
+            state.pending = []
+            state.sent = 0
+            return chunk + Self.ok
+        }
+        return chunk + [0x61, left <= 255 ? UInt8(left) : 0x00]
     }
 
     /// The answer to one session message (SessionEstablishment or SessionData), or nothing.
