@@ -53,7 +53,7 @@ extension MdocHolder {
                     nextID += 1
                 }
                 if hostile.contains(.indefiniteBomb) {
-                    let bomb: [UInt8] = [0x5F] + [UInt8](repeating: 0, count: 2_000_000).enumerated().map { $0.offset.isMultiple(of: 2) ? 0x41 : 0x00 } + [0xFF]
+                    let bomb = Self.indefiniteBomb
                     chosen.append(IssuerSignedItem(taggedBytes: EmbeddedCBOR(wrapping: Self.rawItem(id: nextID, identifier: "portrait", value: bomb)),
                                                    digestID: nextID, elementIdentifier: "portrait"))
                     nextID += 1
@@ -83,6 +83,19 @@ extension MdocHolder {
         return MdocDocument(docType: credential.docType, issuerNamespaces: namespaces, issuerAuth: issuerAuth,
                             deviceNamespacesBytes: deviceNamespaces, deviceAuth: auth, errors: errors)
     }
+
+    /// An indefinite-length byte string of a million one-byte chunks (made once).
+    static let indefiniteBomb: [UInt8] = {
+        var bytes = [UInt8](repeating: 0x00, count: 2_000_002)
+        bytes[0] = 0x5F
+        var index = 1
+        while index < 2_000_001 {
+            bytes[index] = 0x41
+            index += 2
+        }
+        bytes[2_000_001] = 0xFF
+        return bytes
+    }()
 
     /// An IssuerSignedItem's encoding with `value` spliced in as raw bytes.
     static func rawItem(id: UInt64, identifier: String, value: [UInt8]) -> [UInt8] {

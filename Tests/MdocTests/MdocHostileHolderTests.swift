@@ -5,6 +5,7 @@ import TestSupport
 import Testing
 
 /// Every hostile holder mode: a typed error or a withheld element, never `valid` over bad data.
+/// The read's deadline (4 s) bounds each; the benchmark, not the test, says how long they take.
 @Suite("hostile mdoc holders through pcscd + vpcd", .serialized)
 struct MdocHostileHolderTests {
     enum Expected {
@@ -38,7 +39,6 @@ struct MdocHostileHolderTests {
         let (mode, auth, expected) = Self.cases[index]
         let holder = try MdocNFCReadTests.holder(.static, auth, hostile: [mode])
         let request = try MdocNFCReadTests.identity()
-        let started = ContinuousClock.now
         do {
             let (_, result) = try await MdocNFCReadTests.read(holder, request: request, timeout: .seconds(4))
             switch expected {
@@ -63,7 +63,5 @@ struct MdocHostileHolderTests {
             }
             #expect(error.code == code, "\(mode): \(error)")
         }
-        // Bounded: the 4 s deadline and a little for pcscd to let go of the card.
-        #expect(ContinuousClock.now - started < .seconds(60), "\(mode) took \(ContinuousClock.now - started)")
     }
 }
