@@ -1,15 +1,24 @@
 import Dispatch
 import Synchronization
 
-/// Runs `operation` and returns its result, unless `deadline` comes first: then the operation's
+/// Runs `operation` and returns its result, unless its time runs out first: then the operation's
 /// task is cancelled and this throws `SmartCardError.timeout` at once, without waiting for the
 /// operation to notice. A caller whose own task is cancelled gets `.cancelled` at once the same
 /// way. A back end that cannot interrupt a blocking call (pcsc-lite's SCardTransmit) lets go of
 /// it on cancellation (`DedicatedThread.runAbandonable`); one that never returns costs a task,
 /// never the caller's time.
+///
+/// The limit measures the operation, not our own process: the operation gets `deadline - now`
+/// counted from when its task actually began, and an answer that came back in time wins over the
+/// timer even when the cooperative pool was too busy to resume the caller before the deadline.
+/// The timer is a dispatch timer (a busy pool cannot stop it firing); when it fires, the verdict
+/// hops through the pool at the caller's priority (libdispatch keeps a cooperative pool per
+/// priority: a hop at another would never see this one busy). A hop that ran late found the pool busy, and an answer
+/// may be queued there still: the verdict then waits a short grace (`TimeLimitRace.grace`, at most
+/// `TimeLimitRace.graces` times) in which the now free pool resumes it.
 package func withTimeLimit<T: Sendable>(until deadline: ContinuousClock.Instant,
                                         _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
-    let race = TimeLimitRace<T>()
+    let race = TimeLimitRace<T>(allotted: max(.zero, deadline - ContinuousClock.now), priority: Task.currentPriority)
     return try await withTaskCancellationHandler {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
             guard race.start(continuation) else {
@@ -17,18 +26,15 @@ package func withTimeLimit<T: Sendable>(until deadline: ContinuousClock.Instant,
                 return
             }
             let work = Task {
+                race.began(at: ContinuousClock.now)
                 do {
                     race.finish(.success(try await operation()))
                 } catch {
                     race.finish(.failure(error))
                 }
             }
-            // The timer is a dispatch timer, not a task: a busy cooperative pool cannot delay it.
-            let remaining = deadline - ContinuousClock.now
-            let nanoseconds = max(0, remaining.components.seconds * 1_000_000_000 + remaining.components.attoseconds / 1_000_000_000)
-            let timer = TimeLimitTimer(DispatchWorkItem { race.finish(.failure(SmartCardError(.timeout, "no answer in time"))) })
-            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: nanoseconds)), execute: timer.item)
-            race.attach(work: work, timer: timer)
+            race.attach(work: work)
+            race.arm(at: deadline)
         }
     } onCancel: {
         race.finish(.failure(SmartCardError(.cancelled, "the exchange was cancelled")))
@@ -41,10 +47,27 @@ private final class TimeLimitRace<T: Sendable>: Sendable {
     private struct State {
         var continuation: CheckedContinuation<T, any Error>?
         var finished = false
+        var began: ContinuousClock.Instant?
         var work: Task<Void, Never>?
         var timer: TimeLimitTimer?
+        var graces = 0
     }
+    /// A hop later than this found the pool busy.
+    static var late: Duration { .milliseconds(50) }
+    /// How long a late verdict waits for an answer queued behind it, and how many times.
+    static var grace: Duration { .milliseconds(250) }
+    static var graces: Int { 4 }
     private let state = Mutex(State())
+    /// The operation's time, counted from when its task began.
+    private let allotted: Duration
+
+    /// The caller's priority: the verdict hops through the same pool as the operation's answer.
+    private let priority: TaskPriority
+
+    init(allotted: Duration, priority: TaskPriority) {
+        self.allotted = allotted
+        self.priority = priority
+    }
 
     /// Takes the caller's continuation; `false` when the race is already over (cancelled before it began).
     func start(_ continuation: CheckedContinuation<T, any Error>) -> Bool {
@@ -55,16 +78,54 @@ private final class TimeLimitRace<T: Sendable>: Sendable {
         }
     }
 
-    func attach(work: Task<Void, Never>, timer: TimeLimitTimer) {
+    func began(at instant: ContinuousClock.Instant) {
+        state.withLock { if $0.began == nil { $0.began = instant } }
+    }
+
+    func attach(work: Task<Void, Never>) {
         let over = state.withLock { state -> Bool in
             if state.finished { return true }
             state.work = work
+            return false
+        }
+        if over { work.cancel() }
+    }
+
+    /// Sets the dispatch timer for `instant`.
+    func arm(at instant: ContinuousClock.Instant) {
+        let remaining = instant - ContinuousClock.now
+        let nanoseconds = max(0, remaining.components.seconds * 1_000_000_000 + remaining.components.attoseconds / 1_000_000_000)
+        let timer = TimeLimitTimer(DispatchWorkItem { [self] in
+            let fired = ContinuousClock.now
+            Task(priority: priority) { self.expire(fired: fired) }
+        })
+        let over = state.withLock { state -> Bool in
+            if state.finished { return true }
             state.timer = timer
             return false
         }
-        if over {
-            work.cancel()
-            timer.item.cancel()
+        if over { return }
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: nanoseconds)), execute: timer.item)
+    }
+
+    /// The timer fired at `fired`: a timeout, unless the operation began late (our pool was busy)
+    /// and has time left counted from when it began, or this verdict itself ran late (an answer
+    /// may be waiting behind it).
+    private func expire(fired: ContinuousClock.Instant) {
+        let now = ContinuousClock.now
+        let rearm = state.withLock { state -> ContinuousClock.Instant? in
+            guard !state.finished else { return nil }
+            if let began = state.began, began + allotted > now { return began + allotted }
+            if now - fired > Self.late, state.graces < Self.graces {
+                state.graces += 1
+                return now + Self.grace
+            }
+            return nil
+        }
+        if let rearm {
+            arm(at: rearm)
+        } else {
+            finish(.failure(SmartCardError(.timeout, "no answer in time")))
         }
     }
 
