@@ -18,7 +18,9 @@ import Synchronization
 /// `TimeLimitRace.graces` times) in which the now free pool resumes it.
 package func withTimeLimit<T: Sendable>(until deadline: ContinuousClock.Instant,
                                         _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
-    let race = TimeLimitRace<T>(allotted: max(.zero, deadline - ContinuousClock.now), priority: Task.currentPriority)
+    // No time at all: the operation is not started.
+    guard deadline > ContinuousClock.now else { throw SmartCardError(.timeout, "no answer in time") }
+    let race = TimeLimitRace<T>(allotted: deadline - ContinuousClock.now, priority: Task.currentPriority)
     return try await withTaskCancellationHandler {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
             guard race.start(continuation) else {

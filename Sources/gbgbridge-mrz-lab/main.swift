@@ -62,7 +62,11 @@ case "why":
     // Why image files' best readings whose key checks hold were (not) claimed: `why FILE…`.
     guard let recognizer = MRZRecognizer() else { print("no trained model"); exit(1) }
     for path in arguments.dropFirst(2) {
-        let gray = GrayImage(try ImageCodecs.decodePNG(Array(try Data(contentsOf: URL(fileURLWithPath: path)))))
+        // PNG or JPEG, within the limits `gbgbridge mrz` decodes with.
+        let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+        let limits = ImageCodecs.Limits(maxPixels: 60 << 20, maxBytes: 768 << 20, scaleToPixels: 16 << 20)
+        let gray = GrayImage(bytes.starts(with: [0x89, 0x50, 0x4E, 0x47]) ? try ImageCodecs.decodePNG(bytes, limits: limits)
+                                                                      : try ImageCodecs.decodeJPEG(bytes, limits: limits))
         let result = recognizer.read(gray)
         print("\(path): \(result.reading.map { "\($0.format.rawValue) key \($0.accessKeyValid) valid \($0.valid) \($0.lines)" } ?? "nothing") \(result.refusal.map(\.rawValue) ?? "")")
         if let (reading, evidence) = recognizer.bestEvidence(gray) {

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import SmartCardCore
+import Synchronization
 import Testing
 
 /// `withTimeLimit` judges the operation, not our own process: an answer that came back before
@@ -53,10 +54,24 @@ struct TimeLimitTests {
         }
     }
 
-    @Test("a deadline already past is a timeout at once")
+    @Test("a deadline already past is a timeout at once, the operation never started")
     func pastDeadline() async {
-        await #expect(throws: SmartCardError.self) {
-            _ = try await withTimeLimit(until: .now - .seconds(1)) { await Self.answer(after: 10) }
+        let started = Flag()
+        do {
+            _ = try await withTimeLimit(until: .now - .seconds(1)) {
+                started.value.withLock { $0 = true }
+                return await Self.answer(after: 10)
+            }
+            Issue.record("no timeout")
+        } catch let error as SmartCardError {
+            #expect(error.code == .timeout)
+        } catch {
+            Issue.record("unexpected \(error)")
         }
+        #expect(!started.value.withLock { $0 })
     }
+}
+
+private final class Flag: Sendable {
+    let value = Mutex(false)
 }
