@@ -176,6 +176,13 @@ let package = Package(
         .target(name: "Mdoc", dependencies: ["CBORCoding", "COSE", "MRTDCrypto"]),
         // An mdoc over NFC through SmartCardCore: Type 4 Tag engagement (static and TNEP handover), ENVELOPE transfer.
         .target(name: "MdocNFC", dependencies: ["Mdoc", "CBORCoding", "COSE", "MRTDCrypto", "SmartCardCore"]),
+        // sd-bus (libsystemd), as Debian's libsystemd-dev installs it: BlueZ is reached over the system D-Bus.
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        .target(name: "CBlueZShim", dependencies: ["CSystemd"]),
+        // BlueZ (bluetoothd) over D-Bus: adapters and their state; blocking calls off the cooperative pool.
+        .target(name: "BlueZ", dependencies: ["CBlueZShim"]),
+        // mdoc over BLE (ISO 18013-5 §8.3.3.1.1): framing, Ident, the plan and the choice of transport.
+        .target(name: "MdocBLE", dependencies: ["Mdoc", "MdocNFC", "MRTDCrypto", "BlueZ"]),
         // One mdoc read end to end (reader, verification against IACAs, the portrait re-encoded), for the CLI and the bridge.
         .target(name: "MdocRead", dependencies: ["Mdoc", "MdocNFC", "CBORCoding", "MRTDCrypto", "SmartCardCore", "ImageSandbox", "BoundedFiles", "GBGBridge"]),
         // The bridge's mdoc.read capability over MdocRead.
@@ -206,7 +213,7 @@ let package = Package(
         .target(
             name: "GBGBridgeHost",
             dependencies: [
-                "Cameras", "MRZ", "ImageSandbox", "TrustFetch", "CFileSwapShim", "HostConfiguration", "GBGBridge", "GBGBridgeNFC", "GBGBridgeMdoc", "MdocRead", "Mdoc", "MdocEmulator", "GBGBridgeRead", "GBGBridgeServer", "GBGBridgeStubs", "MRTD", "MRTDCrypto", "SmartCard", "MRTDEmulator",
+                "Cameras", "MRZ", "ImageSandbox", "TrustFetch", "CFileSwapShim", "HostConfiguration", "GBGBridge", "GBGBridgeNFC", "GBGBridgeMdoc", "MdocRead", "Mdoc", "MdocBLE", "BlueZ", "MdocEmulator", "GBGBridgeRead", "GBGBridgeServer", "GBGBridgeStubs", "MRTD", "MRTDCrypto", "SmartCard", "MRTDEmulator",
                 "CVCertificates", "BoundedFiles", .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -250,7 +257,7 @@ let package = Package(
         ),
         .testTarget(name: "ChildProcessesTests", dependencies: ["ChildProcesses"]),
         // Independent/: the Python holder, reader and verifier the interoperability tests run (not Swift).
-        .testTarget(name: "MdocTests", dependencies: ["CBORCoding", "COSE", "Mdoc", "MdocNFC", "MdocEmulator", "MRTDCrypto", "MRTDEmulator", "SmartCard", "TestSupport", "TestTraits"],
+        .testTarget(name: "MdocTests", dependencies: ["CBORCoding", "COSE", "Mdoc", "MdocBLE", "MdocNFC", "MdocEmulator", "MRTDCrypto", "MRTDEmulator", "SmartCard", "TestSupport", "TestTraits"],
                     exclude: ["Independent"]),
         // Rules every file in Sources/ keeps (no force unwrap, traps only where annotated).
         .testTarget(name: "SourceRulesTests"),

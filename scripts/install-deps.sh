@@ -36,6 +36,8 @@ packages=(
   python3-pyscard                         # an independent mdoc reader (PC/SC from Python) reads the emulated holder in the tests
   libarchive-dev                          # trust refresh: a master list published as a ZIP (the BSI's), unpacked bounded
   mmdebstrap                              # scripts/fresh-machine.sh: a throwaway Debian root
+  libsystemd-dev                          # sd-bus: BlueZ (bluetoothd) is reached over the system D-Bus (mdoc over BLE)
+  dbus python3-dbus python3-gi            # a private D-Bus and a stand-in BlueZ object tree for doctor's bluetooth check in the tests
 )
 
 # Programs the tests and scripts start, and the package each comes from (program:package).
@@ -58,6 +60,7 @@ programs=(
   openssl:openssl
   curl:curl
   mmdebstrap:mmdebstrap
+  dbus-daemon:dbus
 )
 
 # Libraries Package.swift links by name (linkedLibrary), and the package with their development files.

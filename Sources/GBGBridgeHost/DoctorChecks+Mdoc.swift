@@ -1,5 +1,7 @@
 import Foundation
 import MRTDCrypto
+import BlueZ
+import MdocBLE
 import MdocRead
 
 extension DoctorChecks {
@@ -26,5 +28,30 @@ extension DoctorChecks {
                            finding: problems.isEmpty ? finding : finding + "; " + problems.joined(separator: "; "),
                            fix: problems.isEmpty ? "" : "replace expired IACAs (trust import --iaca); never trust a test IACA on a kiosk that reads real documents",
                            details: ["iacas": trust.anchors.count, "countries": countries])
+    }
+}
+
+extension DoctorChecks {
+    /// BlueZ and a powered adapter: phone wallets (Apple, Google, Samsung) engage over NFC and
+    /// transfer the mdoc over BLE alone. Without them mdoc.read reads NFC holders only: a warning.
+    package static func bluetooth() async -> DoctorCheck {
+        let consequence = "mdoc.read reads NFC holders only; phone wallets that transfer over BLE alone cannot be read"
+        let adapters: [BlueZAdapter]
+        do {
+            adapters = try await BlueZ.adaptersOffPool()
+        } catch {
+            return DoctorCheck(name: "bluetooth", status: .warning, finding: "\(error.reason): \(consequence)", fix: error.fix,
+                               details: ["code": error.code.rawValue, "adapters": [String]()])
+        }
+        let listed = adapters.map { "\($0.name) \($0.address)\($0.powered ? "" : " (off)")" }
+        switch MdocBluetoothAvailability.judge(adapters) {
+        case .available(let adapter):
+            return DoctorCheck(name: "bluetooth", status: .ok, finding: "BlueZ answers; adapter \(adapter) is powered (\(listed.joined(separator: ", ")))",
+                               fix: "", details: ["adapters": listed])
+        case .unavailable(let reason):
+            let parts = reason.components(separatedBy: " — ")
+            return DoctorCheck(name: "bluetooth", status: .warning, finding: "\(parts[0]): \(consequence)", fix: parts.dropFirst().joined(separator: " — "),
+                               details: ["code": adapters.isEmpty ? "NO_ADAPTER" : "NOT_POWERED", "adapters": listed])
+        }
     }
 }

@@ -30,6 +30,9 @@ public struct MdocError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let timeout = Code("MDOC_TIMEOUT")
         /// A signed list (a VICAL) no anchor vouches for.
         public static let untrustedList = Code("MDOC_UNTRUSTED_LIST")
+        /// The BLE transport failed: no adapter, the holder not found, a GATT operation refused, the
+        /// peer's Ident or framing wrong, the link lost.
+        public static let bleTransport = Code("MDOC_BLE")
         /// A key for reader authentication could not be used.
         public static let readerKey = Code("MDOC_READER_KEY")
     }

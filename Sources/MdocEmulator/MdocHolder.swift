@@ -304,7 +304,7 @@ public final class MdocHolder: VirtualCard {
                 var reader = (try? SessionEncryption(role: .reader, curve: .nistP256, privateScalar: ephemeral.scalar, peerKey: readerKey, transcript: transcript))
                 let sealed = (try? reader?.encrypt(response)) ?? []
                 state.session = session
-                return SessionMessage.data(sealed ?? [])
+                return SessionMessage.data(sealed)
             }
             let sealed = (try? session.encrypt(response)) ?? []
             state.session = session

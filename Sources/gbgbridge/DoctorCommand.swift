@@ -54,6 +54,7 @@ struct DoctorCommand: AsyncParsableCommand {
         checks.append(await DoctorChecks.libnfc(devices: libnfcDevice))
         checks.append(DoctorChecks.trustStore(paths: trustPaths))
         checks.append(DoctorChecks.mdocIssuers(paths: trustPaths))
+        checks.append(await DoctorChecks.bluetooth())
         checks.append(await DoctorChecks.terminalAuthentication(certificates: settings?.terminalCertificates ?? [], key: settings?.terminalKey))
         checks.append(await DoctorChecks.imageDecoder())
         checks.append(DoctorChecks.chromium())

@@ -8,7 +8,7 @@ import Testing
 /// already taken and a pcscd that is not there.
 @Suite("gbgbridge doctor", .serialized)
 struct DoctorCommandTests {
-    static let names = ["config", "pcscd", "readers", "card", "kernel-modules", "libnfc", "trust-store", "mdoc-issuers", "terminal-authentication", "image-decoder", "chromium", "camera.document", "camera.selfie", "port"]
+    static let names = ["config", "pcscd", "readers", "card", "kernel-modules", "libnfc", "trust-store", "mdoc-issuers", "bluetooth", "terminal-authentication", "image-decoder", "chromium", "camera.document", "camera.selfie", "port"]
 
     /// A TCP port nobody listens on now.
     static func freePort() throws -> Int { try freeLoopbackPort() }
@@ -187,4 +187,95 @@ struct DoctorCommandTests {
             #expect(expected == "ok" ? finding.contains("UTIS0000001 may read DG3 and DG4") : finding.contains("another key"), "\(finding)")
         }
     }
+
+    static func doctorRun(environment: [String: String]) async throws -> CommandOutcome {
+        try await runCommand(GBGBridgeBinary.path, ["doctor", "--json", "--config", "/dev/null"], timeout: .seconds(60), environment: environment)
+    }
+
+    /// A private D-Bus (dbus-daemon) as the system bus, and on it, when `mode` is given, a stand-in
+    /// for bluetoothd's object tree (Tests/MdocTests/Independent/fake_bluez.py, dbus-python): the
+    /// real bluetoothd needs a kernel with Bluetooth, which the BLE VM tests boot.
+    static func withPrivateBus<T: Sendable>(bluez mode: String?, _ body: @Sendable (String) async throws -> T) async throws -> T {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("gbg-bus-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let address = "unix:path=\(directory.path)/bus"
+        let daemon = Process()
+        daemon.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
+        daemon.arguments = ["--session", "--nofork", "--nopidfile", "--address=\(address)"]
+        daemon.standardOutput = FileHandle.nullDevice
+        try daemon.run()
+        // SIGKILL: dbus-daemon --session may outlive a SIGTERM while a client is connected.
+        defer { kill(daemon.processIdentifier, SIGKILL); daemon.waitUntilExit() }
+        for _ in 0..<100 where !FileManager.default.fileExists(atPath: directory.path + "/bus") { try await Task.sleep(for: .milliseconds(50)) }
+        var fake: Process?
+        defer {
+            if let fake {
+                kill(fake.processIdentifier, SIGKILL)
+                fake.waitUntilExit()
+            }
+        }
+        if let mode {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+            process.arguments = [TestFixtures.packageRoot.appendingPathComponent("Tests/MdocTests/Independent/fake_bluez.py").path, mode]
+            process.environment = ["DBUS_SESSION_BUS_ADDRESS": address, "PATH": "/usr/bin:/bin"]
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            try process.run()
+            fake = process
+            let ready = await withCheckedContinuation { continuation in
+                DispatchQueue.global().async { continuation.resume(returning: pipe.fileHandleForReading.availableData) }
+            }
+            try #require(String(decoding: ready, as: UTF8.self).hasPrefix("ready"), "the stand-in BlueZ did not start")
+        }
+        return try await body(address)
+    }
+
+    @Test("bluetooth: no system bus, no BlueZ, BlueZ refusing, no adapter, an adapter off, a powered one, a flood of objects",
+          .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/dbus-daemon"), "needs dbus-daemon (dbus)"),
+          .enabled(if: IndependentDBus.available, "needs /usr/bin/python3 with dbus and gi (python3-dbus, python3-gi)"))
+    func bluetooth() async throws {
+        let noBus = try await Self.doctor([], environment: ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent/gbg-bus"])
+        #expect(Self.status(noBus.checks["bluetooth"]) == "warning")
+        #expect(noBus.checks["bluetooth"]?["details"].flatMap { ($0 as? [String: Any])?["code"] as? String } == "NO_SYSTEM_BUS")
+        let cases: [(String?, String, String, String)] = [
+            (nil, "warning", "BLUEZ_NOT_RUNNING", "apt install bluez"),
+            ("denied", "warning", "BLUEZ_ACCESS_DENIED", "bluetooth group"),
+            ("none", "warning", "NO_ADAPTER", "Bluetooth LE adapter"),
+            ("off", "warning", "NOT_POWERED", "bluetoothctl power on"),
+            ("many", "warning", "BLUEZ_FAILED", "journalctl"),
+        ]
+        for (mode, status, code, fix) in cases {
+            let outcome = try Self.parse(try await Self.withPrivateBus(bluez: mode) { address in
+                try await Self.doctorRun(environment: ["DBUS_SYSTEM_BUS_ADDRESS": address])
+            })
+            let check = outcome.checks["bluetooth"]
+            #expect(Self.status(check) == status, "\(mode ?? "no BlueZ"): \(check ?? [:])")
+            #expect((check?["details"] as? [String: Any])?["code"] as? String == code, "\(mode ?? "no BlueZ"): \(check ?? [:])")
+            #expect((check?["fix"] as? String)?.contains(fix) == true, "\(mode ?? "no BlueZ"): \(check ?? [:])")
+            #expect((check?["finding"] as? String)?.contains("NFC holders only") == true)
+        }
+        let powered = try Self.parse(try await Self.withPrivateBus(bluez: "powered") { address in
+            try await Self.doctorRun(environment: ["DBUS_SYSTEM_BUS_ADDRESS": address])
+        })
+        let check = try #require(powered.checks["bluetooth"])
+        #expect(Self.status(check) == "ok", "\(check)")
+        #expect((check["finding"] as? String)?.contains("adapter hci1 is powered") == true, "\(check)")
+        #expect((check["details"] as? [String: Any])?["adapters"] as? [String] == ["hci0 00:AA:01:00:00:00 (off)", "hci1 00:AA:01:00:00:01"])
+    }
+}
+
+/// Debian's Python with dbus-python and GLib's bindings (the stand-in BlueZ).
+enum IndependentDBus {
+    static let available: Bool = {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = ["-c", "import dbus, dbus.service, dbus.mainloop.glib; from gi.repository import GLib"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return false }
+        process.waitUntilExit()
+        return process.terminationStatus == 0
+    }()
 }

@@ -73,7 +73,7 @@ struct AnnexDTests {
         #expect(try readerAuth.headers.x5chain() == [try vector("READER_CERT")])
         let certificate = try Certificate(bytes: try vector("READER_CERT"))
         let key = try PublicKey(subjectPublicKeyInfo: certificate.subjectPublicKeyInfo)
-        let payload = try ReaderAuthentication.payload(transcript: try transcript, itemsRequestBytes: doc.itemsRequestBytes)
+        let payload = try ReaderAuthentication.payload(transcript: transcript, itemsRequestBytes: doc.itemsRequestBytes)
         try readerAuth.verify(key: key, detachedPayload: payload)
         #expect(certificate.isSignatureValid(issuer: try Certificate(bytes: try vector("READER_ROOT_CERT"))))
         // Any other payload fails.

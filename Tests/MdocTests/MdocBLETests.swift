@@ -1,0 +1,169 @@
+import COSE
+import Foundation
+import Mdoc
+import MdocBLE
+import MdocNFC
+import MRTDCrypto
+import TestSupport
+import TestTraits
+import Testing
+
+/// The BLE transport's parts that need no radio (ISO 18013-5 §8.3.3.1.1): the characteristics'
+/// UUIDs, Ident, the 0x01/0x00 framing bounded against a peer that streams forever, the plans an
+/// engagement offers and the choice of transport.
+@Suite("mdoc over BLE: framing, Ident, plans, the choice of transport")
+struct MdocBLETests {
+    @Test("the characteristics' UUIDs of both modes (Tables 11 and 12)")
+    func characteristicUUIDs() {
+        let server = MdocBLEMode.peripheralServer.characteristics
+        #expect(server.state.description == "00000001-a123-48ce-896b-4c76973373e6")
+        #expect(server.client2Server.description == "00000002-a123-48ce-896b-4c76973373e6")
+        #expect(server.server2Client.description == "00000003-a123-48ce-896b-4c76973373e6")
+        #expect(server.l2cap.description == "0000000a-a123-48ce-896b-4c76973373e6")
+        let client = MdocBLEMode.centralClient.characteristics
+        #expect(client.state.description == "00000005-a123-48ce-896b-4c76973373e6")
+        #expect(client.client2Server.description == "00000006-a123-48ce-896b-4c76973373e6")
+        #expect(client.server2Client.description == "00000007-a123-48ce-896b-4c76973373e6")
+        #expect(client.ident.description == "00000008-a123-48ce-896b-4c76973373e6")
+        #expect(client.l2cap.description == "0000000b-a123-48ce-896b-4c76973373e6")
+        #expect(BLEUUID("00000005-A123-48CE-896B-4C76973373E6") == client.state)
+        for bad in ["", "00000005-A123-48CE-896B-4C76973373E", "00000005A123-48CE-896B-4C76973373E6x", "0000000g-a123-48ce-896b-4c76973373e6"] {
+            #expect(BLEUUID(bad) == nil, "\(bad)")
+        }
+        #expect(BLEUUID(bytes: [1, 2, 3]) == nil)
+    }
+
+    @Test("Ident is HKDF-SHA-256(EDeviceKeyBytes, no salt, \"BLEIdent\", 16), as Python's cryptography derives it for Annex D's engagement",
+          .needsSharedFixtures)
+    func identOfAnnexD() throws {
+        let data = try Data(contentsOf: TestFixtures.sharedURL("mdoc-annex-d/vectors.json"))
+        let json = try #require(try JSONSerialization.jsonObject(with: data) as? [String: String])
+        let engagement = try DeviceEngagement(bytes: try #require(json["DEVICE_ENGAGEMENT"].flatMap(hexBytes)))
+        // cryptography 38's HKDF(SHA256(), 16, salt=None, info=b"BLEIdent").derive(E_DEVICE_KEY_BYTES).
+        let expected = try #require(hexBytes("8da0b7a85919f05673054ea996bbd124"))
+        #expect(try MdocBLEIdent.derive(engagement: engagement) == expected)
+        #expect(engagement.deviceKeyBytes.taggedBytes == json["E_DEVICE_KEY_BYTES"].flatMap(hexBytes))
+        try MdocBLEIdent.check(expected, deviceKeyBytes: engagement.deviceKeyBytes.taggedBytes)
+        var wrong = expected
+        wrong[15] ^= 1
+        #expect(throws: MdocError.self) { try MdocBLEIdent.check(wrong, deviceKeyBytes: engagement.deviceKeyBytes.taggedBytes) }
+        #expect(throws: MdocError.self) { try MdocBLEIdent.check(Array(expected.prefix(15)), deviceKeyBytes: engagement.deviceKeyBytes.taggedBytes) }
+        // Annex D's holder offers mdoc central client mode with its UUID.
+        let plans = MdocBLEPlan.plans(engagement: engagement, outOfBand: nil)
+        #expect(plans == [MdocBLEPlan(mode: .centralClient, serviceUUID: try #require(BLEUUID("45efef74-2b2c-4837-a9a3-b0e1d05a6917")), address: nil)])
+    }
+
+    @Test("Ident agrees with Python's cryptography on fresh keys",
+          .enabled(if: IndependentPython.available, "needs /usr/bin/python3 with cbor2, cryptography and pyscard"))
+    func identAgreesWithPython() async throws {
+        for seed in 0..<4 {
+            let coseKey = COSEKey(curve: .p256, publicKey: try EllipticCurve.nistP256.generateKeyPair().publicKey)
+            let engagement = try #require(DeviceEngagement.make(deviceKey: coseKey, retrievalMethods: []))
+            let tagged = engagement.deviceKeyBytes.taggedBytes
+            let hex = tagged.map { String(format: "%02x", $0) }.joined()
+            let outcome = try await runCommand(IndependentPython.path, ["-c", """
+                from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+                from cryptography.hazmat.primitives import hashes
+                print(HKDF(hashes.SHA256(), 16, None, b"BLEIdent").derive(bytes.fromhex("\(hex)")).hex())
+                """])
+            let ours = try MdocBLEIdent.derive(engagement: engagement).map { String(format: "%02x", $0) }.joined()
+            #expect(outcome.status == 0, "\(outcome.standardError)")
+            #expect(outcome.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == ours, "key \(seed)")
+        }
+    }
+
+    @Test("pieces fit the ATT MTU, lead with 0x01 until the last's 0x00, and put back together", arguments: [23, 24, 185, 247, 512, 517, 65_535, 0])
+    func framingRoundTrip(mtu: Int) throws {
+        var generator = SeededGenerator(seed: UInt64(mtu) &+ 7)
+        for length in [1, 18, 19, 20, 513, 514, 515, 4_000] {
+            let message = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let pieces = MdocBLEFraming.fragments(message, mtu: mtu)
+            let clamped = min(max(mtu, 23), 517)
+            #expect(pieces.allSatisfy { $0.count <= clamped - 3 && $0.count >= 2 })
+            #expect(pieces.dropLast().allSatisfy { $0.first == 0x01 })
+            #expect(pieces.last?.first == 0x00)
+            var assembler = MdocBLEAssembler(maximumBytes: 1 << 16)
+            var out: [UInt8]?
+            for (index, piece) in pieces.enumerated() {
+                out = try assembler.take(piece)
+                #expect((out == nil) == (index < pieces.count - 1))
+            }
+            #expect(out == message)
+            #expect(assembler.pending == 0)
+        }
+    }
+
+    @Test("a peer that streams forever, sends a bad lead byte, an empty piece or an empty message is refused, typed")
+    func assemblerBounds() throws {
+        var assembler = MdocBLEAssembler(maximumBytes: 1_000)
+        var refused: MdocError?
+        for _ in 0..<10_000 {
+            do { _ = try assembler.take([0x01] + [UInt8](repeating: 0xAA, count: 100)) } catch { refused = error; break }
+        }
+        #expect(refused?.code == .limitExceeded)
+        #expect(assembler.pending <= 1_000)
+
+        var tiny = MdocBLEAssembler(maximumBytes: 1 << 20, maximumPieces: 50)
+        var piecesRefused: MdocError?
+        for _ in 0..<10_000 {
+            do { _ = try tiny.take([0x01, 0x00]) } catch { piecesRefused = error; break }
+        }
+        #expect(piecesRefused?.code == .limitExceeded)
+
+        var fresh = MdocBLEAssembler(maximumBytes: 100)
+        #expect(throws: MdocError.self) { try fresh.take([]) }
+        #expect(throws: MdocError.self) { try fresh.take([0x02, 1, 2]) }
+        #expect(throws: MdocError.self) { try fresh.take([0x00]) }
+        #expect(try fresh.take([0x00, 9]) == [9])
+    }
+
+    @Test("plans from the engagement and from a handover's BLE carrier record; peripheral server mode first")
+    func plansFromEngagementAndCarrier() throws {
+        let coseKey = COSEKey(curve: .p256, publicKey: try EllipticCurve.nistP256.generateKeyPair().publicKey)
+        let peripheral = [UInt8](repeating: 0x11, count: 16), central = [UInt8](repeating: 0x22, count: 16)
+        let address: [UInt8] = [1, 2, 3, 4, 5, 6]
+        let both = try #require(DeviceEngagement.make(deviceKey: coseKey, retrievalMethods: [
+            .ble(peripheralServer: true, centralClient: true, peripheralUUID: peripheral, centralUUID: central, address: address),
+        ]))
+        let plans = MdocBLEPlan.plans(engagement: both, outOfBand: nil)
+        #expect(plans.map(\.mode) == [.peripheralServer, .centralClient])
+        #expect(plans[0].serviceUUID.bytes == peripheral && plans[0].address == address)
+        #expect(plans[1].serviceUUID.bytes == central && plans[1].address == nil)
+
+        // A UUID that is not 16 bytes is no plan; nothing offered is no plan.
+        let bad = try #require(DeviceEngagement.make(deviceKey: coseKey, retrievalMethods: [
+            .ble(peripheralServer: true, centralClient: false, peripheralUUID: [1, 2, 3], centralUUID: nil, address: nil),
+            .nfc(maximumCommandLength: 255, maximumResponseLength: 256),
+        ]))
+        #expect(MdocBLEPlan.plans(engagement: bad, outOfBand: nil).isEmpty)
+
+        // Negotiated handover: the UUID and LE role in the carrier record alone.
+        for (role, modes) in [(UInt8(0), [MdocBLEMode.peripheralServer]), (1, [.centralClient]), (2, [.peripheralServer, .centralClient]),
+                              (3, [.peripheralServer, .centralClient]), (9, [])] {
+            let oob = BLEOutOfBand(role: role, serviceUUID: peripheral, address: address + [0])
+            let fromCarrier = MdocBLEPlan.plans(engagement: nil, outOfBand: oob)
+            #expect(fromCarrier.map(\.mode) == modes, "LE role \(role)")
+            if let first = fromCarrier.first, first.mode == .peripheralServer { #expect(first.address == address) }
+        }
+    }
+
+    @Test("the choice of transport follows the holder's offer and what the kiosk has, and says why nothing fits")
+    func transportChoice() throws {
+        let plan = MdocBLEPlan(mode: .peripheralServer, serviceUUID: MdocBLEMode.peripheralServer.characteristics.state, address: nil)
+        let powered = MdocBluetoothAvailability.available(adapter: "hci0")
+        let none = MdocBluetoothAvailability.unavailable("no Bluetooth adapter (BlueZ lists none)")
+        #expect(try MdocTransportChoice.choose(.auto, holderOffersNFC: true, blePlans: [plan], bluetooth: powered) == .nfc)
+        #expect(try MdocTransportChoice.choose(.auto, holderOffersNFC: false, blePlans: [plan], bluetooth: powered) == .ble([plan]))
+        #expect(try MdocTransportChoice.choose(.ble, holderOffersNFC: true, blePlans: [plan], bluetooth: powered) == .ble([plan]))
+        for (preference, nfc, plans, bluetooth) in [(MdocTransportPreference.auto, false, [plan], none), (.auto, false, [], powered),
+                                                    (.nfc, false, [plan], powered), (.ble, true, [], powered), (.ble, true, [plan], none)] {
+            do {
+                _ = try MdocTransportChoice.choose(preference, holderOffersNFC: nfc, blePlans: plans, bluetooth: bluetooth)
+                Issue.record("\(preference) chose a transport")
+            } catch {
+                #expect(error.code == .unsupported)
+                if !bluetooth.isAvailable, !plans.isEmpty, preference != .nfc { #expect(error.reason.contains("no Bluetooth adapter")) }
+            }
+        }
+    }
+}
