@@ -68,7 +68,7 @@ package final class HostApplication {
         configuration.bridge = BridgeConfiguration(hostVersion: GBGBridgeVersion.current, capabilities: [:])
         configuration.metricsExposition = HostMetrics.exposition
         if let operators = settings.operatorListen { (configuration.operatorHost, configuration.operatorPort) = (operators.host, operators.port) }
-        diagnostics = settings.diagnostics ? HostDiagnostics(nfc: nfc, cameras: services.cameras, trustPaths: settings.trust) : nil
+        diagnostics = settings.diagnostics ? HostDiagnostics(nfc: nfc, mdoc: mdoc, cameras: services.cameras, trustPaths: settings.trust) : nil
         configuration.diagnostics = diagnostics?.source()
         configuration.maxDiagnosticsStreams = settings.diagnosticsStreams
         configuration.pages = diagnostics?.pages

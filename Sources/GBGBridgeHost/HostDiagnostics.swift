@@ -2,6 +2,7 @@ import Cameras
 import Foundation
 import GBGBridgeRead
 import GBGBridge
+import GBGBridgeMdoc
 import GBGBridgeNFC
 import GBGBridgeServer
 import MRTD
@@ -14,6 +15,7 @@ import SmartCard
 package final class HostDiagnostics {
     package let pages = PageDiagnostics()
     private let nfc: NFCReadService
+    private let mdoc: MdocReadService?
     private let cameras: [CameraService]
     private let trustPaths: [String]
     private let started = Date()
@@ -21,8 +23,9 @@ package final class HostDiagnostics {
     /// The trust store's health changes by the day, not the second: worked out once a minute.
     private var trust: (check: [String: Any], at: ContinuousClock.Instant)?
 
-    package init(nfc: NFCReadService, cameras: [CameraService] = [], trustPaths: [String]) {
+    package init(nfc: NFCReadService, mdoc: MdocReadService? = nil, cameras: [CameraService] = [], trustPaths: [String]) {
         self.nfc = nfc
+        self.mdoc = mdoc
         self.cameras = cameras
         self.trustPaths = trustPaths
     }
@@ -51,7 +54,7 @@ package final class HostDiagnostics {
         }
         let reads = nfc.readLog.records.compactMap { try? JSONValue(encoding: $0).anyValue }
         let uptime = ContinuousClock.now - startedClock
-        return [
+        var object: [String: Any] = [
             "host": [
                 "version": GBGBridgeVersion.current, "started": DoctorChecks.iso8601(started.timeIntervalSince1970),
                 "uptimeSeconds": Double(uptime.components.seconds), "pid": Int(getpid()),
@@ -65,6 +68,13 @@ package final class HostDiagnostics {
             "pages": pages.snapshot().map(\.anyValue),
             "trust": trustHealth(),
         ]
+        if let mdoc {
+            // mdoc.read's last reads: outcome, timing, transport and counts, never an element.
+            object["mdocReads"] = mdoc.recentReads.compactMap { try? JSONValue(encoding: $0).anyValue }
+            object["mdocReadInProgress"] = mdoc.activeRead != nil
+            object["mdocReadsFinished"] = mdoc.readsFinished
+        }
+        return object
     }
 
     private func trustHealth() -> [String: Any] {

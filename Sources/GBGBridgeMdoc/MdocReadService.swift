@@ -28,6 +28,8 @@ public final class MdocReadService {
     public var readers: (@MainActor () -> [ReaderInfo])?
 
     public private(set) var activeRead: String?
+    var readLog: [MdocReadRecord] = []
+    var readsFinishedCount = 0
     private var hosts: [ObjectIdentifier: WeakHost] = [:]
     struct WeakHost { weak var host: BridgeHost? }
 
@@ -105,12 +107,29 @@ public final class MdocReadService {
             do throws(MdocError) { return .success(try await job.run(on: backend)) } catch { return .failure(error) }
         }.value
         let id = LogText.clip(message.correlationId)
+        let elapsed = ContinuousClock.now - started
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        var entry = MdocReadRecord(id: LogText.clip(message.correlationId, to: 64), reader: parsed.reader, finished: Self.finishedNow(),
+                                   seconds: (seconds * 1000).rounded() / 1000, outcome: "")
         switch outcome {
         case .success(let result):
+            entry.reader = result.reader
             guard let report = result.reports.first else {
+                entry.outcome = BridgeErrorCode.documentUnavailable.rawValue
+                record(entry)
                 responder.fail(.documentUnavailable, message: "the holder returned no document", recoverable: true)
                 return
             }
+            entry.outcome = report.verified ? "verified" : "unverified"
+            entry.docType = report.docType
+            entry.issuer = report.issuer.rawValue
+            entry.device = report.device.rawValue
+            entry.transport = report.transport == nil ? nil : "nfc"
+            entry.handover = report.transport?.handover
+            entry.apdus = report.transport?.apdus
+            entry.elements = report.elements.values.map(\.count).reduce(0, +)
+            entry.withheld = report.withheld.count
+            record(entry)
             guard case .object(var data) = report.jsonValue else { return }
             data["reader"] = .string(result.reader)
             Counter(label: "gbgbridge_mdoc_reads_total", dimensions: [("outcome", report.verified ? "verified" : "unverified")]).increment()
@@ -120,6 +139,9 @@ public final class MdocReadService {
             responder.succeed(data)
         case .failure(let error):
             let (code, recoverable) = Self.bridgeCode(error)
+            entry.outcome = code.rawValue
+            entry.mdocCode = error.code.rawValue
+            record(entry)
             Counter(label: "gbgbridge_mdoc_reads_total", dimensions: [("outcome", code.rawValue)]).increment()
             logger.info("mdoc.read \(id): \(code.rawValue) [\(error.code.rawValue)] (\(LogText.clip(error.reason, to: 300)))")
             responder.fail(code, message: error.reason, recoverable: recoverable)

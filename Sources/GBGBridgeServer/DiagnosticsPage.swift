@@ -30,6 +30,7 @@ enum DiagnosticsPage {
           <section class="card wide" id="cameras-card"><h2>Cameras</h2><div id="cameras"></div></section>
           <section class="card wide" id="chart-card"><h2>Read durations</h2><div id="chart"></div></section>
           <section class="card wide" id="reads-card"><h2>Last reads</h2><div id="reads"></div></section>
+          <section class="card wide" id="mdoc-card" style="display:none"><h2>Last mobile document reads (mdoc.read)</h2><div id="mdoc-reads"></div></section>
           <section class="card wide" id="pages-card"><h2>Pages</h2><div id="pages"></div></section>
         </main>
         </body>
@@ -88,7 +89,8 @@ enum DiagnosticsPage {
           function renderHost(d) {
             const h = d.host || {};
             $("host").textContent = "version " + h.version + " · up " + Math.round(h.uptimeSeconds || 0) + " s · " +
-              (d.readsFinished || 0) + " reads · " + (d.pages || []).length + " page(s) connected";
+              (d.readsFinished || 0) + " reads · " + (d.mdocReadsFinished != null ? d.mdocReadsFinished + " mdoc reads · " : "") +
+              (d.pages || []).length + " page(s) connected";
           }
           function renderReaders(d) {
             const readers = d.readers || [];
@@ -128,6 +130,17 @@ enum DiagnosticsPage {
               reads.map((r) => [r.id, time(r.started), r.reader || "–", badge(r.outcome, outcomeKind(r.outcome)), r.accessControl || "–",
                 secs(r.seconds), r.apdus == null ? "–" : r.apdus, r.tagLosses,
                 el("span", { class: "phases" }, (r.phases || []).map((p) => p.name + " " + secs(p.seconds)).join(" · "))])));
+          }
+          function renderMdocReads(d) {
+            if (!d.mdocReads) return;
+            $("mdoc-card").style.display = "";
+            const reads = d.mdocReads.slice().reverse();
+            if (!reads.length) return replace("mdoc-reads", el("p", { class: "muted" }, d.mdocReadInProgress ? "A read is in progress." : "No mdoc read yet."));
+            const kind = (o) => o === "verified" ? "ok" : o === "unverified" ? "warning" : "error";
+            replace("mdoc-reads", table(["#", "Finished", "Reader", "Outcome", "Document", "Issuer", "Device", "Transport", "Duration", "APDUs", "Elements"],
+              reads.map((r) => [r.id, time(r.finished), r.reader || "–", el("span", {}, badge(r.outcome, kind(r.outcome)), r.mdocCode ? " " + r.mdocCode : ""),
+                r.docType || "–", r.issuer || "–", r.device || "–", [r.transport, r.handover].filter(Boolean).join(" ") || "–", secs(r.seconds),
+                r.apdus == null ? "–" : r.apdus, r.elements == null ? "–" : r.elements + (r.withheld ? " (" + r.withheld + " withheld)" : "")])));
           }
           function renderChart(d) {
             const reads = (d.reads || []).slice(-50);
@@ -188,7 +201,7 @@ enum DiagnosticsPage {
               })));
           }
           function render(d) {
-            renderHost(d); renderReaders(d); renderTrust(d); renderCameras(d); renderChart(d); renderReads(d); renderPages(d);
+            renderHost(d); renderReaders(d); renderTrust(d); renderCameras(d); renderChart(d); renderReads(d); renderMdocReads(d); renderPages(d);
             document.body.dataset.state = "live";
             document.body.dataset.reads = String((d.reads || []).length);
           }

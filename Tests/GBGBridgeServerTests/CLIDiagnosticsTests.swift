@@ -16,6 +16,66 @@ struct CLIDiagnosticsTests {
         try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], "not a JSON object: \(text.prefix(300))")
     }
 
+    @Test("mdoc reads show in /diagnostics.json: outcome, docType, verdicts, transport and counts, never an element's value",
+          .enabled(if: FileManager.default.isExecutableFile(atPath: binary), "needs the gbgbridge binary (swift build)"))
+    func mdocReadThenLook() async throws {
+        // A trust store whose iaca/ holds the kit's test IACA (mdoc.read never reads CSCAs for it).
+        let store = FileManager.default.temporaryDirectory.appendingPathComponent("gbg-diag-iaca-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: store.appendingPathComponent("iaca"), withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: store) }
+        try FileManager.default.copyItem(at: TestFixtures.url("mdoc/iaca.cert.pem"), to: store.appendingPathComponent("iaca/iaca.cert.pem"))
+        try await PCSCDHarness.withEmulatorCommand(["--mdoc-profile", "utopia-mdl"]) {
+            let serve = try await ServeProcess.start(["serve", "--port", "0", "--config", "/dev/null", "--diagnostics", "--trust", store.path])
+            defer { serve.stop() }
+            let operators = try #require(serve.operatorPort)
+            let script = try await waitForScript(port: serve.port)
+            let token = try #require(script.firstMatch(of: /var token = "([0-9a-f]+)"/)?.1)
+            let page = try await RawWebSocket.connect(port: serve.port, path: "/gbg-bridge/ws?token=\(token)", origin: "http://127.0.0.1:\(serve.port)", timeout: 30)
+            await page.sendText(requestJSON("mdoc.read", id: "bad", data: #"{"docType":7,"timeoutSeconds":20}"#))
+            let bad = try #require(await page.response(to: "bad"))
+            #expect((bad["payload"] as? [String: Any])?["status"] as? String == "error")
+            await page.sendText(requestJSON("mdoc.read", id: "phone", data: #"{"preset":"identity","timeoutSeconds":20}"#))
+            let read = try #require(await page.response(to: "phone"))
+            #expect((read["payload"] as? [String: Any])?["status"] as? String == "success", "\(read)")
+
+            let answer = try await CLIMetricsTests.get(port: operators, path: "/diagnostics.json")
+            #expect(answer.status == 200)
+            let diagnostics = try Self.json(answer.body)
+            // A request refused before any read is not a read.
+            let reads = try #require(diagnostics["mdocReads"] as? [[String: Any]], "\(answer.body.prefix(1500))")
+            try #require(reads.count == 1, "\(reads)")
+            #expect(reads[0]["id"] as? String == "phone")
+            #expect(reads[0]["outcome"] as? String == "verified")
+            #expect(reads[0]["docType"] as? String == "org.iso.18013.5.1.mDL")
+            #expect(reads[0]["issuer"] as? String == "valid" && reads[0]["device"] as? String == "valid", "\(reads[0])")
+            #expect(reads[0]["transport"] as? String == "nfc")
+            #expect(reads[0]["reader"] as? String == PCSCDHarness.vpcdReaderName)
+            #expect((reads[0]["apdus"] as? Int ?? 0) > 2 && (reads[0]["elements"] as? Int ?? 0) > 0, "\(reads[0])")
+            #expect(diagnostics["mdocReadsFinished"] as? Int == 1)
+            #expect(diagnostics["mdocReadInProgress"] as? Bool == false)
+            // Nothing of the document: no name, no birth date, no portrait.
+            for secret in ["Mustermann", "family_name", "1971", "/9j/"] {
+                #expect(!answer.body.contains(secret), "\(secret) in /diagnostics.json")
+            }
+            // The live page's mdoc section, as an operator's browser shows it.
+            if ChromiumAvailable.value {
+                let browser = try await JourneyBrowserTests.Page.open(width: 1280, height: 900)
+                do {
+                    try await browser.navigate("http://127.0.0.1:\(operators)/diagnostics")
+                    _ = try await browser.wait(for: "document.body ? document.body.dataset.state : ''", in: ["live"], timeout: .seconds(30))
+                    let text = try await browser.evaluate("document.getElementById('mdoc-reads').textContent") as? String ?? ""
+                    #expect(text.contains("verified") && text.contains("org.iso.18013.5.1.mDL") && text.contains("nfc"), "\(text)")
+                    #expect(!text.contains("Mustermann"))
+                    try await browser.screenshot(to: JourneyBrowserTests.artifacts.appendingPathComponent("diagnostics-mdoc.png"))
+                } catch {
+                    await browser.browser.terminate()
+                    throw error
+                }
+                await browser.browser.terminate()
+            }
+        }
+    }
+
     @Test("reads show in /diagnostics.json and the live page; a page's Origin or another site gets 403",
           .enabled(if: FileManager.default.isExecutableFile(atPath: binary), "needs the gbgbridge binary (swift build)"))
     func readThenLook() async throws {
