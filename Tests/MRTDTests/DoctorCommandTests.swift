@@ -192,49 +192,13 @@ struct DoctorCommandTests {
         try await runCommand(GBGBridgeBinary.path, ["doctor", "--json", "--config", "/dev/null"], timeout: .seconds(60), environment: environment)
     }
 
-    /// A private D-Bus (dbus-daemon) as the system bus, and on it, when `mode` is given, a stand-in
-    /// for bluetoothd's object tree (Tests/MdocTests/Independent/fake_bluez.py, dbus-python): the
-    /// real bluetoothd needs a kernel with Bluetooth, which the BLE VM tests boot.
-    static func withPrivateBus<T: Sendable>(bluez mode: String?, _ body: @Sendable (String) async throws -> T) async throws -> T {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("gbg-bus-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let address = "unix:path=\(directory.path)/bus"
-        let daemon = Process()
-        daemon.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
-        daemon.arguments = ["--session", "--nofork", "--nopidfile", "--address=\(address)"]
-        daemon.standardOutput = FileHandle.nullDevice
-        try daemon.run()
-        // SIGKILL: dbus-daemon --session may outlive a SIGTERM while a client is connected.
-        defer { kill(daemon.processIdentifier, SIGKILL); daemon.waitUntilExit() }
-        for _ in 0..<100 where !FileManager.default.fileExists(atPath: directory.path + "/bus") { try await Task.sleep(for: .milliseconds(50)) }
-        var fake: Process?
-        defer {
-            if let fake {
-                kill(fake.processIdentifier, SIGKILL)
-                fake.waitUntilExit()
-            }
-        }
-        if let mode {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-            process.arguments = [TestFixtures.packageRoot.appendingPathComponent("Tests/MdocTests/Independent/fake_bluez.py").path, mode]
-            process.environment = ["DBUS_SESSION_BUS_ADDRESS": address, "PATH": "/usr/bin:/bin"]
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            try process.run()
-            fake = process
-            let ready = await withCheckedContinuation { continuation in
-                DispatchQueue.global().async { continuation.resume(returning: pipe.fileHandleForReading.availableData) }
-            }
-            try #require(String(decoding: ready, as: UTF8.self).hasPrefix("ready"), "the stand-in BlueZ did not start")
-        }
-        return try await body(address)
+    /// A private D-Bus as the system bus, with the stand-in BlueZ in `mode` when given.
+    static func withPrivateBus(bluez mode: String?, _ body: @Sendable (String) async throws -> CommandOutcome) async throws -> CommandOutcome {
+        try await PrivateDBus.with(script: mode == nil ? nil : "Tests/MdocTests/Independent/fake_bluez.py", arguments: mode.map { [$0] } ?? [], body).0
     }
 
     @Test("bluetooth: no system bus, no BlueZ, BlueZ refusing, no adapter, an adapter off, a powered one, a flood of objects",
-          .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/dbus-daemon"), "needs dbus-daemon (dbus)"),
-          .enabled(if: IndependentDBus.available, "needs /usr/bin/python3 with dbus and gi (python3-dbus, python3-gi)"))
+          .enabled(if: PrivateDBus.available, "needs dbus-daemon and /usr/bin/python3 with dbus and gi (dbus, python3-dbus, python3-gi)"))
     func bluetooth() async throws {
         let noBus = try await Self.doctor([], environment: ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent/gbg-bus"])
         #expect(Self.status(noBus.checks["bluetooth"]) == "warning")
@@ -264,18 +228,4 @@ struct DoctorCommandTests {
         #expect((check["finding"] as? String)?.contains("adapter hci1 is powered") == true, "\(check)")
         #expect((check["details"] as? [String: Any])?["adapters"] as? [String] == ["hci0 00:AA:01:00:00:00 (off)", "hci1 00:AA:01:00:00:01"])
     }
-}
-
-/// Debian's Python with dbus-python and GLib's bindings (the stand-in BlueZ).
-enum IndependentDBus {
-    static let available: Bool = {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = ["-c", "import dbus, dbus.service, dbus.mainloop.glib; from gi.repository import GLib"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return false }
-        process.waitUntilExit()
-        return process.terminationStatus == 0
-    }()
 }

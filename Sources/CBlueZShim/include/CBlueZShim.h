@@ -10,4 +10,39 @@
 /// -ECONNREFUSED/-ENOENT no bus, and the D-Bus error names (ServiceUnknown, AccessDenied, …).
 int CBlueZShim_list_adapters(char *out, size_t out_length, char *error, size_t error_length, unsigned long long timeout_usec);
 
+
+
+// A GATT client session over one system-bus connection. sd-bus is not thread-safe: every call
+// on one `sd_bus` comes from one thread (the Swift side keeps a dedicated thread per session).
+// Each returns 0 (or 1/0 for found/not found) or a negative errno, with the D-Bus error in `error`.
+typedef struct sd_bus sd_bus;
+
+/// `address` NULL: the system bus (DBUS_SYSTEM_BUS_ADDRESS honoured); else that bus ("unix:path=…").
+int CBlueZShim_open(sd_bus **bus, const char *address, char *error, size_t error_length, unsigned long long timeout_usec);
+void CBlueZShim_close(sd_bus *bus);
+
+/// SetDiscoveryFilter({UUIDs: [uuid], Transport: "le"}) on `adapter` (uuid may be NULL).
+int CBlueZShim_set_discovery_filter(sd_bus *bus, const char *adapter, const char *uuid, char *error, size_t error_length);
+/// A method without arguments or answer on `path`'s `interface` (StartDiscovery, Connect, …).
+int CBlueZShim_call_void(sd_bus *bus, const char *path, const char *interface, const char *method, char *error, size_t error_length);
+/// A device under `adapter` whose UUIDs hold `uuid` (case-insensitive), or whose Address is
+/// `address` (when not NULL): 1 with its path in `out_path`, 0 when none (yet).
+int CBlueZShim_find_device(sd_bus *bus, const char *adapter, const char *uuid, const char *address,
+                           char *out_path, size_t out_path_length, char *error, size_t error_length);
+/// A boolean property (ServicesResolved, Connected).
+int CBlueZShim_get_bool(sd_bus *bus, const char *path, const char *interface, const char *property, int *value,
+                        char *error, size_t error_length);
+/// The paths of `device`'s service `service_uuid` characteristics `uuids[0..count)`: "" where absent.
+/// 1 when the service was found, 0 when not (yet).
+int CBlueZShim_find_characteristics(sd_bus *bus, const char *device, const char *service_uuid, const char *const *uuids, int count,
+                                    char *paths, size_t path_length, char *error, size_t error_length);
+/// ReadValue({}): at most `out_length` bytes into `out`, the count in `*read`.
+int CBlueZShim_read_value(sd_bus *bus, const char *characteristic, unsigned char *out, size_t out_length, size_t *read,
+                          char *error, size_t error_length);
+/// WriteValue(bytes, {type: "command"|"request"}).
+int CBlueZShim_write_value(sd_bus *bus, const char *characteristic, const unsigned char *bytes, size_t length, const char *type,
+                           char *error, size_t error_length);
+/// AcquireNotify({}) or AcquireWrite({}): a descriptor of our own (close it) and the ATT MTU.
+int CBlueZShim_acquire(sd_bus *bus, const char *characteristic, const char *method, int *fd, unsigned *mtu,
+                       char *error, size_t error_length);
 #endif

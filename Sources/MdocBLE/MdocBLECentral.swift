@@ -1,0 +1,234 @@
+import BlueZ
+import Dispatch
+import Mdoc
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The kiosk as GATT client of a holder in mdoc peripheral server mode (ISO 18013-5
+/// §8.3.3.1.1.4–6), through BlueZ: scan for the engagement's service UUID (LE only), connect,
+/// wait for the services, check Ident where the holder offers it, subscribe to Server2Client
+/// (AcquireNotify), write State 0x01, then each message in pieces to Client2Server
+/// (AcquireWrite, else WriteValue without response) and the holder's answer assembled from its
+/// notifications. Everything inside the read's deadline, every buffer bounded; `end()` writes
+/// State 0x02 and disconnects.
+public final class MdocBLECentral: @unchecked Sendable {
+    public struct Timings: Sendable, Equatable {
+        /// Scanning until the holder was seen.
+        public var scan: Duration = .zero
+        /// Connecting until the services were resolved and subscribed.
+        public var connect: Duration = .zero
+        /// Every message out and its answer back.
+        public var transfer: Duration = .zero
+    }
+
+    public let plan: MdocBLEPlan
+    public let adapter: String
+    public let device: String
+    public private(set) var mtu: Int
+    public private(set) var timings = Timings()
+    let session: BlueZSession
+    let deadline: ContinuousClock.Instant
+    let maximumMessage: Int
+    let characteristics: (state: String, client2Server: String, server2Client: String)
+    let notify: Int32
+    let write: Int32?
+    private let io = DispatchQueue(label: "gbgbridge.mdoc-ble.io")
+    private var closed = false
+
+    /// How often BlueZ is asked whether the holder was seen, or its services resolved.
+    static let pollInterval: Duration = .milliseconds(200)
+
+    private init(plan: MdocBLEPlan, adapter: String, device: String, mtu: Int, session: BlueZSession, deadline: ContinuousClock.Instant,
+                 maximumMessage: Int, characteristics: (String, String, String), notify: Int32, write: Int32?) {
+        self.plan = plan
+        self.adapter = adapter
+        self.device = device
+        self.mtu = mtu
+        self.session = session
+        self.deadline = deadline
+        self.maximumMessage = maximumMessage
+        self.characteristics = characteristics
+        self.notify = notify
+        self.write = write
+    }
+
+    deinit {
+        close(notify)
+        if let write { close(write) }
+    }
+
+    /// Finds and connects to the holder of `plan` (peripheral server mode) through `adapter`
+    /// (`/org/bluez/hci0`). `deviceKeyBytes` (EDeviceKeyBytes, tagged) checks Ident when offered.
+    public static func connect(plan: MdocBLEPlan, adapter: String, deviceKeyBytes: [UInt8]?, deadline: ContinuousClock.Instant,
+                               maximumMessage: Int, busAddress: String? = nil) async throws(MdocError) -> MdocBLECentral {
+        guard plan.mode == .peripheralServer else {
+            throw MdocError(.unsupported, "mdoc central client mode (the kiosk advertising) is not built yet; the holder must offer peripheral server mode")
+        }
+        let session: BlueZSession
+        do { session = try await BlueZSession.open(address: busAddress) } catch { throw Self.error(error, "connecting to BlueZ") }
+        do {
+            return try await connect(plan: plan, adapter: adapter, session: session, deviceKeyBytes: deviceKeyBytes, deadline: deadline,
+                                     maximumMessage: maximumMessage)
+        } catch {
+            await session.close()
+            throw error
+        }
+    }
+
+    private static func connect(plan: MdocBLEPlan, adapter: String, session: BlueZSession, deviceKeyBytes: [UInt8]?,
+                                deadline: ContinuousClock.Instant, maximumMessage: Int) async throws(MdocError) -> MdocBLECentral {
+        let service = plan.serviceUUID.description
+        let address = plan.address.map { bytes in bytes.map { byte -> String in
+            let text = String(byte, radix: 16, uppercase: true)
+            return text.count == 1 ? "0" + text : text
+        }.joined(separator: ":") }
+        let started = ContinuousClock.now
+
+        // Scan: LE, filtered by the service UUID; a device BlueZ knows already is taken at once.
+        var device = try await bluez("looking for the holder") { try await session.findDevice(adapter: adapter, uuid: service, address: address) }
+        var scanning = false
+        if device == nil {
+            try await bluez("setting the scan filter") { try await session.setDiscoveryFilter(adapter: adapter, uuid: service) }
+            try await bluez("starting the scan") { try await session.call(adapter, "org.bluez.Adapter1", "StartDiscovery") }
+            scanning = true
+        }
+        while device == nil {
+            try await pause(until: deadline, "the holder (service \(service)) was not seen over BLE")
+            device = try await bluez("looking for the holder") { try await session.findDevice(adapter: adapter, uuid: service, address: address) }
+        }
+        if scanning { try? await session.call(adapter, "org.bluez.Adapter1", "StopDiscovery") }
+        guard let device else { throw MdocError(.bleTransport, "the holder was not seen over BLE") }
+        let scanned = ContinuousClock.now
+
+        // Connect and wait for the services.
+        try await bluez("connecting to the holder") { try await session.call(device, "org.bluez.Device1", "Connect") }
+        let wanted = MdocBLEMode.peripheralServer.characteristics
+        var found: [String?]?
+        while true {
+            let resolved = try await bluez("asking whether the holder's services are resolved") {
+                try await session.bool(device, "org.bluez.Device1", "ServicesResolved")
+            }
+            if resolved {
+                found = try await bluez("finding the holder's characteristics") {
+                    try await session.characteristics(device: device, service: service,
+                                                      uuids: [wanted.state, wanted.client2Server, wanted.server2Client, wanted.ident].map(\.description))
+                }
+                if found != nil { break }
+            }
+            try await pause(until: deadline, "the holder's GATT services were not resolved in time")
+        }
+        guard let found, let state = found[0], let client2Server = found[1], let server2Client = found[2] else {
+            throw MdocError(.bleTransport, "the holder's service \(service) lacks the State, Client2Server or Server2Client characteristic (ISO 18013-5 Table 11)")
+        }
+        if let ident = found[3], let deviceKeyBytes {
+            let value = try await bluez("reading the holder's Ident") { try await session.readValue(ident, maximum: 64) }
+            try MdocBLEIdent.check(value, deviceKeyBytes: deviceKeyBytes)
+        }
+        let (notify, notifyMTU) = try await bluez("subscribing to Server2Client") { try await session.acquire(server2Client, "AcquireNotify") }
+        var write: Int32?
+        var mtu = notifyMTU
+        if let acquired = try? await session.acquire(client2Server, "AcquireWrite") {
+            write = acquired.fd
+            mtu = min(mtu, acquired.mtu)
+        }
+        let central = MdocBLECentral(plan: plan, adapter: adapter, device: device, mtu: min(max(mtu, MdocBLEFraming.minimumMTU), MdocBLEFraming.maximumMTU),
+                                     session: session, deadline: deadline, maximumMessage: maximumMessage,
+                                     characteristics: (state, client2Server, server2Client), notify: notify, write: write)
+        try await bluez("writing State start") { try await session.writeValue(state, [MdocBLEState.start.rawValue], type: "command") }
+        central.timings.scan = scanned - started
+        central.timings.connect = ContinuousClock.now - scanned
+        return central
+    }
+
+    /// Sends one message and returns the holder's answer.
+    public func exchange(_ message: [UInt8]) async throws(MdocError) -> [UInt8] {
+        let started = ContinuousClock.now
+        defer { timings.transfer += ContinuousClock.now - started }
+        for piece in MdocBLEFraming.fragments(message, mtu: mtu) {
+            if let write {
+                try await blocking { () throws(MdocError) in try Self.send(piece, to: write) }
+            } else {
+                let session = self.session, path = characteristics.client2Server
+                try await Self.bluez("writing to Client2Server") { try await session.writeValue(path, piece, type: "command") }
+            }
+        }
+        let notify = self.notify, deadline = self.deadline, mtu = self.mtu, maximumMessage = self.maximumMessage
+        return try await blocking { () throws(MdocError) -> [UInt8] in
+            var assembler = MdocBLEAssembler(maximumBytes: maximumMessage)
+            while true {
+                let piece = try Self.receive(from: notify, mtu: mtu, deadline: deadline)
+                if let message = try assembler.take(piece) { return message }
+            }
+        }
+    }
+
+    /// State 0x02 (end), then disconnect; best effort, once.
+    public func end() async {
+        guard !closed else { return }
+        closed = true
+        try? await session.writeValue(characteristics.state, [MdocBLEState.end.rawValue], type: "command")
+        try? await session.call(device, "org.bluez.Device1", "Disconnect")
+        await session.close()
+    }
+
+    // MARK: - Helpers
+
+    private func blocking<T: Sendable>(_ body: @escaping @Sendable () throws(MdocError) -> T) async throws(MdocError) -> T {
+        let result: Result<T, MdocError> = await withCheckedContinuation { continuation in
+            io.async { continuation.resume(returning: Result { () throws(MdocError) -> T in try body() }) }
+        }
+        return try result.get()
+    }
+
+    static func send(_ piece: [UInt8], to fd: Int32) throws(MdocError) {
+        let sent = piece.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        guard sent == piece.count else {
+            throw MdocError(.bleTransport, "writing to the holder failed: \(sent < 0 ? String(cString: strerror(errno)) : "a short write") (the link is lost)")
+        }
+    }
+
+    /// One notification, waiting at most until `deadline`.
+    static func receive(from fd: Int32, mtu: Int, deadline: ContinuousClock.Instant) throws(MdocError) -> [UInt8] {
+        while true {
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else { throw MdocError(.timeout, "the holder's answer over BLE did not come before the read's deadline") }
+            var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let milliseconds = Int32(clamping: left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1)
+            let ready = poll(&descriptor, 1, min(milliseconds, 1000))
+            if ready < 0, errno == EINTR { continue }
+            guard ready >= 0 else { throw MdocError(.bleTransport, "waiting for the holder: \(String(cString: strerror(errno)))") }
+            if ready == 0 { continue }
+            var buffer = [UInt8](repeating: 0, count: MdocBLEFraming.maximumMTU - 3)
+            // MSG_TRUNC: the notification's real length, so one longer than an ATT value can be is seen, not cut.
+            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_TRUNC)) }
+            if count > buffer.count {
+                throw MdocError(.bleTransport, "the holder sent a notification of \(count) bytes; an ATT value holds at most \(buffer.count)")
+            }
+            if count < 0, errno == EINTR || errno == EAGAIN { continue }
+            guard count > 0 else {
+                throw MdocError(.bleTransport, count == 0 ? "the holder ended the BLE link mid-transfer" : "reading from the holder: \(String(cString: strerror(errno)))")
+            }
+            return Array(buffer.prefix(count))
+        }
+    }
+
+    static func pause(until deadline: ContinuousClock.Instant, _ what: String) async throws(MdocError) {
+        guard ContinuousClock.now + pollInterval < deadline else { throw MdocError(.timeout, "\(what) before the read's deadline") }
+        do { try await Task.sleep(for: pollInterval) } catch { throw MdocError(.timeout, "the read was cancelled") }
+    }
+
+    static func bluez<T: Sendable>(_ what: String, _ body: () async throws -> T) async throws(MdocError) -> T {
+        do {
+            return try await body()
+        } catch let error as BlueZError {
+            throw Self.error(error, what)
+        } catch {
+            throw MdocError(.bleTransport, "\(what): \(error)")
+        }
+    }
+
+    static func error(_ error: BlueZError, _ what: String) -> MdocError {
+        MdocError(error.code == .timeout ? .timeout : .bleTransport, "\(what): \(error.reason)")
+    }
+}
