@@ -184,7 +184,7 @@ let package = Package(
         // mdoc over BLE (ISO 18013-5 §8.3.3.1.1): framing, Ident, the plan and the choice of transport.
         .target(name: "MdocBLE", dependencies: ["Mdoc", "MdocNFC", "MRTDCrypto", "BlueZ"]),
         // One mdoc read end to end (reader, verification against IACAs, the portrait re-encoded), for the CLI and the bridge.
-        .target(name: "MdocRead", dependencies: ["Mdoc", "MdocNFC", "CBORCoding", "MRTDCrypto", "SmartCardCore", "ImageSandbox", "BoundedFiles", "GBGBridge"]),
+        .target(name: "MdocRead", dependencies: ["Mdoc", "MdocNFC", "MdocBLE", "BlueZ", "CBORCoding", "MRTDCrypto", "SmartCardCore", "ImageSandbox", "BoundedFiles", "GBGBridge"]),
         // The bridge's mdoc.read capability over MdocRead.
         .target(name: "GBGBridgeMdoc", dependencies: ["GBGBridge", "Mdoc", "MdocNFC", "MdocRead", "SmartCardCore", "TextSanitizing",
                                                       .product(name: "Logging", package: "swift-log"), .product(name: "CoreMetrics", package: "swift-metrics")]),

@@ -67,6 +67,14 @@ public final class BlueZSession: @unchecked Sendable {
         return outcome.0
     }
 
+    /// Bounds every later call by `timeout` (a session ending with a holder that may not answer).
+    public func setCallTimeout(_ timeout: Duration) async {
+        try? await run { () throws(BlueZError) in
+            let bus = try self.connected()
+            CBlueZShim_set_timeout(bus, UInt64(max(1, timeout.components.seconds * 1_000_000 + timeout.components.attoseconds / 1_000_000_000_000)))
+        }
+    }
+
     /// SetDiscoveryFilter: LE only, and the service UUID when given.
     public func setDiscoveryFilter(adapter: String, uuid: String?) async throws(BlueZError) {
         try await run { () throws(BlueZError) in

@@ -46,66 +46,6 @@ static int read_adapter_properties(sd_bus_message *reply, int *powered, char *ad
     return sd_bus_message_exit_container(reply);
 }
 
-int CBlueZShim_list_adapters(char *out, size_t out_length, char *error, size_t error_length, unsigned long long timeout_usec) {
-    if (out_length > 0) out[0] = 0;
-    if (error_length > 0) error[0] = 0;
-    sd_bus *bus = NULL;
-    sd_bus_message *reply = NULL;
-    sd_bus_error bus_error = SD_BUS_ERROR_NULL;
-    int r = sd_bus_open_system(&bus);
-    if (r < 0) {
-        set_error(error, error_length, "connect", strerror(-r));
-        return r;
-    }
-    sd_bus_set_method_call_timeout(bus, timeout_usec);
-    r = sd_bus_call_method(bus, "org.bluez", "/", "org.freedesktop.DBus.ObjectManager", "GetManagedObjects", &bus_error, &reply, "");
-    if (r < 0) {
-        set_error(error, error_length, bus_error.name ? bus_error.name : "call", bus_error.message ? bus_error.message : strerror(-r));
-        goto done;
-    }
-    // a{oa{sa{sv}}}: each object, its interfaces, their properties.
-    if ((r = sd_bus_message_enter_container(reply, SD_BUS_TYPE_ARRAY, "{oa{sa{sv}}}")) < 0) goto malformed;
-    int objects = 0;
-    while ((r = sd_bus_message_enter_container(reply, SD_BUS_TYPE_DICT_ENTRY, "oa{sa{sv}}")) > 0) {
-        if (++objects > 4096) {
-            r = -E2BIG;
-            set_error(error, error_length, "too-many", "BlueZ lists more than 4096 objects");
-            goto done;
-        }
-        const char *path = NULL;
-        if ((r = sd_bus_message_read(reply, "o", &path)) < 0) goto malformed;
-        char saved_path[512];
-        snprintf(saved_path, sizeof saved_path, "%s", path);
-        if ((r = sd_bus_message_enter_container(reply, SD_BUS_TYPE_ARRAY, "{sa{sv}}")) < 0) goto malformed;
-        while ((r = sd_bus_message_enter_container(reply, SD_BUS_TYPE_DICT_ENTRY, "sa{sv}")) > 0) {
-            const char *interface = NULL;
-            if ((r = sd_bus_message_read(reply, "s", &interface)) < 0) goto malformed;
-            if (strcmp(interface, "org.bluez.Adapter1") == 0) {
-                int powered = 0;
-                char address[64] = "", alias[256] = "";
-                if ((r = read_adapter_properties(reply, &powered, address, sizeof address, alias, sizeof alias)) < 0) goto malformed;
-                append_line(out, out_length, saved_path, powered, address, alias);
-            } else if ((r = sd_bus_message_skip(reply, "a{sv}")) < 0) {
-                goto malformed;
-            }
-            if ((r = sd_bus_message_exit_container(reply)) < 0) goto malformed;
-        }
-        if (r < 0) goto malformed;
-        if ((r = sd_bus_message_exit_container(reply)) < 0) goto malformed;
-        if ((r = sd_bus_message_exit_container(reply)) < 0) goto malformed;
-    }
-    if (r < 0) goto malformed;
-    r = 0;
-    goto done;
-malformed:
-    set_error(error, error_length, "malformed", "BlueZ's GetManagedObjects reply is not a{oa{sa{sv}}}");
-done:
-    sd_bus_error_free(&bus_error);
-    sd_bus_message_unref(reply);
-    sd_bus_flush_close_unref(bus);
-    return r < 0 ? r : 0;
-}
-
 // MARK: - The GATT client session
 
 #include <fcntl.h>
@@ -140,6 +80,8 @@ int CBlueZShim_open(sd_bus **bus, const char *address, char *error, size_t error
 }
 
 void CBlueZShim_close(sd_bus *bus) { sd_bus_flush_close_unref(bus); }
+
+void CBlueZShim_set_timeout(sd_bus *bus, unsigned long long timeout_usec) { sd_bus_set_method_call_timeout(bus, timeout_usec); }
 
 int CBlueZShim_set_discovery_filter(sd_bus *bus, const char *adapter, const char *uuid, char *error, size_t error_length) {
     sd_bus_error bus_error = SD_BUS_ERROR_NULL;
@@ -395,4 +337,33 @@ int CBlueZShim_acquire(sd_bus *bus, const char *characteristic, const char *meth
     }
     sd_bus_message_unref(reply);
     return r;
+}
+
+// MARK: - Adapters
+
+struct adapter_list {
+    char *out;
+    size_t out_length;
+};
+
+static int visit_adapter(sd_bus_message *m, const char *path, const char *interface, void *context) {
+    struct adapter_list *list = context;
+    if (strcmp(interface, "org.bluez.Adapter1") != 0) return sd_bus_message_skip(m, "a{sv}");
+    int powered = 0;
+    char address[64] = "", alias[256] = "";
+    int r = read_adapter_properties(m, &powered, address, sizeof address, alias, sizeof alias);
+    if (r < 0) return r;
+    append_line(list->out, list->out_length, path, powered, address, alias);
+    return 0;
+}
+
+int CBlueZShim_list_adapters(char *out, size_t out_length, char *error, size_t error_length, unsigned long long timeout_usec) {
+    if (out_length > 0) out[0] = 0;
+    sd_bus *bus = NULL;
+    int r = CBlueZShim_open(&bus, NULL, error, error_length, timeout_usec);
+    if (r < 0) return r;
+    struct adapter_list list = {out, out_length};
+    r = walk(bus, visit_adapter, &list, error, error_length);
+    sd_bus_flush_close_unref(bus);
+    return r < 0 ? r : 0;
 }

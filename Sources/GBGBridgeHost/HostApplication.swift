@@ -3,6 +3,7 @@ import Foundation
 import GBGBridgeRead
 import GBGBridge
 import GBGBridgeMdoc
+import MdocBLE
 import GBGBridgeNFC
 import MdocRead
 import GBGBridgeServer
@@ -60,6 +61,11 @@ package final class HostApplication {
         let issuers = mdocTrust ?? MdocTrust(storePaths: settings.trust)
         let mdoc = MdocReadService(backend: readers, trust: issuers, logger: logger)
         if !issuers.anchors.isEmpty { logger.info("mdoc.read trusts \(issuers.anchors.count) IACA certificate\(issuers.anchors.count == 1 ? "" : "s")") }
+        // BLE after an NFC engagement needs a powered adapter: asked once at start (doctor says why not).
+        Task { @MainActor [weak mdoc] in
+            let availability = await MdocBluetoothAvailability.probe()
+            mdoc?.bluetoothAvailable = availability.isAvailable
+        }
         services = HostServices(nfc: nfc, mdoc: mdoc, countsRequests: countsRequests, documentCamera: settings.documentCamera, selfieCamera: settings.selfieCamera)
         var configuration = BridgeServerConfiguration()
         configuration.port = settings.port

@@ -1,14 +1,17 @@
 import GBGBridge
 import Mdoc
+import MdocNFC
 
 /// A validated `mdoc.read` request (Docs/mdoc.md): `docType`, `elements` ({namespace: [names]})
-/// or `preset`, `intentToRetain`, `timeoutSeconds`, `readTimeoutSeconds`, `reader`, `handover`.
+/// or `preset`, `intentToRetain`, `timeoutSeconds`, `readTimeoutSeconds`, `reader`, `handover`,
+/// `transport` (auto, nfc or ble: the carrier after the NFC engagement).
 struct MdocReadRequest: Sendable {
     var request: MdocRequest
     var timeout: Duration = .seconds(30)
     var readTimeout: Duration = .seconds(30)
     var reader: String?
     var handover: MdocReadOptionsHandover = .automatic
+    var transport: MdocReadOptions.Transport = .auto
 
     enum MdocReadOptionsHandover: String { case automatic = "auto", `static`, negotiated }
 
@@ -76,7 +79,13 @@ struct MdocReadRequest: Sendable {
             }
             handover = mode
         }
-        let known: Set<String> = ["docType", "elements", "preset", "intentToRetain", "timeoutSeconds", "readTimeoutSeconds", "reader", "handover"]
+        if let value = fields["transport"], !value.isNull {
+            guard let text = value.stringValue, let carrier = MdocReadOptions.Transport(rawValue: text) else {
+                throw Invalid(message: "transport must be auto, nfc or ble")
+            }
+            transport = carrier
+        }
+        let known: Set<String> = ["docType", "elements", "preset", "intentToRetain", "timeoutSeconds", "readTimeoutSeconds", "reader", "handover", "transport"]
         if let unknown = fields.keys.sorted().first(where: { !known.contains($0) }) {
             throw Invalid(message: "\(unknown.count > 40 ? String(unknown.prefix(40)) + "…" : unknown) is not a field of mdoc.read")
         }

@@ -28,6 +28,11 @@ public final class MdocReadService {
     public var readers: (@MainActor () -> [ReaderInfo])?
 
     public private(set) var activeRead: String?
+    /// Whether BLE data retrieval can be offered (a powered adapter BlueZ lists); announced in
+    /// capability.query's `transports`.
+    public var bluetoothAvailable = false {
+        didSet { if bluetoothAvailable != oldValue { readersChanged() } }
+    }
     var readLog: [MdocReadRecord] = []
     var readsFinishedCount = 0
     private var hosts: [ObjectIdentifier: WeakHost] = [:]
@@ -67,7 +72,8 @@ public final class MdocReadService {
     var constraints: [String: JSONValue] {
         [
             "docTypes": .array(MdocDocType.known.map(JSONValue.string)),
-            "transports": .array([.string("nfc")]),
+            // BLE only while BlueZ has a powered adapter (HostApplication asks at start).
+            "transports": .array(([("nfc", true), ("ble", bluetoothAvailable)]).filter(\.1).map { .string($0.0) }),
             "handover": .array([.string("static"), .string("negotiated")]),
             "presets": .array(MdocDocType.presetNames.map(JSONValue.string)),
             "readerAuthentication": .bool(readerKey != nil),
@@ -101,6 +107,7 @@ public final class MdocReadService {
         let started = ContinuousClock.now
         var options = MdocReadOptions(requests: [parsed.request], readerKey: readerKey, timeout: parsed.readTimeout)
         options.handover = parsed.handover == .automatic ? .automatic : parsed.handover == .static ? .static : .negotiated
+        options.transport = parsed.transport
         let job = MdocReadJob(reader: parsed.reader, options: options, cardTimeout: parsed.timeout, trust: trust)
         let backend = self.backend
         let outcome: Result<MdocReadJob.Result, MdocError> = await Task.detached {
@@ -124,7 +131,7 @@ public final class MdocReadService {
             entry.docType = report.docType
             entry.issuer = report.issuer.rawValue
             entry.device = report.device.rawValue
-            entry.transport = report.transport == nil ? nil : "nfc"
+            entry.transport = report.transport?.carrier
             entry.handover = report.transport?.handover
             entry.apdus = report.transport?.apdus
             entry.elements = report.elements.values.map(\.count).reduce(0, +)

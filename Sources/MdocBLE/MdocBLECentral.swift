@@ -26,7 +26,7 @@ public final class MdocBLECentral: @unchecked Sendable {
     public let adapter: String
     public let device: String
     public private(set) var mtu: Int
-    public private(set) var timings = Timings()
+    public private(set) var bleTimings = Timings()
     let session: BlueZSession
     let deadline: ContinuousClock.Instant
     let maximumMessage: Int
@@ -136,15 +136,15 @@ public final class MdocBLECentral: @unchecked Sendable {
                                      session: session, deadline: deadline, maximumMessage: maximumMessage,
                                      characteristics: (state, client2Server, server2Client), notify: notify, write: write)
         try await bluez("writing State start") { try await session.writeValue(state, [MdocBLEState.start.rawValue], type: "command") }
-        central.timings.scan = scanned - started
-        central.timings.connect = ContinuousClock.now - scanned
+        central.bleTimings.scan = scanned - started
+        central.bleTimings.connect = ContinuousClock.now - scanned
         return central
     }
 
     /// Sends one message and returns the holder's answer.
     public func exchange(_ message: [UInt8]) async throws(MdocError) -> [UInt8] {
         let started = ContinuousClock.now
-        defer { timings.transfer += ContinuousClock.now - started }
+        defer { bleTimings.transfer += ContinuousClock.now - started }
         for piece in MdocBLEFraming.fragments(message, mtu: mtu) {
             if let write {
                 try await blocking { () throws(MdocError) in try Self.send(piece, to: write) }
@@ -163,10 +163,15 @@ public final class MdocBLECentral: @unchecked Sendable {
         }
     }
 
-    /// State 0x02 (end), then disconnect; best effort, once.
+    /// State 0x02 (end), then disconnect; best effort, once, each call bounded by 2 s (a holder
+    /// that floods or hangs does not hold the read).
     public func end() async {
         guard !closed else { return }
         closed = true
+        // Our ends of the notification and write sockets first: a holder streaming into them stops.
+        shutdown(notify, Int32(SHUT_RDWR))
+        if let write { shutdown(write, Int32(SHUT_RDWR)) }
+        await session.setCallTimeout(.seconds(2))
         try? await session.writeValue(characteristics.state, [MdocBLEState.end.rawValue], type: "command")
         try? await session.call(device, "org.bluez.Device1", "Disconnect")
         await session.close()

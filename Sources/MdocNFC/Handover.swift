@@ -122,14 +122,20 @@ public struct BLEOutOfBand: Sendable, Hashable {
 }
 
 /// The reader's Handover Request for negotiated handover (ISO 18013-5 §8.2.2.1): the carriers it
-/// can use, here NFC data retrieval.
+/// can use — NFC data retrieval, and another carrier (BLE) when the kiosk can use it now.
 public enum HandoverRequest {
-    public static func message(random: [UInt8]) -> [UInt8] {
+    /// `alternative`: the other carrier's record (NDEF media type and payload), offered after NFC.
+    public static func message(random: [UInt8], alternative: (type: String, payload: [UInt8])? = nil) -> [UInt8] {
         let collision = NDEFRecord(format: .wellKnown, type: "cr", payload: Array(random.prefix(2)))
-        let alternative = NDEFRecord(format: .wellKnown, type: "ac", payload: [0x01, 0x03] + Array("nfc".utf8) + [0x00])
-        let embedded = NDEFMessage(records: [collision, alternative]).encoded
+        // ac: carrier power state active, the carrier record's id, no auxiliary data.
+        var embeddedRecords = [collision, NDEFRecord(format: .wellKnown, type: "ac", payload: [0x01, 0x03] + Array("nfc".utf8) + [0x00])]
+        var carriers = [NDEFRecord(format: .external, type: HandoverSelect.nfcCarrierType, identifier: "nfc", payload: [0x01])]
+        if let alternative {
+            embeddedRecords.append(NDEFRecord(format: .wellKnown, type: "ac", payload: [0x01, 0x01] + Array("0".utf8) + [0x00]))
+            carriers.append(NDEFRecord(format: .media, type: alternative.type, identifier: "0", payload: alternative.payload))
+        }
+        let embedded = NDEFMessage(records: embeddedRecords).encoded
         let request = NDEFRecord(format: .wellKnown, type: "Hr", payload: [0x15] + embedded)
-        let nfc = NDEFRecord(format: .external, type: HandoverSelect.nfcCarrierType, identifier: "nfc", payload: [0x01])
-        return NDEFMessage(records: [request, nfc]).encoded
+        return NDEFMessage(records: [request] + carriers).encoded
     }
 }

@@ -19,6 +19,15 @@ public struct MdocReadOptions: Sendable {
     /// The most APDUs one read may take (a holder answering 61XX forever is stopped here).
     public var maximumExchanges: Int
     public var responseLimits: CBORLimits
+    /// Which carrier moves the session: `auto` follows the holder (NFC when it offers NFC, else
+    /// `alternative` when it offers that), `nfc` or `ble` insist.
+    public var transport: Transport = .auto
+    /// A carrier other than NFC this kiosk can use now (BLE with a powered adapter), or nil.
+    public var alternative: MdocAlternativeCarrier?
+
+    public enum Transport: String, Sendable, CaseIterable {
+        case auto, nfc, ble
+    }
 
     public init(requests: [MdocRequest], readerKey: ReaderAuthenticationKey? = nil, timeout: Duration = .seconds(30),
                 handover: Handover = .automatic, maximumExchanges: Int = 4096, responseLimits: CBORLimits = DeviceResponse.limits) {
@@ -47,6 +56,10 @@ public struct MdocReadOutcome: Sendable {
     /// The ENVELOPE limits in use (command, response data field).
     public let commandLength: Int
     public let responseLength: Int
+    /// "nfc", or the alternative carrier's name ("ble").
+    public var carrier: String = "nfc"
+    /// Seconds: `engagement` (NFC), then the carrier's own phases (`scan`, `connect`, `transfer`).
+    public var timings: [String: Double] = [:]
 }
 
 /// Reads an mdoc presented over NFC (ISO 18013-5): engagement through the Type 4 Tag (static or
@@ -58,7 +71,8 @@ public enum MdocNFCReader {
         let extended = capabilities.extendedLength ?? connection.supportsExtendedLength
         let channel = HolderChannel(connection: connection, deadline: .now + options.timeout, extendedLength: extended,
                                     maximumExchanges: options.maximumExchanges)
-        let (handover, select, requestMessage) = try await engage(channel, mode: options.handover)
+        let started = ContinuousClock.now
+        let (handover, select, requestMessage) = try await engage(channel, mode: options.handover, alternative: options.alternative)
         let engagement = select.deviceEngagement
 
         // The NFC carrier: from the Handover Select, else from the DeviceEngagement.
@@ -71,10 +85,31 @@ public enum MdocNFCReader {
                 if case .nfc(let command, let response) = method { limits = (command, response) }
             }
         }
-        guard let limits else {
-            let offered = (select.carriers.map(\.name) + engagement.retrievalMethods.map(\.name))
-            throw MdocError(.unsupported, "the holder offers data retrieval over \(offered.isEmpty ? "no carrier" : Set(offered).sorted().joined(separator: ", ")), not NFC; this reader transfers over NFC")
+        let offered = Set(select.carriers.map(\.name) + engagement.retrievalMethods.map(\.name)).sorted()
+        let alternative = options.alternative.flatMap { $0.offered(engagement, select) ? $0 : nil }
+        let useAlternative: Bool
+        switch options.transport {
+        case .nfc:
+            useAlternative = false
+        case .ble:
+            guard let alternative, alternative.name == "ble" else {
+                throw MdocError(.unsupported, offered.contains("ble")
+                    ? "the holder offers BLE, but this kiosk cannot use it now (doctor's bluetooth check says why)"
+                    : "the holder offers data retrieval over \(offered.isEmpty ? "no carrier" : offered.joined(separator: ", ")), not BLE")
+            }
+            useAlternative = true
+        case .auto:
+            useAlternative = limits == nil && alternative != nil
         }
+        if !useAlternative, limits == nil {
+            let carriers = offered.isEmpty ? "no carrier" : offered.joined(separator: ", ")
+            if options.transport == .nfc {
+                throw MdocError(.unsupported, "the holder offers data retrieval over \(carriers), not NFC, and the read was limited to NFC (transport nfc)")
+            }
+            let why = offered.contains("ble") ? "; BLE needs a powered Bluetooth adapter (doctor's bluetooth check says why)" : ""
+            throw MdocError(.unsupported, "the holder offers data retrieval over \(carriers), not NFC\(why)")
+        }
+        let engaged = ContinuousClock.now
 
         // Our ephemeral key on the holder's curve, the transcript, the session.
         guard let curve = engagement.deviceKey.curve.ellipticCurve else {
@@ -86,19 +121,64 @@ public enum MdocNFCReader {
         let readerKeyBytes = EmbeddedCBOR(encoding: COSEKey(curve: readerCurve, publicKey: pair.publicKey).cbor())
         let transcript = SessionTranscript(deviceEngagement: engagement.bytes, readerKey: readerKeyBytes,
                                            handoverSelect: select.bytes, handoverRequest: requestMessage)
-        var session = try SessionEncryption(role: .reader, curve: curve, privateScalar: pair.privateKey, peerKey: engagement.deviceKey, transcript: transcript)
+        var encryption = try SessionEncryption(role: .reader, curve: curve, privateScalar: pair.privateKey, peerKey: engagement.deviceKey, transcript: transcript)
         let request = try await DeviceRequest(requests: options.requests, transcript: transcript, readerKey: options.readerKey)
-        let establishment = SessionMessage.establishment(readerKey: readerKeyBytes, data: try session.encrypt(request.encoded))
+        let establishment = SessionMessage.establishment(readerKey: readerKeyBytes, data: try encryption.encrypt(request.encoded))
 
-        // Data retrieval.
-        let transport = EnvelopeTransport(channel: channel, holderCommandLength: limits.command, holderResponseLength: limits.response,
-                                          maximumMessage: options.responseLimits.maximumBytes + 64, readerDataLimit: capabilities.maxAPDUDataSize)
-        try await transport.selectApplication()
-        let answer = try await transport.exchange(establishment)
-        guard !answer.isEmpty else { throw MdocError(.sessionTerminated, "the holder answered the request with nothing") }
+        // Data retrieval: over the alternative carrier, or ENVELOPE on this NFC connection.
         var sessionLimits = options.responseLimits
         sessionLimits.maximumBytes += 64
-        let (data, status) = try SessionMessage.parseData(answer, limits: sessionLimits)
+        if useAlternative, let alternative {
+            let session: any MdocSessionChannel
+            do {
+                session = try await alternative.open(engagement, select, channel.deadline)
+            } catch let error as MdocError {
+                throw error
+            } catch {
+                throw MdocError(.bleTransport, "opening \(alternative.name): \(error)")
+            }
+            let answer: [UInt8]
+            do {
+                answer = try await session.exchange(establishment)
+            } catch {
+                await session.end()
+                throw error
+            }
+            await session.end()
+            let (responseBytes, response) = try Self.open(answer, session: &encryption, limits: sessionLimits, options: options)
+            var outcome = MdocReadOutcome(handover: handover, engagement: engagement, transcript: transcript, request: request, responseBytes: responseBytes,
+                                          response: response, readerEphemeralKey: .init(curve: curve, scalar: pair.privateKey), exchanges: channel.exchanges,
+                                          commandLength: 0, responseLength: 0)
+            outcome.carrier = session.carrier
+            outcome.timings = session.timings.merging(["engagement": Self.seconds(engaged - started)]) { $1 }
+            return outcome
+        }
+        let transport = EnvelopeTransport(channel: channel, holderCommandLength: limits?.command ?? 255, holderResponseLength: limits?.response ?? 256,
+                                          maximumMessage: options.responseLimits.maximumBytes + 64, readerDataLimit: capabilities.maxAPDUDataSize)
+        try await transport.selectApplication()
+        let transferStarted = ContinuousClock.now
+        let answer = try await transport.exchange(establishment)
+        let (responseBytes, response) = try Self.open(answer, session: &encryption, limits: sessionLimits, options: options)
+
+        // SessionTermination: best effort; whatever the holder answers to it changes nothing read.
+        _ = try? await transport.exchange(SessionMessage.data(nil, status: SessionMessage.statusTermination))
+
+        var outcome = MdocReadOutcome(handover: handover, engagement: engagement, transcript: transcript, request: request, responseBytes: responseBytes,
+                                      response: response, readerEphemeralKey: .init(curve: curve, scalar: pair.privateKey), exchanges: channel.exchanges,
+                                      commandLength: transport.commandLength, responseLength: transport.responseLength)
+        outcome.timings = ["engagement": Self.seconds(engaged - started), "transfer": Self.seconds(ContinuousClock.now - transferStarted)]
+        return outcome
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        ((Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18) * 1000).rounded() / 1000
+    }
+
+    /// The holder's SessionData: its status judged, its data decrypted and decoded.
+    static func open(_ answer: [UInt8], session: inout SessionEncryption, limits: CBORLimits,
+                     options: MdocReadOptions) throws(MdocError) -> ([UInt8], DeviceResponse) {
+        guard !answer.isEmpty else { throw MdocError(.sessionTerminated, "the holder answered the request with nothing") }
+        let (data, status) = try SessionMessage.parseData(answer, limits: limits)
         guard let data else {
             switch status {
             case SessionMessage.statusTermination: throw MdocError(.noDocument, "the holder ended the session without a response (declined)")
@@ -108,19 +188,13 @@ public enum MdocNFCReader {
             }
         }
         let responseBytes = try session.decrypt(data)
-        let response = try DeviceResponse(bytes: responseBytes, limits: options.responseLimits)
-
-        // SessionTermination: best effort; whatever the holder answers to it changes nothing read.
-        _ = try? await transport.exchange(SessionMessage.data(nil, status: SessionMessage.statusTermination))
-
-        return MdocReadOutcome(handover: handover, engagement: engagement, transcript: transcript, request: request, responseBytes: responseBytes,
-                               response: response, readerEphemeralKey: .init(curve: curve, scalar: pair.privateKey), exchanges: channel.exchanges,
-                               commandLength: transport.commandLength, responseLength: transport.responseLength)
+        return (responseBytes, try DeviceResponse(bytes: responseBytes, limits: options.responseLimits))
     }
 
     /// The engagement: the Handover Select read (static) or negotiated through TNEP, and the
     /// Handover Request we wrote (nil for static).
-    static func engage(_ channel: HolderChannel, mode: MdocReadOptions.Handover) async throws(MdocError) -> (String, HandoverSelect, [UInt8]?) {
+    static func engage(_ channel: HolderChannel, mode: MdocReadOptions.Handover,
+                       alternative: MdocAlternativeCarrier? = nil) async throws(MdocError) -> (String, HandoverSelect, [UInt8]?) {
         let tag = try await TypeFourTag.open(channel, limits: NDEFLimits())
         try await tag.selectFile()
         let initialBytes = try await tag.readMessage()
@@ -137,7 +211,7 @@ public enum MdocNFCReader {
         let status = try NDEFMessage(bytes: statusBytes)
         guard let te = status.first(.wellKnown, "Te"), te.payload.count == 1 else { throw MdocError(.engagement, "the holder answered the service select without a TNEP status") }
         guard te.payload[0] == 0x00 else { throw MdocError(.engagement, "the holder refused the handover service (TNEP status \(te.payload[0]))") }
-        let request = HandoverRequest.message(random: secureRandomBytes(2))
+        let request = HandoverRequest.message(random: secureRandomBytes(2), alternative: alternative?.handoverRequestRecord)
         let selectBytes = try await service.exchange(tag, request)
         return ("negotiated", try HandoverSelect(bytes: selectBytes), request)
     }

@@ -1,7 +1,9 @@
+import BlueZ
 import Foundation
 import ImageSandbox
 import MRTDCrypto
 import Mdoc
+import MdocBLE
 import MdocNFC
 import SmartCardCore
 
@@ -46,6 +48,14 @@ public struct MdocReadJob: Sendable {
             }
         } catch {
             throw MdocError(.transport, "\(error)")
+        }
+        var options = self.options
+        if options.transport != .nfc, options.alternative == nil {
+            // BLE when BlueZ has a powered adapter now: offered in a negotiated handover, used
+            // when the holder offers it (alone, with auto).
+            if let adapter = (try? await BlueZ.adaptersOffPool())?.first(where: \.powered) {
+                options.alternative = .ble(adapter: adapter, maximumMessage: options.responseLimits.maximumBytes + 64)
+            }
         }
         let outcome: MdocReadOutcome
         do {

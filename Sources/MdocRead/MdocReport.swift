@@ -35,6 +35,10 @@ public struct MdocReport: Sendable {
     }
 
     public struct Transport: Sendable {
+        /// "nfc", or "ble" after an NFC engagement.
+        public var carrier: String = "nfc"
+        /// Seconds: engagement, and for BLE scan and connect; transfer.
+        public var timings: [String: Double] = [:]
         public var handover: String
         public var apdus: Int
         public var commandLength: Int
@@ -66,7 +70,8 @@ public struct MdocReport: Sendable {
         signed = verification.signed.map(MdocTime.dateTime)
         validFrom = verification.validFrom.map(MdocTime.dateTime)
         validUntil = verification.validUntil.map(MdocTime.dateTime)
-        transport = outcome.map { Transport(handover: $0.handover, apdus: $0.exchanges, commandLength: $0.commandLength, responseLength: $0.responseLength) }
+        transport = outcome.map { Transport(carrier: $0.carrier, timings: $0.timings, handover: $0.handover, apdus: $0.exchanges,
+                                            commandLength: $0.commandLength, responseLength: $0.responseLength) }
         verifiedAt = MdocTime.dateTime(time)
     }
 
@@ -126,8 +131,10 @@ public struct MdocReport: Sendable {
             object["portrait"] = .object(entry)
         }
         if let transport {
-            object["transport"] = .object(["carrier": .string("nfc"), "handover": .string(transport.handover), "apdus": .number(Double(transport.apdus)),
-                                           "commandLength": .number(Double(transport.commandLength)), "responseLength": .number(Double(transport.responseLength))])
+            var fields: [String: JSONValue] = ["carrier": .string(transport.carrier), "handover": .string(transport.handover), "apdus": .number(Double(transport.apdus)),
+                                               "commandLength": .number(Double(transport.commandLength)), "responseLength": .number(Double(transport.responseLength))]
+            if !transport.timings.isEmpty { fields["timings"] = .object(transport.timings.mapValues { .number($0) }) }
+            object["transport"] = .object(fields)
         }
         return .object(object)
     }

@@ -128,6 +128,9 @@ struct MdocReadCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Engagement: auto (what the holder offers), static or negotiated.", valueName: "mode"))
     var handover = "auto"
 
+    @Option(name: .long, help: ArgumentHelp("Data retrieval after the NFC engagement: auto (NFC when the holder offers it, else BLE with a powered adapter), nfc or ble.", valueName: "carrier"))
+    var transport = "auto"
+
     @Option(name: .customLong("reader-key"), help: ArgumentHelp("Reader authentication: the reader's private key (PEM/DER file) or a pkcs11: URI.", valueName: "key"))
     var readerKey: String?
 
@@ -148,6 +151,9 @@ struct MdocReadCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard timeout > 0, timeout <= 600 else { throw ValidationError("--timeout must be between 0 and 600 seconds") }
+        guard MdocReadOptions.Transport(rawValue: transport) != nil else {
+            throw ValidationError("--transport is auto, nfc or ble")
+        }
         guard MdocReadOptions.Handover(rawValue: handover == "auto" ? "automatic" : handover) != nil else {
             throw ValidationError("--handover is auto, static or negotiated")
         }
@@ -165,6 +171,7 @@ struct MdocReadCommand: AsyncParsableCommand {
         }
         var options = MdocReadOptions(requests: [request], timeout: .milliseconds(Int(timeout * 1000)),
                                       handover: MdocReadOptions.Handover(rawValue: handover == "auto" ? "automatic" : handover) ?? .automatic)
+        options.transport = MdocReadOptions.Transport(rawValue: transport) ?? .auto
         do {
             options.readerKey = try loadReaderKey()
         } catch {

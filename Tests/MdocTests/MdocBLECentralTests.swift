@@ -43,7 +43,7 @@ struct MdocBLECentralTests {
                 } catch {
                     run.error = error
                 }
-                run.timings = central.timings
+                run.timings = central.bleTimings
                 await central.end()
             } catch {
                 run.error = error
@@ -88,12 +88,9 @@ struct MdocBLECentralTests {
         ("hidden", "MDOC_TIMEOUT", "was not seen over BLE"),
     ])
     func hostileHolder(mode: String, code: String, words: String) async throws {
-        let started = ContinuousClock.now
         let (run, log) = try await Self.run(mode, message: Self.message, seconds: 4, maximumMessage: 4096)
         let error = try #require(run.error, "\(mode): no error — \(log)")
         #expect(error.code.rawValue == code, "\(mode): \(error)")
         #expect(error.reason.contains(words), "\(mode): \(error)")
-        // Bounded by the deadline (4 s) and one D-Bus call at most past it.
-        #expect(ContinuousClock.now - started < .seconds(20))
     }
 }

@@ -51,6 +51,54 @@ struct MdocInteropTests {
         #expect(verification.withheld.isEmpty)
     }
 
+    /// `gbgbridge mdoc read` on a holder that behaves as the phone wallets do (the independent
+    /// holder with `ble`): NFC engagement through pcscd, then the session over BLE — the GATT side
+    /// on a stand-in bluetoothd on a private D-Bus, given to the CLI as its system bus.
+    static func readOverBLE(handover: String, transport: String, bus: Bool = true) async throws -> CommandOutcome {
+        let work = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: work) }
+        let iacaPath = work.appendingPathComponent("iaca.pem").path
+        let script = Self.directory.appendingPathComponent("mdoc_holder.py").path
+        let service = "7d2fe1a4-3c55-4c4e-9d2b-6f1e0a8b5c31"
+        return try await PrivateDBus.with(script: nil) { address in
+            try await PCSCDHarness.withCardProcess(Self.python, arguments: { [script, String($0), iacaPath, handover, "signature", "ble", service, address] }) {
+                try await runCommand(GBGBridgeBinary.path, ["mdoc", "read", "--reader", PCSCDHarness.vpcdReaderName, "--timeout", "20", "--json",
+                                                            "--trust", iacaPath, "--transport", transport],
+                                     timeout: .seconds(90), environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus ? address : "unix:path=/nonexistent/gbg-bus"])
+            }
+        }.0
+    }
+
+    @Test("a wallet-like holder (BLE alone) engaged over NFC is read over BLE with --transport auto, and verifies",
+          .enabled(if: PrivateDBus.available, "needs dbus-daemon and python3-dbus, python3-gi"),
+          .enabled(if: GBGBridgeBinary.isBuilt, "needs the gbgbridge binary"),
+          arguments: ["static", "negotiated"])
+    func walletLikeHolderOverBLE(handover: String) async throws {
+        let outcome = try await Self.readOverBLE(handover: handover, transport: "auto")
+        #expect(outcome.status == 0, "\(outcome.standardError)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(outcome.standardOutput.utf8)) as? [String: Any], "\(outcome.standardOutput)")
+        #expect(report["issuer"] as? String == "valid" && report["device"] as? String == "valid", "\(report)")
+        let transport = try #require(report["transport"] as? [String: Any])
+        #expect(transport["carrier"] as? String == "ble")
+        #expect(transport["handover"] as? String == handover)
+        let timings = try #require(transport["timings"] as? [String: Double])
+        #expect(Set(timings.keys) == ["engagement", "scan", "connect", "transfer"], "\(timings)")
+        let elements = try #require((report["elements"] as? [String: Any])?["org.iso.18013.5.1"] as? [String: Any])
+        #expect(elements["family_name"] as? String == "Independent")
+    }
+
+    @Test("that holder with --transport nfc, or with no Bluetooth on the kiosk, is refused saying why",
+          .enabled(if: PrivateDBus.available, "needs dbus-daemon and python3-dbus, python3-gi"),
+          .enabled(if: GBGBridgeBinary.isBuilt, "needs the gbgbridge binary"))
+    func walletLikeHolderWithoutBLE() async throws {
+        let nfc = try await Self.readOverBLE(handover: "static", transport: "nfc")
+        #expect(nfc.status != 0)
+        #expect(nfc.standardError.contains("over ble, not NFC, and the read was limited to NFC"), "\(nfc.standardError)")
+        let noBluetooth = try await Self.readOverBLE(handover: "static", transport: "auto", bus: false)
+        #expect(noBluetooth.status != 0)
+        #expect(noBluetooth.standardError.contains("BLE needs a powered Bluetooth adapter"), "\(noBluetooth.standardError)")
+    }
+
     @Test("our emulated holder, read by the independent reader: every check holds", arguments: configurations)
     func ourHolderReadByIndependentReader(handover: String, auth: String) async throws {
         let holder = try MdocNFCReadTests.holder(MdocHolder.Handover(rawValue: handover) ?? .static, MdocHolder.DeviceAuth(rawValue: auth) ?? .signature)

@@ -20,6 +20,8 @@ typedef struct sd_bus sd_bus;
 /// `address` NULL: the system bus (DBUS_SYSTEM_BUS_ADDRESS honoured); else that bus ("unix:path=…").
 int CBlueZShim_open(sd_bus **bus, const char *address, char *error, size_t error_length, unsigned long long timeout_usec);
 void CBlueZShim_close(sd_bus *bus);
+/// Bounds every later call on `bus` by `timeout_usec`.
+void CBlueZShim_set_timeout(sd_bus *bus, unsigned long long timeout_usec);
 
 /// SetDiscoveryFilter({UUIDs: [uuid], Transport: "le"}) on `adapter` (uuid may be NULL).
 int CBlueZShim_set_discovery_filter(sd_bus *bus, const char *adapter, const char *uuid, char *error, size_t error_length);

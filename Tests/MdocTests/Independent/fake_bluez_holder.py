@@ -9,7 +9,9 @@ For a host without a Bluetooth stack; the real bluetoothd is exercised in the BL
 
 Usage: fake_bluez_holder.py SERVICE_UUID IDENT_HEX MODE
 MODE: good | known | wrong-ident | endless | never-ends | disconnect | bad-lead | oversized | no-state | hidden
-Prints "ready" once it owns org.bluez; writes what the reader did to stderr."""
+Prints "ready" once it owns org.bluez; writes what the reader did to stderr.
+Imported (mdoc_holder.py's BLE side): serve(bus, service, ident, respond) with a real holder's
+ident() and respond(message) in place of the echo."""
 import socket
 import sys
 
@@ -18,7 +20,9 @@ import dbus.mainloop.glib
 import dbus.service
 from gi.repository import GLib
 
-SERVICE, IDENT, MODE = sys.argv[1].lower(), bytes.fromhex(sys.argv[2]), sys.argv[3]
+SERVICE, MODE = "", "good"
+IDENT = lambda: b""  # noqa: E731
+RESPOND = lambda message: b"ANSWER:" + message[::-1]  # noqa: E731
 BASE = "-a123-48ce-896b-4c76973373e6"
 STATE, C2S, S2C, IDENT_UUID = ("0000000%d" % n + BASE for n in (1, 2, 3, 8))
 ADAPTER = "/org/bluez/hci0"
@@ -101,7 +105,9 @@ def on_write(source, condition):
         elif MODE == "oversized":
             state["notify"].send(b"\x00" + b"\xBB" * 700)
         else:
-            send_pieces(b"ANSWER:" + message[::-1])
+            answer = RESPOND(message)
+            if answer:
+                send_pieces(answer)
     return True
 
 
@@ -155,7 +161,7 @@ class Characteristic(dbus.service.Object):
     def ReadValue(self, options):
         if self.uuid != IDENT_UUID:
             raise dbus.exceptions.DBusException("Not permitted", name="org.bluez.Error.NotPermitted")
-        value = IDENT if MODE != "wrong-ident" else bytes(16)
+        value = IDENT() if MODE != "wrong-ident" else bytes(16)
         return dbus.Array(value, signature="y")
 
     @dbus.service.method("org.bluez.GattCharacteristic1", in_signature="aya{sv}")
@@ -185,11 +191,21 @@ class Characteristic(dbus.service.Object):
         return dbus.types.UnixFd(theirs.fileno()), dbus.UInt16(MTU)
 
 
-dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
-bus = dbus.SessionBus()
-name = dbus.service.BusName("org.bluez", bus)
-keep = [Root(bus, "/"), Adapter(bus, ADAPTER), Device(bus, DEVICE)]
-for uuid, handle in ((STATE, "0011"), (C2S, "0013"), (S2C, "0015"), (IDENT_UUID, "0017")):
-    keep.append(Characteristic(bus, GATT + "/char" + handle, uuid))
-print("ready", flush=True)
-GLib.MainLoop().run()
+def serve(bus, service, ident, respond, mode="good"):
+    """Owns org.bluez on `bus` and serves the holder's GATT side; the caller runs the GLib loop."""
+    global SERVICE, IDENT, RESPOND, MODE
+    SERVICE, IDENT, RESPOND, MODE = service.lower(), ident, respond, mode
+    state["seen"] = mode == "known"
+    name = dbus.service.BusName("org.bluez", bus)
+    keep = [name, Root(bus, "/"), Adapter(bus, ADAPTER), Device(bus, DEVICE)]
+    for uuid, handle in ((STATE, "0011"), (C2S, "0013"), (S2C, "0015"), (IDENT_UUID, "0017")):
+        keep.append(Characteristic(bus, GATT + "/char" + handle, uuid))
+    return keep
+
+
+if __name__ == "__main__":
+    dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
+    fixed_ident = bytes.fromhex(sys.argv[2])
+    objects_kept = serve(dbus.SessionBus(), sys.argv[1], lambda: fixed_ident, RESPOND, sys.argv[3])
+    print("ready", flush=True)
+    GLib.MainLoop().run()

@@ -4,13 +4,19 @@ Handover specifications with Python's cbor2 and cryptography alone (no GBGBridge
 connects to vpcd as the card of a virtual reader and presents an mDL — its own IACA, document
 signer and device key, made at start — through static or negotiated handover, answering ENVELOPE
 and GET RESPONSE, with device authentication by signature or MAC.
-Usage: mdoc_holder.py PORT IACA_OUT.pem static|negotiated signature|mac
+Usage: mdoc_holder.py PORT IACA_OUT.pem static|negotiated signature|mac [ble SERVICE_UUID BUS_ADDRESS]
+With ble it behaves as the phone wallets do: the engagement and the Handover Select offer BLE
+alone (mdoc peripheral server mode, the service UUID, LE role peripheral), in negotiated handover
+only when the reader's Handover Request offered BLE, and the session runs over GATT — served
+through a stand-in bluetoothd on the D-Bus at BUS_ADDRESS (fake_bluez_holder.py), Ident derived
+here from EDeviceKeyBytes.
 Prints "ready" once its IACA is written; serves until vpcd closes the connection twice."""
 import datetime
 import hashlib
 import os
 import socket
 import struct
+import uuid as uuid_module
 import signal
 import sys
 
@@ -23,6 +29,9 @@ from cryptography.x509.oid import NameOID
 from mdoc_common import (AESGCM, authentication_bytes, cose_key, cose_key_public, emac_key, iv, mac0, session_keys, sign1, tag24)
 
 PORT, IACA_OUT, HANDOVER, DEVICE_AUTH = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+BLE = len(sys.argv) > 7 and sys.argv[5] == "ble"
+BLE_UUID = bytes.fromhex(sys.argv[6].replace("-", "")) if BLE else b""
+BLE_BUS = sys.argv[7] if BLE else ""
 NOW = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
 
 
@@ -86,9 +95,28 @@ class Holder:
         self.incoming = b""
         self.session = None
         self.e_key = ec.generate_private_key(ec.SECP256R1())
-        self.engagement = cbor2.dumps({0: "1.0", 1: [1, cbor2.CBORTag(24, cbor2.dumps(cose_key(self.e_key.public_key())))]})
+        self.e_key_bytes = cbor2.dumps(cbor2.CBORTag(24, cbor2.dumps(cose_key(self.e_key.public_key()))))
+        engagement = {0: "1.0", 1: [1, cbor2.CBORTag(24, cbor2.dumps(cose_key(self.e_key.public_key())))]}
+        if BLE:
+            engagement[2] = [[2, 1, {0: True, 1: False, 10: BLE_UUID}]]
+        self.engagement = cbor2.dumps(engagement)
+
+    def ident(self):
+        # ISO 18013-5 §8.3.3.1.1.3: HKDF-SHA-256(EDeviceKeyBytes, no salt, "BLEIdent", 16).
+        from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+        return HKDF(hashes.SHA256(), 16, None, b"BLEIdent").derive(self.e_key_bytes)
 
     def handover_select(self):
+        if BLE:
+            if HANDOVER == "negotiated" and b"application/vnd.bluetooth.le.oob" not in (self.hr or b""):
+                print("the reader's Handover Request does not offer BLE", file=sys.stderr, flush=True)
+                raise EOFError
+            # LE role: peripheral only (0x00); the service UUID as a 128-bit AD (little-endian).
+            oob = b"\x02\x1c\x00" + b"\x11\x07" + BLE_UUID[::-1]
+            ac = record(1, b"ac", b"\x01\x010\x01\x04mdoc", first=True, last=True)
+            return (record(1, b"Hs", b"\x15" + ac, first=True)
+                    + record(2, b"application/vnd.bluetooth.le.oob", oob, rid=b"0")
+                    + record(4, b"iso.org:18013:deviceengagement", self.engagement, rid=b"mdoc", last=True))
         ac = record(1, b"ac", b"\x01\x03nfc\x01\x04mdoc", first=True, last=True)
         return (record(1, b"Hs", b"\x15" + ac, first=True)
                 + record(4, b"iso.org:18013:nfc", b"\x01\x03\x01\xff\xff\x04\x02\x01\x00\x00", rid=b"nfc")
@@ -235,8 +263,7 @@ class Holder:
         return cbor2.dumps({"version": "1.0", "documents": documents, "status": 0})
 
 
-def serve():
-    holder = Holder()
+def serve(holder):
     sock = socket.create_connection(("127.0.0.1", PORT))
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     print("ready", flush=True)
@@ -254,7 +281,7 @@ def serve():
             length = int.from_bytes(read(2), "big")
             payload = read(length)
             if length == 1:
-                if payload[0] in (0, 1, 2):
+                if payload[0] in (0, 1, 2) and not (BLE and holder.session is not None):
                     holder.reset()
                 elif payload[0] == 4:
                     atr = bytes.fromhex("3B8080010101")[:5]
@@ -266,4 +293,26 @@ def serve():
         pass
 
 
-serve()
+if BLE:
+    # The GATT side on the stand-in bluetoothd, its GLib loop here; vpcd on a thread of its own.
+    import threading
+
+    import dbus
+    import dbus.mainloop.glib
+    from gi.repository import GLib
+
+    import fake_bluez_holder
+    dbus.mainloop.glib.threads_init()
+    loop = dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
+    bus = dbus.bus.BusConnection(BLE_BUS, mainloop=loop)
+    the_holder = Holder()
+    kept = fake_bluez_holder.serve(bus, str(uuid_module.UUID(bytes=BLE_UUID)), lambda: the_holder.ident(), the_holder.respond)
+    main = GLib.MainLoop()
+
+    def vpcd():
+        serve(the_holder)
+        GLib.idle_add(main.quit)
+    threading.Thread(target=vpcd, daemon=True).start()
+    main.run()
+else:
+    serve(Holder())

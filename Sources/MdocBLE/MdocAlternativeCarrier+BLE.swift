@@ -1,0 +1,43 @@
+import BlueZ
+import Mdoc
+import MdocNFC
+
+extension MdocBLECentral: MdocSessionChannel {
+    public var carrier: String { "ble" }
+
+    public var timings: [String: Double] {
+        let timings = self.bleTimings
+        return ["scan": Self.seconds(timings.scan), "connect": Self.seconds(timings.connect), "transfer": Self.seconds(timings.transfer)]
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        ((Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18) * 1000).rounded() / 1000
+    }
+}
+
+extension MdocAlternativeCarrier {
+    /// BLE in mdoc peripheral server mode through `adapter` (a powered adapter BlueZ lists):
+    /// offered to the holder in a negotiated Handover Request (LE role: central only), used when
+    /// the holder's engagement or Handover Select offers peripheral server mode.
+    public static func ble(adapter: BlueZAdapter, maximumMessage: Int, busAddress: String? = nil) -> MdocAlternativeCarrier {
+        MdocAlternativeCarrier(
+            name: "ble",
+            offered: { engagement, select in !plans(engagement, select).isEmpty },
+            open: { engagement, select, deadline in
+                guard let plan = plans(engagement, select).first else { throw MdocError(.unsupported, "the holder offers no BLE peripheral server mode") }
+                return try await MdocBLECentral.connect(plan: plan, adapter: adapter.path, deviceKeyBytes: engagement.deviceKeyBytes.taggedBytes,
+                                                        deadline: deadline, maximumMessage: maximumMessage, busAddress: busAddress)
+            },
+            // LE Role AD structure: 0x01, only the central role (the holder is the peripheral).
+            handoverRequestRecord: (type: "application/vnd.bluetooth.le.oob", payload: [0x02, 0x1C, 0x01])
+        )
+    }
+
+    static func plans(_ engagement: DeviceEngagement, _ select: HandoverSelect) -> [MdocBLEPlan] {
+        let outOfBand = select.carriers.lazy.compactMap { carrier -> BLEOutOfBand? in
+            if case .ble(let data) = carrier { return data }
+            return nil
+        }.first
+        return MdocBLEPlan.plans(engagement: engagement, outOfBand: outOfBand).filter { $0.mode == .peripheralServer }
+    }
+}
