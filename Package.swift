@@ -257,7 +257,7 @@ let package = Package(
         ),
         .testTarget(name: "ChildProcessesTests", dependencies: ["ChildProcesses"]),
         // Independent/: the Python holder, reader and verifier the interoperability tests run (not Swift).
-        .testTarget(name: "MdocTests", dependencies: ["CBORCoding", "COSE", "Mdoc", "MdocBLE", "MdocNFC", "MdocEmulator", "MRTDCrypto", "MRTDEmulator", "SmartCard", "TestSupport", "TestTraits"],
+        .testTarget(name: "MdocTests", dependencies: ["BlueZ", "CBORCoding", "COSE", "Mdoc", "MdocBLE", "MdocNFC", "MdocEmulator", "MRTDCrypto", "MRTDEmulator", "SmartCard", "TestSupport", "TestTraits"],
                     exclude: ["Independent"]),
         // Rules every file in Sources/ keeps (no force unwrap, traps only where annotated).
         .testTarget(name: "SourceRulesTests"),

@@ -9,6 +9,13 @@ public struct BlueZAdapter: Sendable, Hashable {
     public let address: String
     public let alias: String
 
+    public init(path: String, powered: Bool, address: String, alias: String) {
+        self.path = path
+        self.powered = powered
+        self.address = address
+        self.alias = alias
+    }
+
     /// `hci0` from the path.
     public var name: String { path.split(separator: "/").last.map(String.init) ?? path }
 }

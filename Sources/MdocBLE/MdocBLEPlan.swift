@@ -51,50 +51,6 @@ public struct MdocBLEPlan: Sendable, Hashable {
     }
 }
 
-/// `mdoc read --transport` and the page's `transport`: which carrier the session goes over.
-public enum MdocTransportPreference: String, Sendable, Hashable, CaseIterable {
-    /// The holder's offer decides: NFC when it offers NFC (the phone is in the field already),
-    /// BLE when it offers BLE alone and the kiosk has a powered adapter.
-    case auto
-    case nfc
-    case ble
-}
-
-/// The transport chosen for one session.
-public enum MdocTransportChoice: Sendable, Hashable {
-    case nfc
-    case ble([MdocBLEPlan])
-
-    public var name: String {
-        switch self {
-        case .nfc: return "nfc"
-        case .ble: return "ble"
-        }
-    }
-
-    /// Chooses from what the holder offers and what this kiosk has; a typed error says why
-    /// nothing fits (`MDOC_UNSUPPORTED`).
-    public static func choose(_ preference: MdocTransportPreference, holderOffersNFC: Bool, blePlans: [MdocBLEPlan],
-                              bluetooth: MdocBluetoothAvailability) throws(MdocError) -> MdocTransportChoice {
-        switch preference {
-        case .nfc:
-            guard holderOffersNFC else {
-                throw MdocError(.unsupported, "the holder does not offer NFC data transfer (it offers \(blePlans.isEmpty ? "nothing this reader knows" : "BLE")); try --transport auto")
-            }
-            return .nfc
-        case .ble:
-            guard !blePlans.isEmpty else { throw MdocError(.unsupported, "the holder offers no BLE data transfer") }
-            guard case .available = bluetooth else { throw MdocError(.unsupported, "the holder offers BLE, but \(bluetooth.reason)") }
-            return .ble(blePlans)
-        case .auto:
-            if holderOffersNFC { return .nfc }
-            guard !blePlans.isEmpty else { throw MdocError(.unsupported, "the holder offers neither NFC nor BLE data transfer") }
-            guard case .available = bluetooth else { throw MdocError(.unsupported, "the holder offers BLE alone, but \(bluetooth.reason)") }
-            return .ble(blePlans)
-        }
-    }
-}
-
 /// Whether this kiosk can use BLE now, and if not why (doctor and capability.query say the same).
 public enum MdocBluetoothAvailability: Sendable, Hashable {
     case available(adapter: String)

@@ -1,3 +1,4 @@
+import BlueZ
 import COSE
 import Foundation
 import Mdoc
@@ -10,8 +11,8 @@ import Testing
 
 /// The BLE transport's parts that need no radio (ISO 18013-5 §8.3.3.1.1): the characteristics'
 /// UUIDs, Ident, the 0x01/0x00 framing bounded against a peer that streams forever, the plans an
-/// engagement offers and the choice of transport.
-@Suite("mdoc over BLE: framing, Ident, plans, the choice of transport")
+/// engagement offers and the verdict on the adapters.
+@Suite("mdoc over BLE: framing, Ident, plans, Bluetooth availability")
 struct MdocBLETests {
     @Test("the characteristics' UUIDs of both modes (Tables 11 and 12)")
     func characteristicUUIDs() {
@@ -147,23 +148,13 @@ struct MdocBLETests {
         }
     }
 
-    @Test("the choice of transport follows the holder's offer and what the kiosk has, and says why nothing fits")
-    func transportChoice() throws {
-        let plan = MdocBLEPlan(mode: .peripheralServer, serviceUUID: MdocBLEMode.peripheralServer.characteristics.state, address: nil)
-        let powered = MdocBluetoothAvailability.available(adapter: "hci0")
-        let none = MdocBluetoothAvailability.unavailable("no Bluetooth adapter (BlueZ lists none)")
-        #expect(try MdocTransportChoice.choose(.auto, holderOffersNFC: true, blePlans: [plan], bluetooth: powered) == .nfc)
-        #expect(try MdocTransportChoice.choose(.auto, holderOffersNFC: false, blePlans: [plan], bluetooth: powered) == .ble([plan]))
-        #expect(try MdocTransportChoice.choose(.ble, holderOffersNFC: true, blePlans: [plan], bluetooth: powered) == .ble([plan]))
-        for (preference, nfc, plans, bluetooth) in [(MdocTransportPreference.auto, false, [plan], none), (.auto, false, [], powered),
-                                                    (.nfc, false, [plan], powered), (.ble, true, [], powered), (.ble, true, [plan], none)] {
-            do {
-                _ = try MdocTransportChoice.choose(preference, holderOffersNFC: nfc, blePlans: plans, bluetooth: bluetooth)
-                Issue.record("\(preference) chose a transport")
-            } catch {
-                #expect(error.code == .unsupported)
-                if !bluetooth.isAvailable, !plans.isEmpty, preference != .nfc { #expect(error.reason.contains("no Bluetooth adapter")) }
-            }
-        }
+    @Test("Bluetooth availability: the first powered adapter, else why there is none, with the fix")
+    func availability() {
+        let off = BlueZAdapter(path: "/org/bluez/hci0", powered: false, address: "00:AA:01:00:00:00", alias: "kiosk")
+        let on = BlueZAdapter(path: "/org/bluez/hci1", powered: true, address: "00:AA:01:00:00:01", alias: "kiosk")
+        #expect(MdocBluetoothAvailability.judge([off, on]) == .available(adapter: "hci1"))
+        #expect(MdocBluetoothAvailability.judge([off]).reason.contains("hci0 is not powered — bluetoothctl power on"))
+        #expect(MdocBluetoothAvailability.judge([]).reason.contains("no Bluetooth adapter"))
+        #expect(!MdocBluetoothAvailability.judge([]).isAvailable)
     }
 }
