@@ -94,7 +94,8 @@ public enum MdocNFCReader {
         case .ble:
             guard let alternative, alternative.name == "ble" else {
                 throw MdocError(.unsupported, offered.contains("ble")
-                    ? "the holder offers BLE, but this kiosk cannot use it now (doctor's bluetooth check says why)"
+                    ? (options.alternative == nil ? "the holder offers BLE, but this kiosk cannot use it now (doctor's bluetooth check says why)"
+                                                  : "the holder offers BLE in mdoc central client mode only, which this reader does not do yet")
                     : "the holder offers data retrieval over \(offered.isEmpty ? "no carrier" : offered.joined(separator: ", ")), not BLE")
             }
             useAlternative = true
@@ -106,7 +107,9 @@ public enum MdocNFCReader {
             if options.transport == .nfc {
                 throw MdocError(.unsupported, "the holder offers data retrieval over \(carriers), not NFC, and the read was limited to NFC (transport nfc)")
             }
-            let why = offered.contains("ble") ? "; BLE needs a powered Bluetooth adapter (doctor's bluetooth check says why)" : ""
+            let why = !offered.contains("ble") ? ""
+                : options.alternative == nil ? "; BLE needs a powered Bluetooth adapter (doctor's bluetooth check says why)"
+                : "; its BLE offer is mdoc central client mode only, which this reader does not do yet"
             throw MdocError(.unsupported, "the holder offers data retrieval over \(carriers), not NFC\(why)")
         }
         let engaged = ContinuousClock.now
