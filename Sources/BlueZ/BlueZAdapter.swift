@@ -53,9 +53,9 @@ public enum BlueZ {
         var error = [CChar](repeating: 0, count: 1024)
         let microseconds = UInt64(callTimeout.components.seconds) * 1_000_000
         let status = CBlueZShim_list_adapters(&out, out.count, &error, error.count, microseconds)
-        let message = String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let message = BlueZ.text(error)
         guard status >= 0 else { throw classify(status: status, message: message) }
-        let text = String(decoding: out.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let text = BlueZ.text(out)
         return text.split(separator: "\n").compactMap { line in
             let fields = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
             guard fields.count == 4 else { return nil }
@@ -71,6 +71,11 @@ public enum BlueZ {
             }
         }
         return try result.get()
+    }
+
+    /// A C buffer's text up to its first NUL (the shim's outputs and error messages).
+    static func text<C: Collection<CChar>>(_ buffer: C) -> String {
+        String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     static func classify(status: Int32, message: String) -> BlueZError {

@@ -58,7 +58,7 @@ public final class BlueZSession: @unchecked Sendable {
     static func withError(_ body: (UnsafeMutablePointer<CChar>?, Int) -> Int32) -> (Int32, String) {
         var error = [CChar](repeating: 0, count: 512)
         let status = error.withUnsafeMutableBufferPointer { buffer in body(buffer.baseAddress, buffer.count) }
-        return (status, String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        return (status, BlueZ.text(error))
     }
 
     @discardableResult
@@ -97,7 +97,7 @@ public final class BlueZSession: @unchecked Sendable {
             let bus = try self.connected()
             var path = [CChar](repeating: 0, count: 512)
             let found = try Self.check(Self.withError { CBlueZShim_find_device(bus, adapter, uuid, address, &path, path.count, $0, $1) })
-            return found == 1 ? String(decoding: path.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : nil
+            return found == 1 ? BlueZ.text(path) : nil
         }
     }
 
@@ -129,7 +129,7 @@ public final class BlueZSession: @unchecked Sendable {
             guard found == 1 else { return nil }
             return (0..<uuids.count).map { index in
                 let slice = paths[(index * 512)..<((index + 1) * 512)]
-                let text = String(decoding: slice.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                let text = BlueZ.text(slice)
                 return text.isEmpty ? nil : text
             }
         }
