@@ -10,17 +10,8 @@ import Glibc
 /// with Bluetooth; the BLE VM tests boot one.)
 public enum PrivateDBus {
     /// dbus-daemon, and Debian's Python with dbus-python and GLib's bindings.
-    public static let available: Bool = {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/dbus-daemon") else { return false }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = ["-c", "import dbus, dbus.service, dbus.mainloop.glib; from gi.repository import GLib"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return false }
-        process.waitUntilExit()
-        return process.terminationStatus == 0
-    }()
+    public static let available: Bool = FileManager.default.isExecutableFile(atPath: "/usr/bin/dbus-daemon")
+        && debianPythonImports("import dbus, dbus.service, dbus.mainloop.glib; from gi.repository import GLib")
 
     /// Starts a bus, and `script` (a path under Tests/) with `arguments` on it when given; runs
     /// `body` with the bus address; returns its result and what the script wrote to stderr.
@@ -83,4 +74,17 @@ private final class Collected: Sendable {
     private let data = Mutex(Data())
     func append(_ more: Data) { data.withLock { $0.append(more) } }
     var text: String { data.withLock { String(decoding: $0, as: UTF8.self) } }
+}
+
+/// Whether Debian's Python (/usr/bin/python3) runs `statement` (an import) without error: the
+/// independent implementations' libraries are there.
+public func debianPythonImports(_ statement: String) -> Bool {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+    process.arguments = ["-c", statement]
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    guard (try? process.run()) != nil else { return false }
+    process.waitUntilExit()
+    return process.terminationStatus == 0
 }

@@ -149,16 +149,7 @@ import COSE
 /// Debian's Python with the independent implementation's libraries.
 enum IndependentPython {
     static let path = "/usr/bin/python3"
-    static let available: Bool = {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = ["-c", "import cbor2, cryptography, smartcard"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return false }
-        process.waitUntilExit()
-        return process.terminationStatus == 0
-    }()
+    static let available = debianPythonImports("import cbor2, cryptography, smartcard")
 }
 
 /// A COSE_Key with its private part, as `mdoc read --save-session` writes the ephemeral reader key.
