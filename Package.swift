@@ -139,7 +139,8 @@ let package = Package(
         .systemLibrary(name: "CLibPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
         // Reading the MRZ in a photo of a data page: find the zone, rectify the lines, classify the
         // fixed-pitch OCR-B cells, decode with ICAO 9303-3's rules and check digits.
-        .target(name: "MRZ", dependencies: ["ImageCodecs"]),
+        .target(name: "MRZ", dependencies: ["ImageCodecs"], exclude: ["Resources/glyph-model.sha256", "Resources/glyph-model.about"],
+                resources: [.embedInCode("Resources/glyph-model.bin")]),
         // FreeType, for the synthetic MRZ pages of the tests and benchmark only (the product draws none).
         .systemLibrary(name: "CFreeType", pkgConfig: "freetype2", providers: [.apt(["libfreetype-dev"])]),
         // Synthetic data pages with an MRZ (OCR-B from fonts-ocr-b), distorted like camera frames:
@@ -237,7 +238,7 @@ let package = Package(
         // Reading benchmark (release build, prints figures; not a test).
         .executableTarget(name: "gbgbridge-bench", dependencies: ["MRTD", "MRTDEmulator", "SmartCard", "TestSupport", "ImageCodecs", "ImageSandbox", "ChildProcesses"]),
         // The MRZ reader's workshop: synthetic frames, the classifier's training (release build; not a test).
-        .executableTarget(name: "gbgbridge-mrz-lab", dependencies: ["MRZ", "MRZSynthesis", "ImageCodecs"]),
+        .executableTarget(name: "gbgbridge-mrz-lab", dependencies: ["MRZ", "MRZSynthesis", "ImageCodecs", "MRTDCrypto"]),
         // The MRZ reader's benchmark, with PassportEye + Tesseract as the yardstick (release build; not a test).
         // The parsers strangers feed, as fuzz targets (issue 44; not in the .deb), and the binary
         // scripts/fuzz.sh builds with -sanitize=fuzzer,address (a replayer in ordinary builds).
@@ -302,7 +303,7 @@ let package = Package(
         .testTarget(name: "ImageCodecsTests", dependencies: ["ImageCodecs"]),
         .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets", "MRTDEmulator", "TestSupport"]),
         .testTarget(name: "ImageSandboxTests", dependencies: ["ImageSandbox", "ImageCodecs", "CHostileImages"]),
-        .testTarget(name: "MRZTests", dependencies: ["MRZ", "MRZSynthesis", "ImageCodecs", "TestSupport", "TestTraits"]),
+        .testTarget(name: "MRZTests", dependencies: ["MRZ", "MRZSynthesis", "ImageCodecs", "MRTDCrypto", "TestSupport", "TestTraits"]),
         .testTarget(name: "CamerasTests", dependencies: ["Cameras", "GBGBridge", "GBGBridgeStubs", "ImageCodecs", "ChildProcesses", "TestSupport"]),
         .testTarget(name: "CVCertificatesTests", dependencies: ["CVCertificates", "MRTDCrypto", "TestSupport",
                                                                .product(name: "PropertyBased", package: "swift-property-based")]),

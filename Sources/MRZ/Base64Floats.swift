@@ -1,6 +1,5 @@
-/// Base64 text (line breaks and spaces skipped) to bytes, and to little-endian Float32 values: how
-/// `GlyphModel.swift` keeps the classifier's weights and `OCRBGlyphs.swift` its glyphs (a literal
-/// of tens of thousands of numbers would take the compiler minutes).
+/// Base64 text (line breaks and spaces skipped) to bytes: how `OCRBGlyphs.swift` keeps its glyphs
+/// (a literal of tens of thousands of numbers would take the compiler minutes).
 enum Base64Floats {
     static func bytes(_ text: String) -> [UInt8] {
         var table = [Int8](repeating: -1, count: 256)
@@ -21,19 +20,5 @@ enum Base64Floats {
             }
         }
         return bytes
-    }
-
-    static func decode(_ text: String) -> [Float] {
-        let bytes = bytes(text)
-        var floats: [Float] = []
-        floats.reserveCapacity(bytes.count / 4)
-        var index = 0
-        while index + 3 < bytes.count {
-            let b0 = UInt32(bytes[index]), b1 = UInt32(bytes[index + 1]) << 8
-            let b2 = UInt32(bytes[index + 2]) << 16, b3 = UInt32(bytes[index + 3]) << 24
-            floats.append(Float(bitPattern: b0 | b1 | b2 | b3))
-            index += 4
-        }
-        return floats
     }
 }

@@ -4,7 +4,7 @@ import Glibc
 
 /// The 37 MRZ characters from a 16 × 20 cell: a small neural network (one hidden layer of ReLU
 /// units, softmax out), trained by `gbgbridge-mrz-lab train` on OCR-B (Debian's fonts-ocr-b)
-/// photographed synthetically, its weights in `GlyphModel.swift`. Not a general OCR: one font,
+/// photographed synthetically, its weights in `Resources/glyph-model.bin` (`GlyphModelFile`). Not a general OCR: one font,
 /// one pitch, one size once resampled — which is what makes it fast and sure of itself.
 package struct GlyphClassifier: Sendable {
     package let inputs: Int
@@ -31,12 +31,17 @@ package struct GlyphClassifier: Sendable {
 
     package static func parameterCount(inputs: Int, hidden: Int, outputs: Int) -> Int { hidden * inputs + hidden + outputs * hidden + outputs }
 
-    /// The trained model (nil when the weights do not fit the shape: a build without them).
-    package static let standard: GlyphClassifier? = {
-        let model = GlyphClassifier(hidden: GlyphModel.hidden, outputs: GlyphModel.outputs, weights: GlyphModel.weights,
-                                    temperature: GlyphModel.temperature)
-        return model.weights.count == parameterCount(inputs: model.inputs, hidden: model.hidden, outputs: model.outputs) ? model : nil
-    }()
+    /// The trained model: `Resources/glyph-model.bin`, embedded in the build and read once (nil,
+    /// with the reason in `standardLoadError`, when the file is not a model this build reads).
+    package static let standard: GlyphClassifier? = try? GlyphModelFile.classifier(from: PackageResources.glyph_model_bin)
+
+    /// Why `standard` is nil, when it is.
+    package static var standardLoadError: GlyphModelFileError? {
+        do { _ = try GlyphModelFile.classifier(from: PackageResources.glyph_model_bin); return nil } catch { return error }
+    }
+
+    /// The bytes of the embedded model file (its SHA-256 is checked against what the trainer wrote).
+    package static var standardFile: [UInt8] { PackageResources.glyph_model_bin }
 
     /// Probabilities of the 37 characters (MRZGlyph order) for one cell. With a "not OCR-B"
     /// output, its share is left out and the 37 sum to what remains: a glyph of another font is
@@ -81,14 +86,5 @@ package struct GlyphClassifier: Sendable {
         let exps = logits.map { exp($0 - top) }
         let total = exps.reduce(0, +)
         return exps.map { $0 / total }
-    }
-}
-
-extension GlyphClassifier {
-    /// A model from a `GlyphModel.swift`'s figures and base64 weights (the benchmark's `--model
-    /// FILE` compares models without a build). Nil when the weights do not fit the shape.
-    package init?(hidden: Int, outputs: Int, temperature: Float, base64: String) {
-        self.init(hidden: hidden, outputs: outputs, weights: Base64Floats.decode(base64), temperature: temperature)
-        guard weights.count == Self.parameterCount(inputs: inputs, hidden: hidden, outputs: outputs) else { return nil }
     }
 }

@@ -1,6 +1,6 @@
 // The MRZ reader's benchmark (release build; not a test):
 //   swift build -c release --product gbgbridge && swift run -c release gbgbridge-mrz-bench [--count 1000]
-//       [--tiers scan,kiosk,hard,real,real-small] [--model GlyphModel.swift] [--yardstick 100] [--seed 9303] [--only N] [--list]
+//       [--tiers scan,kiosk,hard,real,real-small] [--model glyph-model.bin] [--yardstick 100] [--seed 9303] [--only N] [--list]
 // A corpus made here with fixed seeds (TD1, TD2, TD3, MRV-A, MRV-B on synthetic data pages,
 // photographed in three tiers), read by gbgbridge's reader; on a sample of the same images,
 // PassportEye driving Tesseract 5 with Debian's `eng` model (scripts/mrz-yardstick.py) as the
@@ -29,7 +29,7 @@ let knownTiers = ["scan", "kiosk", "hard", "small", "tiny", "overprint", "font",
 if arguments.contains("--help") || arguments.contains("-h") {
     print("""
         usage: gbgbridge-mrz-bench [--count N] [--tiers T,T,...] [--seed S] [--yardstick N] [--only N] [--list]
-                                   [--dump DIR] [--model GlyphModel.swift] [--key-foreign P] [--valid-foreign P] [--small-glyph H] [--foreign-pair P] [--small-lookalike H]
+                                   [--dump DIR] [--model glyph-model.bin] [--key-foreign P] [--valid-foreign P] [--small-glyph H] [--foreign-pair P] [--small-lookalike H]
           --count N       images a drawn tier (default 1000)
           --tiers         \(knownTiers.joined(separator: ",")) (default scan,kiosk,hard,real,real-small)
           --seed S        the corpus's seed (default 9303; a seed never tuned on for an honest figure)
@@ -46,24 +46,15 @@ if let unknown = tiers.first(where: { !knownTiers.contains($0) }) {
 }
 
 
-/// A `GlyphModel.swift`'s `hidden`, `outputs`, `temperature` and weights, as the lab writes them.
-func modelFromSource(_ text: String) -> GlyphClassifier? {
-    func value(_ name: String) -> String? {
-        guard let range = text.range(of: "static let \(name)") else { return nil }
-        let rest = text[range.upperBound...].drop { $0 != "=" }.dropFirst()
-        return rest.prefix { $0 != "\n" }.trimmingCharacters(in: .whitespaces)
-    }
-    guard let hidden = value("hidden").flatMap({ Int($0) }), let start = text.range(of: "\"\"\"")?.upperBound,
-          let end = text.range(of: "\"\"\"", range: start..<text.endIndex)?.lowerBound else { return nil }
-    return GlyphClassifier(hidden: hidden, outputs: value("outputs").flatMap { Int($0) } ?? MRZGlyph.count,
-                           temperature: value("temperature: Float").flatMap { Float($0) } ?? 1, base64: String(text[start..<end]))
-}
-
-/// `--model FILE`: a `GlyphModel.swift` the lab wrote, instead of the built-in one (to compare).
+/// `--model FILE`: a `glyph-model.bin` the lab wrote, instead of the built-in one (to compare).
 var recognizer: MRZRecognizer
 if let path = option("--model") {
-    guard let text = try? String(contentsOfFile: path, encoding: .utf8), let classifier = modelFromSource(text) else {
-        print("\(path) is not a GlyphModel.swift the lab wrote")
+    let classifier: GlyphClassifier
+    do {
+        guard let data = FileManager.default.contents(atPath: path) else { print("\(path): cannot be read"); exit(2) }
+        classifier = try GlyphModelFile.classifier(from: Array(data))
+    } catch {
+        print("\(path): \(error)")
         exit(2)
     }
     recognizer = MRZRecognizer(classifier: classifier)

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import ImageCodecs
+import MRTDCrypto
 import MRZ
 import MRZSynthesis
 
@@ -334,33 +335,22 @@ enum Training {
         return (loss, correct)
     }
 
-    /// The weights as the Swift source `GlyphModel.swift` holds them (base64 of little-endian Float32).
-    static func source(_ model: GlyphClassifier, note: String) -> String {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(model.weights.count * 4)
-        for weight in model.weights {
-            let bits = weight.bitPattern
-            bytes += [UInt8(bits & 0xFF), UInt8((bits >> 8) & 0xFF), UInt8((bits >> 16) & 0xFF), UInt8(bits >> 24)]
-        }
-        let encoded = Data(bytes).base64EncodedString()
-        let lines = stride(from: 0, to: encoded.count, by: 100).map { start -> String in
-            let from = encoded.index(encoded.startIndex, offsetBy: start)
-            let to = encoded.index(from, offsetBy: min(100, encoded.count - start))
-            return "        " + encoded[from..<to]
-        }
-        return """
-            // The glyph classifier's weights. Written by `swift run -c release gbgbridge-mrz-lab train`
-            // (Docs/mrz.md, "Training"): \(note). Do not edit by hand.
-            enum GlyphModel {
-                static let hidden = \(model.hidden)
-                static let outputs = \(model.outputs)
-                static let temperature: Float = \(model.temperature)
-                static let weights: [Float] = Base64Floats.decode(encoded)
-                static let encoded = \"\"\"
-            \(lines.joined(separator: "\n"))
-                    \"\"\"
-            }
+    /// Writes the model where the build embeds it (`DIR/glyph-model.bin`), its SHA-256 in
+    /// `sha256sum`'s format (`glyph-model.sha256`: a test checks the embedded file against it) and
+    /// how it was made (`glyph-model.about`).
+    static func write(_ model: GlyphClassifier, note: String, to directory: String) throws {
+        let bytes = GlyphModelFile.bytes(of: model)
+        let digest = DigestAlgorithm.sha256.hash(bytes).map { String(format: "%02x", $0) }.joined()
+        try Data(bytes).write(to: URL(fileURLWithPath: directory + "/glyph-model.bin"), options: .atomic)
+        try "\(digest)  glyph-model.bin\n".write(toFile: directory + "/glyph-model.sha256", atomically: true, encoding: .utf8)
+        let about = """
+            The glyph classifier's weights (glyph-model.bin, format in Sources/MRZ/GlyphModelFile.swift), written by
+            `swift run -c release gbgbridge-mrz-lab train` (Docs/mrz.md, "Training"), with glyph-model.sha256 beside it.
+            Do not edit by hand. How it was made:
+
+            \(note)
 
             """
+        try about.write(toFile: directory + "/glyph-model.about", atomically: true, encoding: .utf8)
     }
 }

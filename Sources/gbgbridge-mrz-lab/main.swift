@@ -299,7 +299,7 @@ case "evidence":
     for line in lines.withLock({ $0 }).sorted() { print(line) }
 case "train":
     // swift run -c release gbgbridge-mrz-lab train [--shots 3000] [--hidden 128] [--epochs 16] [--seed 2027] [--cap-jitter 0.05]
-    //     [--real-copies 2] [--foreign-every 4] [--out Sources/MRZ/GlyphModel.swift]
+    //     [--real-copies 2] [--foreign-every 4] [--out Sources/MRZ/Resources]
     let shots = Int(option("--shots") ?? "3000") ?? 3000, hidden = Int(option("--hidden") ?? "128") ?? 128
     let epochs = Int(option("--epochs") ?? "16") ?? 16, seed = UInt64(option("--seed") ?? "2027") ?? 2027
     let realCopies = Int(option("--real-copies") ?? "2") ?? 2
@@ -347,9 +347,9 @@ case "train":
         + "cap-height jitter \(capJitter), \(hidden) hidden units, \(Training.classes) outputs, \(epochs) epochs, "
         + "held-out synthetic accuracy \(String(format: "%.4f", accuracy)); temperature \(String(format: "%.3f", temperature)); "
         + figures.joined(separator: "; ")
-    try Training.source(model, note: note).write(toFile: option("--out") ?? "Sources/MRZ/GlyphModel.swift", atomically: true, encoding: .utf8)
+    try Training.write(model, note: note, to: option("--out") ?? "Sources/MRZ/Resources")
 default:
     print("usage: gbgbridge-mrz-lab samples DIR [--tier scan|kiosk|hard] [--count N] [--seed S]")
-    print("       gbgbridge-mrz-lab train [--shots N] [--hidden H] [--epochs E] [--seed S] [--cap-jitter SD] [--out FILE]")
+    print("       gbgbridge-mrz-lab train [--shots N] [--hidden H] [--epochs E] [--seed S] [--cap-jitter SD] [--out DIR]")
     exit(2)
 }
