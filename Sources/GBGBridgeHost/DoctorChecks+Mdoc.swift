@@ -34,7 +34,7 @@ extension DoctorChecks {
 extension DoctorChecks {
     /// BlueZ and a powered adapter: phone wallets (Apple, Google, Samsung) engage over NFC and
     /// transfer the mdoc over BLE alone. Without them mdoc.read reads NFC holders only: a warning.
-    package static func bluetooth() async -> DoctorCheck {
+    package static func bluetooth(configuration: BlueZMainConfiguration = .current()) async -> DoctorCheck {
         let consequence = "mdoc.read reads NFC holders only; phone wallets that transfer over BLE alone cannot be read"
         let adapters: [BlueZAdapter]
         do {
@@ -46,8 +46,18 @@ extension DoctorChecks {
         let listed = adapters.map { "\($0.name) \($0.address)\($0.powered ? "" : " (off)")" }
         switch MdocBluetoothAvailability.judge(adapters) {
         case .available(let adapter):
-            return DoctorCheck(name: "bluetooth", status: .ok, finding: "BlueZ answers; adapter \(adapter) is powered (\(listed.joined(separator: ", ")))",
-                               fix: "", details: ["adapters": listed])
+            let finding = "BlueZ answers; adapter \(adapter) is powered (\(listed.joined(separator: ", ")))"
+            if configuration.enhancedATT {
+                let source = configuration.channels == nil ? "BlueZ's default, \(configuration.path ?? BlueZMainConfiguration.defaultPath) does not set it"
+                    : "set in \(configuration.path ?? BlueZMainConfiguration.defaultPath)"
+                return DoctorCheck(name: "bluetooth", status: .warning,
+                                   finding: finding + "; but Enhanced ATT is on ([GATT] Channels = \(configuration.effectiveChannels), \(source)): "
+                                       + "a phone's mdoc may arrive out of order over BLE and not decrypt",
+                                   fix: BlueZMainConfiguration.fix,
+                                   details: ["code": "ENHANCED_ATT", "adapters": listed, "attChannels": configuration.effectiveChannels])
+            }
+            return DoctorCheck(name: "bluetooth", status: .ok, finding: finding + "; one ATT channel (no Enhanced ATT)",
+                               fix: "", details: ["adapters": listed, "attChannels": configuration.effectiveChannels])
         case .unavailable(let reason):
             let parts = reason.components(separatedBy: " — ")
             return DoctorCheck(name: "bluetooth", status: .warning, finding: "\(parts[0]): \(consequence)", fix: parts.dropFirst().joined(separator: " — "),

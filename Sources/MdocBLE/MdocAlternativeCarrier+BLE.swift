@@ -10,22 +10,31 @@ extension MdocBLECentral: MdocSessionChannel {
         return ["scan": Self.seconds(timings.scan), "connect": Self.seconds(timings.connect), "transfer": Self.seconds(timings.transfer)]
     }
 
+    public var garbledAnswerHint: String? {
+        let configuration = BlueZMainConfiguration.current()
+        guard configuration.enhancedATT else { return nil }
+        return "over BLE this is what notifications delivered out of order look like: this kiosk's BlueZ uses Enhanced ATT "
+            + "(\(configuration.effectiveChannels) ATT channels\(configuration.channels == nil ? ", BlueZ's default" : " in \(configuration.path ?? "main.conf")")); "
+            + BlueZMainConfiguration.fix
+    }
+
     static func seconds(_ duration: Duration) -> Double {
         ((Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18) * 1000).rounded() / 1000
     }
 }
 
 extension MdocAlternativeCarrier {
-    /// BLE in mdoc peripheral server mode through `adapter` (a powered adapter BlueZ lists):
-    /// offered to the holder in a negotiated Handover Request (LE role: central only), used when
-    /// the holder's engagement or Handover Select offers peripheral server mode.
-    public static func ble(adapter: BlueZAdapter, maximumMessage: Int, busAddress: String? = nil) -> MdocAlternativeCarrier {
+    /// BLE in mdoc peripheral server mode through `adapters` (the powered adapters BlueZ lists;
+    /// the holder is looked for on each): offered to the holder in a negotiated Handover Request
+    /// (LE role: central only), used when the holder's engagement or Handover Select offers
+    /// peripheral server mode.
+    public static func ble(adapters: [BlueZAdapter], maximumMessage: Int, busAddress: String? = nil) -> MdocAlternativeCarrier {
         MdocAlternativeCarrier(
             name: "ble",
             offered: { engagement, select in !plans(engagement, select).isEmpty },
             open: { engagement, select, deadline in
                 guard let plan = plans(engagement, select).first else { throw MdocError(.unsupported, "the holder offers no BLE peripheral server mode") }
-                return try await MdocBLECentral.connect(plan: plan, adapter: adapter.path, deviceKeyBytes: engagement.deviceKeyBytes.taggedBytes,
+                return try await MdocBLECentral.connect(plan: plan, adapters: adapters.map(\.path), deviceKeyBytes: engagement.deviceKeyBytes.taggedBytes,
                                                         deadline: deadline, maximumMessage: maximumMessage, busAddress: busAddress)
             },
             // LE Role AD structure: 0x01, only the central role (the holder is the peripheral).

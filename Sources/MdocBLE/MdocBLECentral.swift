@@ -58,17 +58,20 @@ public final class MdocBLECentral: @unchecked Sendable {
         if let write { close(write) }
     }
 
-    /// Finds and connects to the holder of `plan` (peripheral server mode) through `adapter`
-    /// (`/org/bluez/hci0`). `deviceKeyBytes` (EDeviceKeyBytes, tagged) checks Ident when offered.
-    public static func connect(plan: MdocBLEPlan, adapter: String, deviceKeyBytes: [UInt8]?, deadline: ContinuousClock.Instant,
+    /// Finds and connects to the holder of `plan` (peripheral server mode) through whichever of
+    /// `adapters` (`/org/bluez/hci0`, …: every powered one; a kiosk may have several, and a
+    /// controller never sees its own advertisements) sees it first. `deviceKeyBytes`
+    /// (EDeviceKeyBytes, tagged) checks Ident when offered.
+    public static func connect(plan: MdocBLEPlan, adapters: [String], deviceKeyBytes: [UInt8]?, deadline: ContinuousClock.Instant,
                                maximumMessage: Int, busAddress: String? = nil) async throws(MdocError) -> MdocBLECentral {
+        guard !adapters.isEmpty else { throw MdocError(.bleTransport, "BLE needs a powered Bluetooth adapter; BlueZ lists none") }
         guard plan.mode == .peripheralServer else {
             throw MdocError(.unsupported, "mdoc central client mode (the kiosk advertising) is not built yet; the holder must offer peripheral server mode")
         }
         let session: BlueZSession
         do { session = try await BlueZSession.open(address: busAddress) } catch { throw Self.error(error, "connecting to BlueZ") }
         do {
-            return try await connect(plan: plan, adapter: adapter, session: session, deviceKeyBytes: deviceKeyBytes, deadline: deadline,
+            return try await connect(plan: plan, adapters: adapters, session: session, deviceKeyBytes: deviceKeyBytes, deadline: deadline,
                                      maximumMessage: maximumMessage)
         } catch {
             await session.close()
@@ -76,7 +79,7 @@ public final class MdocBLECentral: @unchecked Sendable {
         }
     }
 
-    private static func connect(plan: MdocBLEPlan, adapter: String, session: BlueZSession, deviceKeyBytes: [UInt8]?,
+    private static func connect(plan: MdocBLEPlan, adapters: [String], session: BlueZSession, deviceKeyBytes: [UInt8]?,
                                 deadline: ContinuousClock.Instant, maximumMessage: Int) async throws(MdocError) -> MdocBLECentral {
         let service = plan.serviceUUID.description
         let address = plan.address.map { bytes in bytes.map { byte -> String in
@@ -85,20 +88,39 @@ public final class MdocBLECentral: @unchecked Sendable {
         }.joined(separator: ":") }
         let started = ContinuousClock.now
 
-        // Scan: LE, filtered by the service UUID; a device BlueZ knows already is taken at once.
-        var device = try await bluez("looking for the holder") { try await session.findDevice(adapter: adapter, uuid: service, address: address) }
-        var scanning = false
-        if device == nil {
-            try await bluez("setting the scan filter") { try await session.setDiscoveryFilter(adapter: adapter, uuid: service) }
-            try await bluez("starting the scan") { try await session.call(adapter, "org.bluez.Adapter1", "StartDiscovery") }
-            scanning = true
+        /// The first adapter under which BlueZ knows the holder, and the holder's path there.
+        func seen(_ adapters: [String]) async throws(MdocError) -> (adapter: String, device: String)? {
+            for adapter in adapters {
+                if let device = try await bluez("looking for the holder", { try await session.findDevice(adapter: adapter, uuid: service, address: address) }) {
+                    return (adapter, device)
+                }
+            }
+            return nil
         }
-        while device == nil {
+
+        // Scan: LE, filtered by the service UUID, on every adapter; a device BlueZ knows already is taken at once.
+        var sighting = try await seen(adapters)
+        var scanning: [String] = []
+        if sighting == nil {
+            var refusal: MdocError?
+            for adapter in adapters {
+                do {
+                    try await bluez("setting the scan filter") { try await session.setDiscoveryFilter(adapter: adapter, uuid: service) }
+                    try await bluez("starting the scan") { try await session.call(adapter, "org.bluez.Adapter1", "StartDiscovery") }
+                    scanning.append(adapter)
+                } catch {
+                    refusal = error
+                }
+            }
+            if scanning.isEmpty, let refusal { throw refusal }
+        }
+        // On a failure the session closes, and BlueZ ends the discovery of a client that left the bus.
+        while sighting == nil {
             try await pause(until: deadline, "the holder (service \(service)) was not seen over BLE")
-            device = try await bluez("looking for the holder") { try await session.findDevice(adapter: adapter, uuid: service, address: address) }
+            sighting = try await seen(scanning)
         }
-        if scanning { try? await session.call(adapter, "org.bluez.Adapter1", "StopDiscovery") }
-        guard let device else { throw MdocError(.bleTransport, "the holder was not seen over BLE") }
+        for adapter in scanning { try? await session.call(adapter, "org.bluez.Adapter1", "StopDiscovery") }
+        guard let (adapter, device) = sighting else { throw MdocError(.bleTransport, "the holder was not seen over BLE") }
         let scanned = ContinuousClock.now
 
         // Connect and wait for the services.

@@ -1,17 +1,25 @@
 import Mdoc
 
 /// ISO 18013-5 §8.3.3.1.1.6: a message (SessionEstablishment, SessionData) is cut into pieces
-/// that each fit one ATT write or notification (the ATT MTU less 3 bytes of ATT header), each
-/// piece led by one byte: `0x01` more pieces follow, `0x00` the last.
+/// that each fit one ATT write or notification (the ATT MTU less 3 bytes of ATT header, and never
+/// more than an attribute value's 512 bytes), each piece led by one byte: `0x01` more pieces
+/// follow, `0x00` the last.
 public enum MdocBLEFraming {
     /// The ATT MTU every LE link has before negotiation.
     public static let minimumMTU = 23
     /// The largest ATT MTU (Bluetooth Core 5.x: an attribute value is at most 512 bytes).
     public static let maximumMTU = 517
+    /// Bluetooth Core Vol 3 Part F §3.2.9: an attribute value is at most 512 bytes. At an MTU of
+    /// 516 or 517 a write or notification could carry more, but BlueZ cuts the value to 512 (on
+    /// a real link the 2 bytes over vanish from every piece: found against bluetoothd in the VM).
+    public static let maximumValue = 512
 
-    /// `message` in pieces for a link whose ATT MTU is `mtu` (clamped to 23…517).
+    /// The bytes one piece (lead byte included) may have on a link whose ATT MTU is `mtu`.
+    public static func pieceSize(mtu: Int) -> Int { min(min(max(mtu, minimumMTU), maximumMTU) - 3, maximumValue) }
+
+    /// `message` in pieces for a link whose ATT MTU is `mtu` (clamped to 23…517; a piece at most 512 bytes).
     public static func fragments(_ message: [UInt8], mtu: Int) -> [[UInt8]] {
-        let payload = min(max(mtu, minimumMTU), maximumMTU) - 3 - 1
+        let payload = pieceSize(mtu: mtu) - 1
         guard !message.isEmpty else { return [[0x00]] }
         var pieces: [[UInt8]] = []
         var start = 0

@@ -148,7 +148,13 @@ public enum MdocNFCReader {
                 throw error
             }
             await session.end()
-            let (responseBytes, response) = try Self.open(answer, session: &encryption, limits: sessionLimits, options: options)
+            let responseBytes: [UInt8], response: DeviceResponse
+            do {
+                (responseBytes, response) = try Self.open(answer, session: &encryption, limits: sessionLimits, options: options)
+            } catch where [.sessionEncryption, .malformed].contains(error.code) {
+                guard let hint = session.garbledAnswerHint else { throw error }
+                throw MdocError(error.code, error.reason + " — " + hint)
+            }
             var outcome = MdocReadOutcome(handover: handover, engagement: engagement, transcript: transcript, request: request, responseBytes: responseBytes,
                                           response: response, readerEphemeralKey: .init(curve: curve, scalar: pair.privateKey), exchanges: channel.exchanges,
                                           commandLength: 0, responseLength: 0)

@@ -10,6 +10,13 @@ public protocol MdocSessionChannel: AnyObject, Sendable {
     var carrier: String { get }
     /// Phases of the carrier's own set-up (scan, connect) and of the transfer, in seconds.
     var timings: [String: Double] { get }
+    /// What a holder's answer that arrived whole but does not decrypt or parse may mean on this
+    /// carrier (BLE: pieces delivered out of order), added to that error; nil adds nothing.
+    var garbledAnswerHint: String? { get }
+}
+
+extension MdocSessionChannel {
+    public var garbledAnswerHint: String? { nil }
 }
 
 /// Opens a data-retrieval carrier other than NFC for an engagement, or says why it cannot

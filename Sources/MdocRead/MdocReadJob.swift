@@ -53,8 +53,8 @@ public struct MdocReadJob: Sendable {
         if options.transport != .nfc, options.alternative == nil {
             // BLE when BlueZ has a powered adapter now: offered in a negotiated handover, used
             // when the holder offers it (alone, with auto).
-            if let adapter = (try? await BlueZ.adaptersOffPool())?.first(where: \.powered) {
-                options.alternative = .ble(adapter: adapter, maximumMessage: options.responseLimits.maximumBytes + 64)
+            if let adapters = (try? await BlueZ.adaptersOffPool())?.filter(\.powered), !adapters.isEmpty {
+                options.alternative = .ble(adapters: adapters, maximumMessage: options.responseLimits.maximumBytes + 64)
             }
         }
         let outcome: MdocReadOutcome

@@ -220,8 +220,26 @@ struct DoctorCommandTests {
             #expect((check?["fix"] as? String)?.contains(fix) == true, "\(mode ?? "no BlueZ"): \(check ?? [:])")
             #expect((check?["finding"] as? String)?.contains("NFC holders only") == true)
         }
+        // BlueZ's main.conf: one ATT channel is ok; Enhanced ATT (set, or BlueZ's default of 3) is a warning with the fix.
+        let configuration = FileManager.default.temporaryDirectory.appendingPathComponent("main-\(UUID().uuidString).conf")
+        defer { try? FileManager.default.removeItem(at: configuration) }
+        for (text, status, channels) in [("[General]\nName = kiosk\n[GATT]\n# a comment\nChannels = 1\n", "ok", 1),
+                                         ("[GATT]\n#Channels = 1\n", "warning", 3), ("[GATT]\nChannels=5\n", "warning", 5)] {
+            try text.write(to: configuration, atomically: true, encoding: .utf8)
+            let outcome = try Self.parse(try await Self.withPrivateBus(bluez: "powered") { address in
+                try await Self.doctorRun(environment: ["DBUS_SYSTEM_BUS_ADDRESS": address, "GBGBRIDGE_BLUEZ_MAIN_CONF": configuration.path])
+            })
+            let check = try #require(outcome.checks["bluetooth"])
+            #expect(Self.status(check) == status, "\(text): \(check)")
+            #expect((check["details"] as? [String: Any])?["attChannels"] as? Int == channels, "\(check)")
+            if status == "warning" {
+                #expect((check["details"] as? [String: Any])?["code"] as? String == "ENHANCED_ATT")
+                #expect((check["fix"] as? String)?.contains("Channels = 1") == true, "\(check)")
+            }
+        }
+        try "[GATT]\nChannels = 1\n".write(to: configuration, atomically: true, encoding: .utf8)
         let powered = try Self.parse(try await Self.withPrivateBus(bluez: "powered") { address in
-            try await Self.doctorRun(environment: ["DBUS_SYSTEM_BUS_ADDRESS": address])
+            try await Self.doctorRun(environment: ["DBUS_SYSTEM_BUS_ADDRESS": address, "GBGBRIDGE_BLUEZ_MAIN_CONF": configuration.path])
         })
         let check = try #require(powered.checks["bluetooth"])
         #expect(Self.status(check) == "ok", "\(check)")

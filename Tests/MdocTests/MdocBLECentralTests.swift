@@ -35,7 +35,7 @@ struct MdocBLECentralTests {
         return try await PrivateDBus.with(script: script, arguments: [service, ident, mode]) { address in
             var run = Run()
             do throws(MdocError) {
-                let central = try await MdocBLECentral.connect(plan: plan, adapter: "/org/bluez/hci0", deviceKeyBytes: keyBytes,
+                let central = try await MdocBLECentral.connect(plan: plan, adapters: ["/org/bluez/hci0"], deviceKeyBytes: keyBytes,
                                                                deadline: .now + .seconds(seconds), maximumMessage: maximumMessage, busAddress: address)
                 run.mtu = central.mtu
                 do throws(MdocError) {

@@ -73,14 +73,16 @@ struct MdocBLETests {
         }
     }
 
-    @Test("pieces fit the ATT MTU, lead with 0x01 until the last's 0x00, and put back together", arguments: [23, 24, 185, 247, 512, 517, 65_535, 0])
+    @Test("pieces fit the ATT MTU and an attribute value's 512 bytes, lead with 0x01 until the last's 0x00, and put back together",
+          arguments: [23, 24, 185, 247, 512, 515, 516, 517, 65_535, 0])
     func framingRoundTrip(mtu: Int) throws {
         var generator = SeededGenerator(seed: UInt64(mtu) &+ 7)
         for length in [1, 18, 19, 20, 513, 514, 515, 4_000] {
             let message = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
             let pieces = MdocBLEFraming.fragments(message, mtu: mtu)
             let clamped = min(max(mtu, 23), 517)
-            #expect(pieces.allSatisfy { $0.count <= clamped - 3 && $0.count >= 2 })
+            #expect(pieces.allSatisfy { $0.count <= min(clamped - 3, 512) && $0.count >= 2 })
+            if length == 4_000 { #expect(pieces.first?.count == min(clamped - 3, 512)) }
             #expect(pieces.dropLast().allSatisfy { $0.first == 0x01 })
             #expect(pieces.last?.first == 0x00)
             var assembler = MdocBLEAssembler(maximumBytes: 1 << 16)
