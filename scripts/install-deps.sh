@@ -38,6 +38,7 @@ packages=(
   mmdebstrap                              # scripts/fresh-machine.sh: a throwaway Debian root
   libsystemd-dev                          # sd-bus: BlueZ (bluetoothd) is reached over the system D-Bus (mdoc over BLE)
   dbus python3-dbus python3-gi            # a private D-Bus and a stand-in BlueZ object tree for doctor's bluetooth check in the tests
+  bluez bluez-test-tools                  # the BLE VM tests: the real bluetoothd, btmgmt, and btvirt's virtual LE controllers (hci_vhci)
 )
 
 # Programs the tests and scripts start, and the package each comes from (program:package).
@@ -61,6 +62,8 @@ programs=(
   curl:curl
   mmdebstrap:mmdebstrap
   dbus-daemon:dbus
+  btmgmt:bluez
+  btvirt:bluez-test-tools
 )
 
 # Libraries Package.swift links by name (linkedLibrary), and the package with their development files.

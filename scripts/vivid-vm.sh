@@ -10,6 +10,12 @@
 #   scripts/vivid-vm.sh fetch                    download and unpack the kernel package (apt-get download)
 #   scripts/vivid-vm.sh check                    exit 0 when the VM can run here (qemu, kernel, busybox), else say why
 #   scripts/vivid-vm.sh run --binary GBGBRIDGE --share DIR [--forward PORT] [--timeout S] [--memory MB] [--cpus N]
+#                           [--modules "M1 M2"] [--host-root]
+#
+# --modules loads more of the kernel's modules (with what they depend on), e.g. "bluetooth hci_vhci".
+# --host-root shares this machine's / read-only with the guest at /host (9p): a scenario can chroot
+# there and run the host's own programs (bluetoothd, dbus-daemon, btvirt, python3, a gbgbridge
+# linked against the Swift runtime) on the guest's kernel. --binary is then optional.
 #
 # The scenario is DIR/scenario.sh, run by the guest's init as root; its exit status lands in
 # DIR/status and the kernel console in DIR/console.log. Env: GBGBRIDGE_VM_CACHE (default
@@ -48,7 +54,8 @@ check() {
   # A machine where qemu cannot start at all (no /dev/shm, seccomp…) says so here.
   qemu-system-x86_64 -machine none -nographic -no-reboot -S -monitor none -serial none -display none \
     -daemonize -pidfile "$cache/probe.pid" >/dev/null 2>&1 || { echo "qemu-system-x86_64 cannot start here"; return 1; }
-  kill "$(cat "$cache/probe.pid")" 2>/dev/null || true
+  # KILL: a test runner may have left SIGTERM ignored, and that is inherited; a probe left behind holds its pipes.
+  kill -KILL "$(cat "$cache/probe.pid")" 2>/dev/null || true
   return 0
 }
 
@@ -63,7 +70,7 @@ copy_program() {
 }
 
 build_initramfs() {
-  local binary=$1 out=$2
+  local binary=$1 out=$2 extra=$3
   local vmlinuz release modules root
   vmlinuz=$(kernel_tree) || die "no kernel: run scripts/vivid-vm.sh fetch"
   release=${vmlinuz##*/vmlinuz-}
@@ -81,9 +88,9 @@ build_initramfs() {
   printf 'root:x:0:\nvideo:x:44:\nkiosk:x:1000:\n' > "$root/etc/group"
   # vivid and the virtio network and 9p modules, each after what it depends on (modinfo's
   # depends=, read from the module files: no depmod or kmod needed on the host).
-  python3 - "$modules" "$root/lib/modules" <<'PY'
+  python3 - "$modules" "$root/lib/modules" "$extra" <<'PY'
 import os, re, shutil, sys
-tree, target = sys.argv[1], sys.argv[2]
+tree, target, extra = sys.argv[1], sys.argv[2], sys.argv[3].split()
 index = {}
 for directory, _, files in os.walk(os.path.join(tree, "kernel")):
     for name in files:
@@ -100,14 +107,14 @@ def visit(name):
     if name not in index: sys.exit(f"module {name} is not in the kernel package")
     for dependency in depends(name): visit(dependency)
     order.append(name)
-for wanted in ["vivid", "virtio_pci", "virtio_net", "9pnet_virtio", "9p"]:
+for wanted in ["vivid", "virtio_pci", "virtio_net", "9pnet_virtio", "9p"] + extra:
     visit(wanted)
 with open(os.path.join(target, "order"), "w") as listing:
     for name in order:
         shutil.copy(index[name], target)
         listing.write(os.path.basename(index[name]) + "\n")
 PY
-  copy_program "$binary" /bin/gbgbridge "$root"
+  [ -n "$binary" ] && copy_program "$binary" /bin/gbgbridge "$root"
   copy_program "$(command -v v4l2-ctl)" /bin/v4l2-ctl "$root"
   cat > "$root/init" <<'INIT'
 #!/bin/sh
@@ -119,6 +126,9 @@ for module in $(cat /lib/modules/order); do insmod "/lib/modules/$module" || ech
 ip link set lo up
 if ip link set eth0 up 2>/dev/null; then ip addr add 10.0.2.15/24 dev eth0; ip route add default via 10.0.2.2; fi
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 share /share || echo "vivid-vm: cannot mount the share"
+if grep -q hostroot /sys/bus/virtio/drivers/9pnet_virtio/*/mount_tag 2>/dev/null; then
+  mkdir -p /host && mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144,ro hostroot /host || echo "vivid-vm: cannot mount the host's root"
+fi
 echo "VM-READY $(cut -d' ' -f1 /proc/uptime)"
 status=127
 if [ -f /share/scenario.sh ]; then
@@ -136,7 +146,7 @@ INIT
 }
 
 run() {
-  local binary="" share="" forward="" timeout=240 memory=1024 cpus=2
+  local binary="" share="" forward="" timeout=240 memory=1024 cpus=2 modules="" hostroot=0
   while [ $# -gt 0 ]; do
     case "$1" in
       --binary) binary=$2; shift 2 ;;
@@ -145,12 +155,16 @@ run() {
       --timeout) timeout=$2; shift 2 ;;
       --memory) memory=$2; shift 2 ;;
       --cpus) cpus=$2; shift 2 ;;
+      --modules) modules=$2; shift 2 ;;
+      --host-root) hostroot=1; shift ;;
       *) die "unknown option $1" ;;
     esac
   done
-  [ -x "$binary" ] || die "--binary must name the gbgbridge executable to run in the guest"
+  if [ "$hostroot" = 0 ] || [ -n "$binary" ]; then
+    [ -x "$binary" ] || die "--binary must name the gbgbridge executable to run in the guest"
+  fi
   [ -d "$share" ] || die "--share must name a directory"
-  if ldd "$binary" | grep -q 'libswiftCore'; then
+  if [ -n "$binary" ] && ldd "$binary" | grep -q 'libswiftCore'; then
     die "$binary links the Swift runtime dynamically; build it with --static-swift-stdlib"
   fi
   local why
@@ -158,7 +172,9 @@ run() {
   share=$(cd "$share" && pwd)
   rm -f "$share/status"
   local initramfs="$cache/initramfs-$$.cpio"
-  build_initramfs "$binary" "$initramfs"
+  build_initramfs "$binary" "$initramfs" "$modules"
+  local host=()
+  [ "$hostroot" = 1 ] && host=(-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap,id=hostroot")
   local net=(-netdev user,id=net0 -device virtio-net-pci,netdev=net0)
   [ -n "$forward" ] && net=(-netdev "user,id=net0,hostfwd=tcp:127.0.0.1:$forward-:8451" -device virtio-net-pci,netdev=net0)
   local accel=tcg
@@ -166,7 +182,7 @@ run() {
   set +e
   timeout --kill-after=10 "$timeout" qemu-system-x86_64 -accel "$accel" -m "$memory" -smp "$cpus" -nographic -no-reboot \
     -kernel "$(kernel_tree)" -initrd "$initramfs" -append "console=ttyS0 quiet panic=-1 rdinit=/init" \
-    "${net[@]}" -virtfs "local,path=$share,mount_tag=share,security_model=none,id=share" > "$share/console.log" 2>&1
+    "${net[@]}" -virtfs "local,path=$share,mount_tag=share,security_model=none,id=share" "${host[@]}" > "$share/console.log" 2>&1
   local qemu=$?
   set -e
   rm -f "$initramfs"
@@ -178,5 +194,5 @@ case "${1:-}" in
   fetch) fetch ;;
   check) check ;;
   run) shift; run "$@" ;;
-  *) sed -n '2,16p' "$0" >&2; exit 2 ;;
+  *) sed -n '2,22p' "$0" >&2; exit 2 ;;
 esac

@@ -4,12 +4,14 @@ Handover specifications with Python's cbor2 and cryptography alone (no GBGBridge
 connects to vpcd as the card of a virtual reader and presents an mDL — its own IACA, document
 signer and device key, made at start — through static or negotiated handover, answering ENVELOPE
 and GET RESPONSE, with device authentication by signature or MAC.
-Usage: mdoc_holder.py PORT IACA_OUT.pem static|negotiated signature|mac [ble SERVICE_UUID BUS_ADDRESS]
+Usage: mdoc_holder.py PORT IACA_OUT.pem static|negotiated signature|mac [ble SERVICE_UUID BUS_ADDRESS|bluez:hciN[:MODE]]
 With ble it behaves as the phone wallets do: the engagement and the Handover Select offer BLE
 alone (mdoc peripheral server mode, the service UUID, LE role peripheral), in negotiated handover
 only when the reader's Handover Request offered BLE, and the session runs over GATT — served
 through a stand-in bluetoothd on the D-Bus at BUS_ADDRESS (fake_bluez_holder.py), Ident derived
-here from EDeviceKeyBytes.
+here from EDeviceKeyBytes. With bluez:hciN the GATT side is the real bluetoothd's (system bus): a
+GATT application and an LE advertisement registered on adapter hciN (bluez_peripheral_holder.py,
+MODE as it lists; "ble-ready" is printed once BlueZ took both).
 Prints "ready" once its IACA is written; serves until vpcd closes the connection twice."""
 import datetime
 import hashlib
@@ -294,19 +296,26 @@ def serve(holder):
 
 
 if BLE:
-    # The GATT side on the stand-in bluetoothd, its GLib loop here; vpcd on a thread of its own.
+    # The GATT side on the stand-in bluetoothd or on the real one, its GLib loop here; vpcd on a thread of its own.
     import threading
 
     import dbus
     import dbus.mainloop.glib
     from gi.repository import GLib
 
-    import fake_bluez_holder
     dbus.mainloop.glib.threads_init()
     loop = dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
-    bus = dbus.bus.BusConnection(BLE_BUS, mainloop=loop)
     the_holder = Holder()
-    kept = fake_bluez_holder.serve(bus, str(uuid_module.UUID(bytes=BLE_UUID)), lambda: the_holder.ident(), the_holder.respond)
+    service_uuid = str(uuid_module.UUID(bytes=BLE_UUID))
+    if BLE_BUS.startswith("bluez:"):
+        import bluez_peripheral_holder
+        _, adapter_name, *rest = BLE_BUS.split(":")
+        kept = bluez_peripheral_holder.serve(dbus.SystemBus(mainloop=loop), "/org/bluez/" + adapter_name, service_uuid,
+                                             lambda: the_holder.ident(), the_holder.respond, rest[0] if rest else "good")
+    else:
+        import fake_bluez_holder
+        bus = dbus.bus.BusConnection(BLE_BUS, mainloop=loop)
+        kept = fake_bluez_holder.serve(bus, service_uuid, lambda: the_holder.ident(), the_holder.respond)
     main = GLib.MainLoop()
 
     def vpcd():

@@ -1,0 +1,68 @@
+#!/bin/sh
+# Runs inside the BLE VM (scripts/vivid-vm.sh --host-root), chrooted into the host's root on the
+# guest's kernel: a system D-Bus, btvirt's two virtual LE controllers on one simulated radio, the
+# real bluetoothd, pcscd with vpcd, and for each case an independent holder (mdoc_holder.py: NFC
+# engagement through vpcd, the session as a BlueZ GATT peripheral on hci0) read by
+# `gbgbridge mdoc read --transport auto` (which looks on every powered adapter).
+# Usage: ble_vm_scenario.sh GBGBRIDGE OUT_DIR CASE... where CASE is CONFIG:MODE:HANDOVER
+#   CONFIG  one (main.conf [GATT] Channels = 1) | default (BlueZ's own: Enhanced ATT, 3 channels)
+#   MODE    good | wrong-ident | endless | never-ends | disconnect (bluez_peripheral_holder.py)
+# Each case leaves OUT_DIR/CASE.json (stdout), .err (stderr), .status, .seconds and .holder (its log);
+# OUT_DIR/bluetoothd-alive-CASE says whether bluetoothd still ran after it.
+set -u
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/tmp
+binary=$1 out=$2
+shift 2
+here=$(dirname "$0")
+service=7d2fe1a4-3c55-4c4e-9d2b-6f1e0a8b5c31
+mkdir -p /run/dbus /run/pcscd "$out"
+dbus-daemon --system --fork || exit 10
+btvirt -L -l2 > "$out/btvirt.log" 2>&1 &
+i=0
+while [ ! -e /sys/class/bluetooth/hci1 ] && [ $i -lt 100 ]; do sleep 0.2; i=$((i + 1)); done
+[ -e /sys/class/bluetooth/hci1 ] || { echo "btvirt made no two controllers"; exit 11; }
+pcscd -f > "$out/pcscd.log" 2>&1 &
+printf '[GATT]\nChannels = 1\n' > /tmp/main-one.conf
+printf '# BlueZ defaults\n' > /tmp/main-default.conf
+config=""
+bluetoothd=""
+
+start_bluetoothd() {
+  [ -n "$bluetoothd" ] && kill "$bluetoothd" 2>/dev/null && sleep 1
+  /usr/libexec/bluetooth/bluetoothd -n -f "/tmp/main-$1.conf" >> "$out/bluetoothd.log" 2>&1 &
+  bluetoothd=$!
+  config=$1
+  sleep 2
+  # Off, then on: a controller keeps the last daemon's advertising and scan state otherwise (a
+  # holder registered with the new daemon was not seen after a restart without this).
+  for index in 0 1; do
+    btmgmt --index $index power off > /dev/null
+    btmgmt --index $index power on > /dev/null
+  done
+}
+
+for case in "$@"; do
+  wanted=${case%%:*}
+  rest=${case#*:}
+  mode=${rest%%:*}
+  handover=${rest#*:}
+  [ "$wanted" = "$config" ] || start_bluetoothd "$wanted"
+  name=$(echo "$case" | tr ':' '-')
+  rm -f /tmp/iaca.pem /tmp/holder.out
+  /usr/bin/python3 "$here/mdoc_holder.py" 35963 /tmp/iaca.pem "$handover" signature ble "$service" "bluez:hci0:$mode" \
+    > /tmp/holder.out 2> "$out/$name.holder" &
+  holder=$!
+  i=0
+  while ! grep -q ble-ready /tmp/holder.out 2>/dev/null && [ $i -lt 150 ]; do sleep 0.2; i=$((i + 1)); done
+  started=$(cut -d' ' -f1 /proc/uptime)
+  GBGBRIDGE_BLUEZ_MAIN_CONF="/tmp/main-$config.conf" "$binary" mdoc read --reader "Virtual PCD 00 00" --timeout 25 --json \
+    --trust /tmp/iaca.pem --transport auto > "$out/$name.json" 2> "$out/$name.err"
+  echo $? > "$out/$name.status"
+  ended=$(cut -d' ' -f1 /proc/uptime)
+  echo "$started $ended" | awk '{ print $2 - $1 }' > "$out/$name.seconds"
+  kill "$holder" 2>/dev/null
+  wait "$holder" 2>/dev/null
+  if kill -0 "$bluetoothd" 2>/dev/null; then echo yes; else echo no; fi > "$out/bluetoothd-alive-$name"
+  echo "case $case: status $(cat "$out/$name.status") in $(cat "$out/$name.seconds") s"
+done
+exit 0
