@@ -10,7 +10,10 @@ extension MdocBLECentral: MdocSessionChannel {
         return ["scan": Self.seconds(timings.scan), "connect": Self.seconds(timings.connect), "transfer": Self.seconds(timings.transfer)]
     }
 
-    public var garbledAnswerHint: String? {
+    public var garbledAnswerHint: String? { Self.enhancedATTHint() }
+
+    /// Why a BLE answer may arrive garbled on this kiosk (nil when BlueZ uses one ATT channel).
+    static func enhancedATTHint() -> String? {
         let configuration = BlueZMainConfiguration.current()
         guard configuration.enhancedATT else { return nil }
         return "over BLE this is what notifications delivered out of order look like: this kiosk's BlueZ uses Enhanced ATT "
@@ -23,22 +26,34 @@ extension MdocBLECentral: MdocSessionChannel {
     }
 }
 
+extension MdocBLEPeripheral {
+    public var garbledAnswerHint: String? { MdocBLECentral.enhancedATTHint() }
+}
+
 extension MdocAlternativeCarrier {
-    /// BLE in mdoc peripheral server mode through `adapters` (the powered adapters BlueZ lists;
-    /// the holder is looked for on each): offered to the holder in a negotiated Handover Request
-    /// (LE role: central only), used when the holder's engagement or Handover Select offers
-    /// peripheral server mode.
+    /// BLE through `adapters` (the powered adapters BlueZ lists): offered to the holder in a
+    /// negotiated Handover Request (LE role: both, central preferred), used when the holder's
+    /// engagement or Handover Select offers it — mdoc peripheral server mode first (the kiosk
+    /// scans every adapter and connects, `MdocBLECentral`), else mdoc central client mode (the
+    /// kiosk advertises on every adapter and serves GATT, `MdocBLEPeripheral`).
     public static func ble(adapters: [BlueZAdapter], maximumMessage: Int, busAddress: String? = nil) -> MdocAlternativeCarrier {
         MdocAlternativeCarrier(
             name: "ble",
             offered: { engagement, select in !plans(engagement, select).isEmpty },
             open: { engagement, select, deadline in
-                guard let plan = plans(engagement, select).first else { throw MdocError(.unsupported, "the holder offers no BLE peripheral server mode") }
-                return try await MdocBLECentral.connect(plan: plan, adapters: adapters.map(\.path), deviceKeyBytes: engagement.deviceKeyBytes.taggedBytes,
-                                                        deadline: deadline, maximumMessage: maximumMessage, busAddress: busAddress)
+                guard let plan = plans(engagement, select).first else { throw MdocError(.unsupported, "the holder offers no BLE mode") }
+                let paths = adapters.map(\.path)
+                switch plan.mode {
+                case .peripheralServer:
+                    return try await MdocBLECentral.connect(plan: plan, adapters: paths, deviceKeyBytes: engagement.deviceKeyBytes.taggedBytes,
+                                                            deadline: deadline, maximumMessage: maximumMessage, busAddress: busAddress)
+                case .centralClient:
+                    return try await MdocBLEPeripheral.open(plan: plan, adapters: paths, deviceKeyBytes: engagement.deviceKeyBytes.taggedBytes,
+                                                            deadline: deadline, maximumMessage: maximumMessage, busAddress: busAddress)
+                }
             },
-            // LE Role AD structure: 0x01, only the central role (the holder is the peripheral).
-            handoverRequestRecord: (type: "application/vnd.bluetooth.le.oob", payload: [0x02, 0x1C, 0x01])
+            // LE Role AD structure (Bluetooth CSS Part A §1.17): 0x03, both roles, central preferred.
+            handoverRequestRecord: (type: "application/vnd.bluetooth.le.oob", payload: [0x02, 0x1C, 0x03])
         )
     }
 
@@ -47,6 +62,6 @@ extension MdocAlternativeCarrier {
             if case .ble(let data) = carrier { return data }
             return nil
         }.first
-        return MdocBLEPlan.plans(engagement: engagement, outOfBand: outOfBand).filter { $0.mode == .peripheralServer }
+        return MdocBLEPlan.plans(engagement: engagement, outOfBand: outOfBand)
     }
 }

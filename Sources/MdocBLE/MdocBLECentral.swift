@@ -66,7 +66,7 @@ public final class MdocBLECentral: @unchecked Sendable {
                                maximumMessage: Int, busAddress: String? = nil) async throws(MdocError) -> MdocBLECentral {
         guard !adapters.isEmpty else { throw MdocError(.bleTransport, "BLE needs a powered Bluetooth adapter; BlueZ lists none") }
         guard plan.mode == .peripheralServer else {
-            throw MdocError(.unsupported, "mdoc central client mode (the kiosk advertising) is not built yet; the holder must offer peripheral server mode")
+            throw MdocError(.unsupported, "the kiosk is the GATT client only in mdoc peripheral server mode (central client mode: MdocBLEPeripheral)")
         }
         let session: BlueZSession
         do { session = try await BlueZSession.open(address: busAddress) } catch { throw Self.error(error, "connecting to BlueZ") }
@@ -167,7 +167,7 @@ public final class MdocBLECentral: @unchecked Sendable {
     public func exchange(_ message: [UInt8]) async throws(MdocError) -> [UInt8] {
         let started = ContinuousClock.now
         defer { bleTimings.transfer += ContinuousClock.now - started }
-        for piece in MdocBLEFraming.fragments(message, mtu: mtu) {
+        for piece in MdocBLEFraming.fragments(message, mtu: mtu, write: true) {
             if let write {
                 try await blocking { () throws(MdocError) in try Self.send(piece, to: write) }
             } else {

@@ -14,12 +14,22 @@ public enum MdocBLEFraming {
     /// a real link the 2 bytes over vanish from every piece: found against bluetoothd in the VM).
     public static let maximumValue = 512
 
-    /// The bytes one piece (lead byte included) may have on a link whose ATT MTU is `mtu`.
-    public static func pieceSize(mtu: Int) -> Int { min(min(max(mtu, minimumMTU), maximumMTU) - 3, maximumValue) }
+    /// What a GATT client writes at most in one piece. BlueZ 5.66 as GATT server hands its
+    /// application write commands of at most 510 bytes: 511 and 512 reached bluetoothd's ATT
+    /// server (its log says so) and never the application (measured in the BLE VM at an MTU of
+    /// 517). A phone's BlueZ-free stack may take more; 510 costs nothing but a piece in 70.
+    public static let maximumWrite = 510
 
-    /// `message` in pieces for a link whose ATT MTU is `mtu` (clamped to 23…517; a piece at most 512 bytes).
-    public static func fragments(_ message: [UInt8], mtu: Int) -> [[UInt8]] {
-        let payload = pieceSize(mtu: mtu) - 1
+    /// The bytes one piece (lead byte included) may have on a link whose ATT MTU is `mtu`:
+    /// notifications up to an attribute value's 512, writes up to `maximumWrite`.
+    public static func pieceSize(mtu: Int, write: Bool = false) -> Int {
+        min(min(max(mtu, minimumMTU), maximumMTU) - 3, write ? maximumWrite : maximumValue)
+    }
+
+    /// `message` in pieces for a link whose ATT MTU is `mtu` (clamped to 23…517; a piece at most
+    /// 512 bytes as a notification, 510 as a write).
+    public static func fragments(_ message: [UInt8], mtu: Int, write: Bool = false) -> [[UInt8]] {
+        let payload = pieceSize(mtu: mtu, write: write) - 1
         guard !message.isEmpty else { return [[0x00]] }
         var pieces: [[UInt8]] = []
         var start = 0

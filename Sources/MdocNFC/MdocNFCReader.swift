@@ -95,7 +95,7 @@ public enum MdocNFCReader {
             guard let alternative, alternative.name == "ble" else {
                 throw MdocError(.unsupported, offered.contains("ble")
                     ? (options.alternative == nil ? "the holder offers BLE, but this kiosk cannot use it now (doctor's bluetooth check says why)"
-                                                  : "the holder offers BLE in mdoc central client mode only, which this reader does not do yet")
+                                                  : "the holder's BLE offer names no mode and service UUID this reader can use")
                     : "the holder offers data retrieval over \(offered.isEmpty ? "no carrier" : offered.joined(separator: ", ")), not BLE")
             }
             useAlternative = true
@@ -109,7 +109,7 @@ public enum MdocNFCReader {
             }
             let why = !offered.contains("ble") ? ""
                 : options.alternative == nil ? "; BLE needs a powered Bluetooth adapter (doctor's bluetooth check says why)"
-                : "; its BLE offer is mdoc central client mode only, which this reader does not do yet"
+                : "; its BLE offer names no mode and service UUID this reader can use"
             throw MdocError(.unsupported, "the holder offers data retrieval over \(carriers), not NFC\(why)")
         }
         let engaged = ContinuousClock.now

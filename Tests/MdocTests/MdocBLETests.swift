@@ -83,6 +83,10 @@ struct MdocBLETests {
             let clamped = min(max(mtu, 23), 517)
             #expect(pieces.allSatisfy { $0.count <= min(clamped - 3, 512) && $0.count >= 2 })
             if length == 4_000 { #expect(pieces.first?.count == min(clamped - 3, 512)) }
+            // Written pieces stop at 510 (what BlueZ as GATT server passes on), notified ones at 512.
+            let written = MdocBLEFraming.fragments(message, mtu: mtu, write: true)
+            #expect(written.allSatisfy { $0.count <= min(clamped - 3, 510) && $0.count >= 2 })
+            #expect(written.flatMap { $0.dropFirst() } == message)
             #expect(pieces.dropLast().allSatisfy { $0.first == 0x01 })
             #expect(pieces.last?.first == 0x00)
             var assembler = MdocBLEAssembler(maximumBytes: 1 << 16)

@@ -47,4 +47,27 @@ int CBlueZShim_write_value(sd_bus *bus, const char *characteristic, const unsign
 /// AcquireNotify({}) or AcquireWrite({}): a descriptor of our own (close it) and the ATT MTU.
 int CBlueZShim_acquire(sd_bus *bus, const char *characteristic, const char *method, int *fd, unsigned *mtu,
                        char *error, size_t error_length);
+
+// A GATT server for mdoc central client mode (server.c): the kiosk's service with State,
+// Client2Server, Server2Client and Ident (uuids[0..3]), exported on its own bus connection and
+// registered, with an LE advertisement of the service, on each adapter of `adapters` (object
+// paths, one per line). Single-threaded like the client: every call from one thread.
+typedef struct CBlueZServer CBlueZServer;
+/// Registers everything and waits (pumping the bus) for BlueZ's answers, at most `timeout_usec`.
+/// `inbox_limit` bounds the bytes of Client2Server pieces kept until taken (more: overflow).
+int CBlueZShim_server_open(CBlueZServer **server, const char *address, const char *adapters, const char *service_uuid,
+                           const char *const *uuids, const unsigned char *ident, size_t ident_length, size_t inbox_limit,
+                           unsigned long long timeout_usec, char *error, size_t error_length);
+/// Handles what BlueZ sent, waiting at most `timeout_usec` for something to arrive. 0 or -errno.
+int CBlueZShim_server_pump(CBlueZServer *server, unsigned long long timeout_usec);
+/// The last byte the holder wrote to State (-1 none), how many State writes, which
+/// notifications are on (bit 0 State, bit 2 Server2Client), the link's ATT MTU as BlueZ last
+/// gave it (23 until then), and whether Client2Server overflowed the inbox.
+void CBlueZShim_server_status(CBlueZServer *server, int *last_state, int *state_writes, int *notifying, unsigned *mtu, int *overflow);
+/// The next piece written to Client2Server: 1 with it in `out`, 0 when none is waiting.
+int CBlueZShim_server_take_piece(CBlueZServer *server, unsigned char *out, size_t out_length, size_t *length);
+/// Sets characteristic 0 (State) or 2 (Server2Client) to `bytes` (≤ 512) and notifies it.
+int CBlueZShim_server_notify(CBlueZServer *server, int characteristic, const unsigned char *bytes, size_t length,
+                             char *error, size_t error_length);
+void CBlueZShim_server_close(CBlueZServer *server);
 #endif

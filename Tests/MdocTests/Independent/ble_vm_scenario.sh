@@ -6,7 +6,8 @@
 # `gbgbridge mdoc read --transport auto` (which looks on every powered adapter).
 # Usage: ble_vm_scenario.sh GBGBRIDGE OUT_DIR CASE... where CASE is CONFIG:MODE:HANDOVER
 #   CONFIG  one (main.conf [GATT] Channels = 1) | default (BlueZ's own: Enhanced ATT, 3 channels)
-#   MODE    good | wrong-ident | endless | never-ends | disconnect (bluez_peripheral_holder.py)
+#   MODE    good | wrong-ident | endless | never-ends | disconnect (bluez_peripheral_holder.py: mdoc peripheral
+#           server mode), or central-good | central-never-start (bluez_central_holder.py: mdoc central client mode)
 # Each case leaves OUT_DIR/CASE.json (stdout), .err (stderr), .status, .seconds and .holder (its log);
 # OUT_DIR/bluetoothd-alive-CASE says whether bluetoothd still ran after it.
 set -u
@@ -49,7 +50,11 @@ for case in "$@"; do
   [ "$wanted" = "$config" ] || start_bluetoothd "$wanted"
   name=$(echo "$case" | tr ':' '-')
   rm -f /tmp/iaca.pem /tmp/holder.out
-  /usr/bin/python3 "$here/mdoc_holder.py" 35963 /tmp/iaca.pem "$handover" signature ble "$service" "bluez:hci0:$mode" \
+  case "$mode" in
+    central-*) where="bluez-central:hci0:${mode#central-}" ;;
+    *) where="bluez:hci0:$mode" ;;
+  esac
+  /usr/bin/python3 "$here/mdoc_holder.py" 35963 /tmp/iaca.pem "$handover" signature ble "$service" "$where" \
     > /tmp/holder.out 2> "$out/$name.holder" &
   holder=$!
   i=0
@@ -63,6 +68,11 @@ for case in "$@"; do
   kill "$holder" 2>/dev/null
   wait "$holder" 2>/dev/null
   if kill -0 "$bluetoothd" 2>/dev/null; then echo yes; else echo no; fi > "$out/bluetoothd-alive-$name"
+  # Each case starts from idle controllers: no link, scan, connection attempt or advertising left over.
+  for index in 0 1; do
+    btmgmt --index $index power off > /dev/null
+    btmgmt --index $index power on > /dev/null
+  done
   echo "case $case: status $(cat "$out/$name.status") in $(cat "$out/$name.seconds") s"
 done
 exit 0

@@ -4,14 +4,16 @@ Handover specifications with Python's cbor2 and cryptography alone (no GBGBridge
 connects to vpcd as the card of a virtual reader and presents an mDL — its own IACA, document
 signer and device key, made at start — through static or negotiated handover, answering ENVELOPE
 and GET RESPONSE, with device authentication by signature or MAC.
-Usage: mdoc_holder.py PORT IACA_OUT.pem static|negotiated signature|mac [ble SERVICE_UUID BUS_ADDRESS|bluez:hciN[:MODE]]
+Usage: mdoc_holder.py PORT IACA_OUT.pem static|negotiated signature|mac [ble SERVICE_UUID BUS_ADDRESS|bluez:hciN[:MODE]|bluez-central:hciN[:MODE]]
 With ble it behaves as the phone wallets do: the engagement and the Handover Select offer BLE
 alone (mdoc peripheral server mode, the service UUID, LE role peripheral), in negotiated handover
 only when the reader's Handover Request offered BLE, and the session runs over GATT — served
 through a stand-in bluetoothd on the D-Bus at BUS_ADDRESS (fake_bluez_holder.py), Ident derived
 here from EDeviceKeyBytes. With bluez:hciN the GATT side is the real bluetoothd's (system bus): a
 GATT application and an LE advertisement registered on adapter hciN (bluez_peripheral_holder.py,
-MODE as it lists; "ble-ready" is printed once BlueZ took both).
+MODE as it lists; "ble-ready" is printed once BlueZ took both). With bluez-central:hciN it offers
+mdoc central client mode instead and connects to the reader's advertised service from hciN
+(bluez_central_holder.py).
 Prints "ready" once its IACA is written; serves until vpcd closes the connection twice."""
 import datetime
 import hashlib
@@ -34,6 +36,8 @@ PORT, IACA_OUT, HANDOVER, DEVICE_AUTH = int(sys.argv[1]), sys.argv[2], sys.argv[
 BLE = len(sys.argv) > 7 and sys.argv[5] == "ble"
 BLE_UUID = bytes.fromhex(sys.argv[6].replace("-", "")) if BLE else b""
 BLE_BUS = sys.argv[7] if BLE else ""
+# bluez-central:hciN: the holder in mdoc central client mode (the reader advertises and serves GATT).
+BLE_CENTRAL = BLE_BUS.startswith("bluez-central:")
 NOW = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
 
 
@@ -100,7 +104,7 @@ class Holder:
         self.e_key_bytes = cbor2.dumps(cbor2.CBORTag(24, cbor2.dumps(cose_key(self.e_key.public_key()))))
         engagement = {0: "1.0", 1: [1, cbor2.CBORTag(24, cbor2.dumps(cose_key(self.e_key.public_key())))]}
         if BLE:
-            engagement[2] = [[2, 1, {0: True, 1: False, 10: BLE_UUID}]]
+            engagement[2] = [[2, 1, {0: False, 1: True, 11: BLE_UUID} if BLE_CENTRAL else {0: True, 1: False, 10: BLE_UUID}]]
         self.engagement = cbor2.dumps(engagement)
 
     def ident(self):
@@ -113,8 +117,9 @@ class Holder:
             if HANDOVER == "negotiated" and b"application/vnd.bluetooth.le.oob" not in (self.hr or b""):
                 print("the reader's Handover Request does not offer BLE", file=sys.stderr, flush=True)
                 raise EOFError
-            # LE role: peripheral only (0x00); the service UUID as a 128-bit AD (little-endian).
-            oob = b"\x02\x1c\x00" + b"\x11\x07" + BLE_UUID[::-1]
+            # LE role: peripheral only (0x00), or central only (0x01) in central client mode; the
+            # service UUID as a 128-bit AD (little-endian).
+            oob = (b"\x02\x1c\x01" if BLE_CENTRAL else b"\x02\x1c\x00") + b"\x11\x07" + BLE_UUID[::-1]
             ac = record(1, b"ac", b"\x01\x010\x01\x04mdoc", first=True, last=True)
             return (record(1, b"Hs", b"\x15" + ac, first=True)
                     + record(2, b"application/vnd.bluetooth.le.oob", oob, rid=b"0")
@@ -307,7 +312,12 @@ if BLE:
     loop = dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
     the_holder = Holder()
     service_uuid = str(uuid_module.UUID(bytes=BLE_UUID))
-    if BLE_BUS.startswith("bluez:"):
+    if BLE_CENTRAL:
+        import bluez_central_holder
+        _, adapter_name, *rest = BLE_BUS.split(":")
+        kept = bluez_central_holder.serve(dbus.SystemBus(mainloop=loop), "/org/bluez/" + adapter_name, service_uuid,
+                                          lambda: the_holder.ident(), the_holder.respond, rest[0] if rest else "good")
+    elif BLE_BUS.startswith("bluez:"):
         import bluez_peripheral_holder
         _, adapter_name, *rest = BLE_BUS.split(":")
         kept = bluez_peripheral_holder.serve(dbus.SystemBus(mainloop=loop), "/org/bluez/" + adapter_name, service_uuid,
