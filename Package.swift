@@ -224,7 +224,7 @@ let package = Package(
         .executableTarget(
             name: "gbgbridge",
             dependencies: [
-                "Mdoc", "MdocNFC", "MdocRead", "MdocEmulator", "CBORCoding", "COSE", "MRTDCrypto",
+                "Mdoc", "MdocNFC", "MdocRead", "MdocEmulator", "MdocBLE", "BlueZ", "CBORCoding", "COSE", "MRTDCrypto",
                 "Cameras", "MRZ", "GBGBridge", "GBGBridgeHost", "GBGBridgeRead", "SmartCard", "MRTD", "MRTDEmulator", "CGBGBridgeCLI", "GBGBridgeNFC", "GBGBridgeStubs", "CVCertificates",
                 "GBGBridgeServer", "BoundedFiles", .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -98,26 +98,39 @@ public final class MdocBLECentral: @unchecked Sendable {
             return nil
         }
 
-        // Scan: LE, filtered by the service UUID, on every adapter; a device BlueZ knows already is taken at once.
+        // Scan: LE, filtered by the service UUID, on every adapter; a device BlueZ knows already is
+        // taken at once. An adapter that refuses to scan (busy just after power-on, another
+        // client's discovery starting) is asked again each second until the deadline.
         var sighting = try await seen(adapters)
         var scanning: [String] = []
-        if sighting == nil {
-            var refusal: MdocError?
-            for adapter in adapters {
+        var refusals: [String: MdocError] = [:]
+        func startScans(_ candidates: [String]) async {
+            for adapter in candidates {
                 do {
                     try await bluez("setting the scan filter") { try await session.setDiscoveryFilter(adapter: adapter, uuid: service) }
                     try await bluez("starting the scan") { try await session.call(adapter, "org.bluez.Adapter1", "StartDiscovery") }
                     scanning.append(adapter)
+                    refusals[adapter] = nil
                 } catch {
-                    refusal = error
+                    refusals[adapter] = error
                 }
             }
-            if scanning.isEmpty, let refusal { throw refusal }
+        }
+        if sighting == nil {
+            await startScans(adapters)
+            if scanning.isEmpty, let refusal = refusals.values.first, refusal.code == .timeout { throw refusal }
         }
         // On a failure the session closes, and BlueZ ends the discovery of a client that left the bus.
+        var lastRetry = ContinuousClock.now
         while sighting == nil {
-            try await pause(until: deadline, "the holder (service \(service)) was not seen over BLE")
-            sighting = try await seen(scanning)
+            let names = { (paths: [String]) in paths.map { $0.split(separator: "/").last.map(String.init) ?? $0 }.joined(separator: ", ") }
+            let why = refusals.isEmpty ? "" : "; \(names(refusals.keys.sorted())) would not scan (\(refusals.values.first?.reason ?? ""))"
+            try await pause(until: deadline, "the holder (service \(service)) was not seen over BLE\(scanning.isEmpty ? "" : " (scanning on \(names(scanning)))")\(why)")
+            if !refusals.isEmpty, ContinuousClock.now - lastRetry >= .seconds(1) {
+                lastRetry = ContinuousClock.now
+                await startScans(refusals.keys.sorted())
+            }
+            sighting = try await seen(scanning.isEmpty ? adapters : scanning)
         }
         for adapter in scanning { try? await session.call(adapter, "org.bluez.Adapter1", "StopDiscovery") }
         guard let (adapter, device) = sighting else { throw MdocError(.bleTransport, "the holder was not seen over BLE") }

@@ -24,6 +24,11 @@ public final class MdocHolder: VirtualCard {
     /// The data field limits announced in the NFC carrier record.
     public let commandLength: Int
     public let responseLength: Int
+    /// With a service UUID (16 bytes) the holder behaves as the phone wallets do: its engagement
+    /// and Handover Select offer BLE alone (mdoc peripheral server mode, LE role peripheral), and
+    /// the session runs over GATT (`MdocBLEHolder` in MdocBLE serves it through BlueZ, calling
+    /// `respondOverBLE`). Nil: NFC data transfer, as before.
+    public let bleServiceUUID: [UInt8]?
 
     public let atr: [UInt8] = [0x3B, 0x80, 0x80, 0x01, 0x01]
 
@@ -56,7 +61,7 @@ public final class MdocHolder: VirtualCard {
 
     public init(credential: MdocCredential, handover: Handover = .static, deviceAuth: DeviceAuth = .signature, hostile: Set<MdocHostileMode> = [],
                 expiredSignerCertificate: [UInt8]? = nil, untrustedSignerCertificate: [UInt8]? = nil,
-                commandLength: Int = 0xFFFF, responseLength: Int = 0x10000) {
+                commandLength: Int = 0xFFFF, responseLength: Int = 0x10000, bleServiceUUID: [UInt8]? = nil) {
         self.credential = credential
         self.handover = handover
         self.deviceAuth = deviceAuth
@@ -65,6 +70,7 @@ public final class MdocHolder: VirtualCard {
         self.untrustedSigner = untrustedSignerCertificate
         self.commandLength = commandLength
         self.responseLength = responseLength
+        self.bleServiceUUID = bleServiceUUID?.count == 16 ? bleServiceUUID : nil
         reset()
     }
 
@@ -93,6 +99,15 @@ public final class MdocHolder: VirtualCard {
     public var requests: [MdocRequest] { state.withLock { $0.requests } }
     /// Per request, whether its readerAuth verified with the certificate it carried.
     public var readerAuthentication: [Bool] { state.withLock { $0.readerAuthenticated } }
+
+    /// The engagement of the reader's last tap (nil before one): the BLE side serves the session
+    /// it began (its Ident derives from the engagement's device key).
+    public var currentEngagement: DeviceEngagement? { state.withLock { $0.engagement } }
+
+    /// The answer to a session message that arrived over BLE (empty: none to send).
+    public func respondOverBLE(_ message: [UInt8]) -> [UInt8] {
+        state.withLock { state in respond(to: message, &state) }
+    }
 
     public func process(_ command: [UInt8]) -> VirtualCardOutput {
         .response(state.withLock { state in
@@ -149,7 +164,9 @@ public final class MdocHolder: VirtualCard {
 
     func startEngagement(_ state: inout State) {
         guard let pair = try? EllipticCurve.nistP256.generateKeyPair(),
-              let engagement = DeviceEngagement.make(deviceKey: COSEKey(curve: .p256, publicKey: pair.publicKey), retrievalMethods: []) else { return }
+              let engagement = DeviceEngagement.make(deviceKey: COSEKey(curve: .p256, publicKey: pair.publicKey),
+                                                     retrievalMethods: bleServiceUUID.map { [.ble(peripheralServer: true, centralClient: false, peripheralUUID: $0,
+                                                                                                   centralUUID: nil, address: nil)] } ?? []) else { return }
         state.ephemeral = (pair.privateKey, pair.publicKey)
         state.engagement = engagement
         switch handover {
@@ -166,8 +183,17 @@ public final class MdocHolder: VirtualCard {
         if hostile.contains(.ndefLengthLies) { state.ndefFile[0] = 0x20; state.ndefFile[1] = 0x00 }
     }
 
-    /// Hs with the NFC carrier ("nfc", auxiliary "mdoc") and the DeviceEngagement record.
+    /// Hs with the NFC carrier ("nfc", auxiliary "mdoc") and the DeviceEngagement record; with
+    /// BLE, the BLE carrier alone (LE role peripheral only, the service UUID as a 128-bit AD).
     func handoverSelect(_ engagement: DeviceEngagement) -> [UInt8] {
+        if let uuid = bleServiceUUID {
+            let alternative = NDEFRecord(format: .wellKnown, type: "ac", payload: [0x01, 0x01] + Array("0".utf8) + [0x01, 0x04] + Array("mdoc".utf8))
+            let select = NDEFRecord(format: .wellKnown, type: "Hs", payload: [0x15] + NDEFMessage(records: [alternative]).encoded)
+            let carrier = NDEFRecord(format: .media, type: "application/vnd.bluetooth.le.oob", identifier: "0",
+                                     payload: [0x02, 0x1C, 0x00, 0x11, 0x07] + uuid.reversed())
+            let engagementRecord = NDEFRecord(format: .external, type: "iso.org:18013:deviceengagement", identifier: "mdoc", payload: engagement.bytes)
+            return NDEFMessage(records: [select, carrier, engagementRecord]).encoded
+        }
         let alternative = NDEFRecord(format: .wellKnown, type: "ac", payload: [0x01, 0x03] + Array("nfc".utf8) + [0x01, 0x04] + Array("mdoc".utf8))
         let select = NDEFRecord(format: .wellKnown, type: "Hs", payload: [0x15] + NDEFMessage(records: [alternative]).encoded)
         func field(_ type: UInt8, _ value: Int) -> [UInt8] {

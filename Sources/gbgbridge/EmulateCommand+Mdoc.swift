@@ -4,6 +4,8 @@ import GBGBridgeHost
 import GBGBridgeRead
 import MRTDCrypto
 import MRTDEmulator
+import BlueZ
+import MdocBLE
 import MdocEmulator
 
 /// The mdoc profiles in the kit's mdoc/ directory.
@@ -24,6 +26,34 @@ extension EmulateCommand {
             throw ValidationError("--hostile \(mode) is not an mdoc mode; modes: \(MdocHostileMode.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         if pn532PTY { throw ValidationError("--pn532-pty emulates a passport chip; an mdoc holder goes into vpcd") }
+        guard ["nfc", "ble"].contains(transport) else { throw ValidationError("--transport is nfc or ble") }
+        if bluetoothAdapter != nil, transport != "ble" { throw ValidationError("--bluetooth-adapter goes with --transport ble") }
+    }
+
+    /// The adapters the BLE holder advertises on: the one named, or every powered one.
+    func bleAdapters() async throws -> [String] {
+        let adapters: [BlueZAdapter]
+        do { adapters = try await BlueZ.adaptersOffPool() } catch {
+            printError("gbgbridge emulate: --transport ble needs BlueZ: \(error.reason)\(error.fix.isEmpty ? "" : " — \(error.fix)")")
+            throw ExitCode(2)
+        }
+        if let name = bluetoothAdapter {
+            guard let adapter = adapters.first(where: { $0.name == name || $0.path == name }) else {
+                printError("gbgbridge emulate: no Bluetooth adapter \(name); BlueZ lists \(adapters.map(\.name).joined(separator: ", "))")
+                throw ExitCode(2)
+            }
+            guard adapter.powered else {
+                printError("gbgbridge emulate: adapter \(adapter.name) is not powered (bluetoothctl power on)")
+                throw ExitCode(2)
+            }
+            return [adapter.path]
+        }
+        let powered = adapters.filter(\.powered).map(\.path)
+        guard !powered.isEmpty else {
+            printError("gbgbridge emulate: --transport ble needs a powered Bluetooth adapter (gbgbridge doctor says why there is none)")
+            throw ExitCode(2)
+        }
+        return powered
     }
 
     func runMdoc() async throws {
@@ -36,6 +66,11 @@ extension EmulateCommand {
             printError("gbgbridge emulate: mdoc/\(mdocProfile ?? "") not found in \(KitData.searchedText)")
             throw ExitCode(2)
         }
+        // A fresh random service UUID (RFC 4122 version 4), as a phone makes one per engagement.
+        var uuid = secureRandomBytes(16)
+        uuid[6] = uuid[6] & 0x0F | 0x40
+        uuid[8] = uuid[8] & 0x3F | 0x80
+        let bleAdapters = transport == "ble" ? try await bleAdapters() : []
         let holder: MdocHolder
         do {
             let credential = try MdocCredential.load(profileAt: profileURL,
@@ -46,7 +81,8 @@ extension EmulateCommand {
             holder = MdocHolder(credential: credential, handover: MdocHolder.Handover(rawValue: handover) ?? .static,
                                 deviceAuth: MdocHolder.DeviceAuth(rawValue: deviceAuth) ?? .signature,
                                 hostile: Set(hostile.compactMap(MdocHostileMode.init(rawValue:))),
-                                expiredSignerCertificate: certificate("ds-expired.cert.pem"), untrustedSignerCertificate: certificate("ds-other.cert.pem"))
+                                expiredSignerCertificate: certificate("ds-expired.cert.pem"), untrustedSignerCertificate: certificate("ds-other.cert.pem"),
+                                bleServiceUUID: transport == "ble" ? uuid : nil)
         } catch {
             printError("gbgbridge emulate: \(profileURL.lastPathComponent): \(error)")
             throw ExitCode(2)
@@ -59,6 +95,15 @@ extension EmulateCommand {
         print("mdoc holder: \(holder.credential.docType), \(holder.credential.description)")
         print("Engagement: \(holder.handover.rawValue) handover; device authentication by \(holder.deviceAuth.rawValue)")
         for mode in holder.hostile.sorted(by: { $0.rawValue < $1.rawValue }) { print("Hostile: \(mode.rawValue) — \(mode.summary)") }
+        var bleTask: Task<Void, Never>?
+        if let service = BLEUUID(bytes: uuid), transport == "ble" {
+            print("Transport: BLE, mdoc peripheral server mode, service \(service), on \(bleAdapters.map { $0.split(separator: "/").last.map(String.init) ?? $0 }.joined(separator: ", "))")
+            bleTask = Task {
+                await MdocBLEHolder.serve(serviceUUID: service, adapters: bleAdapters, engagement: { holder.currentEngagement },
+                                          respond: { holder.respondOverBLE($0) }, log: { print($0) })
+            }
+        }
+        defer { bleTask?.cancel() }
         print("Waiting for vpcd on \(vpcdHost):\(vpcdPort) … (Ctrl-C to stop)")
         await HostServer.runEmulator(start: client.start, stop: client.stop, remove: {
             client.removeCard()

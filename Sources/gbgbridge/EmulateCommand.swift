@@ -37,7 +37,7 @@ struct EmulateCommand: AsyncParsableCommand {
             gbgbridge read --reader libnfc:pn532_uart:/dev/pts/N. The emulated PN532 carries \
             at most 262 bytes per exchange, like the real one.
 
-            An mdoc holder (--mdoc FILE or --mdoc-profile utopia-mdl|utopia-pid) is a phone wallet at the reader instead: an NFC Forum Type 4 Tag with the ISO 18013-5 engagement (--handover static|negotiated), then the NFC data transfer with session encryption and device authentication (--device-auth signature|mac), its MSO signed by the test document signer in mdoc/; --hostile takes the mdoc modes (\(MdocHostileMode.allCases.map(\.rawValue).joined(separator: ", "))).
+            An mdoc holder (--mdoc FILE or --mdoc-profile utopia-mdl|utopia-pid) is a phone wallet at the reader instead: an NFC Forum Type 4 Tag with the ISO 18013-5 engagement (--handover static|negotiated), then the NFC data transfer with session encryption and device authentication (--device-auth signature|mac) — or, with --transport ble, the session over BLE as the phone wallets do (mdoc peripheral server mode through BlueZ, --bluetooth-adapter to pick one), its MSO signed by the test document signer in mdoc/; --hostile takes the mdoc modes (\(MdocHostileMode.allCases.map(\.rawValue).joined(separator: ", "))).
 
             Field profiles (--profile NAME) are the chip configurations of 22 real documents \
             (access control, curve, cipher, CA / PACE-CAM / AA, extended length, LDS version), \
@@ -79,6 +79,12 @@ struct EmulateCommand: AsyncParsableCommand {
 
     @Option(name: .customLong("device-auth"), help: ArgumentHelp("With --mdoc: mdoc authentication by signature or mac.", valueName: "method"))
     var deviceAuth = "signature"
+
+    @Option(name: .long, help: ArgumentHelp("With --mdoc: how the session travels after the NFC engagement: nfc, or ble as the phone wallets do (mdoc peripheral server mode through BlueZ; the engagement offers BLE alone).", valueName: "transport"))
+    var transport = "nfc"
+
+    @Option(name: .customLong("bluetooth-adapter"), help: ArgumentHelp("With --transport ble: the adapter to advertise on (hci0 …); every powered one by default.", valueName: "name"))
+    var bluetoothAdapter: String?
 
     @Option(name: .long, help: "A directory of EF dumps (EF_COM.bin, EF_SOD.bin, DG1.bin …) to serve as they are.")
     var dump: String?
