@@ -136,44 +136,53 @@ public final class MdocBLECentral: @unchecked Sendable {
         guard let (adapter, device) = sighting else { throw MdocError(.bleTransport, "the holder was not seen over BLE") }
         let scanned = ContinuousClock.now
 
-        // Connect and wait for the services.
-        try await bluez("connecting to the holder") { try await session.call(device, "org.bluez.Device1", "Connect") }
-        let wanted = MdocBLEMode.peripheralServer.characteristics
-        var found: [String?]?
-        while true {
-            let resolved = try await bluez("asking whether the holder's services are resolved") {
-                try await session.bool(device, "org.bluez.Device1", "ServicesResolved")
-            }
-            if resolved {
-                found = try await bluez("finding the holder's characteristics") {
-                    try await session.characteristics(device: device, service: service,
-                                                      uuids: [wanted.state, wanted.client2Server, wanted.server2Client, wanted.ident].map(\.description))
+        // Connect and wait for the services. From here on a failure disconnects (which also cancels
+        // a connection attempt still pending): BlueZ keeps a link our session made even after we
+        // leave the bus (seen in the VM: a holder refused for its Ident stayed connected, and its
+        // controller advertised no more).
+        do throws(MdocError) {
+            try await bluez("connecting to the holder") { try await session.call(device, "org.bluez.Device1", "Connect") }
+            let wanted = MdocBLEMode.peripheralServer.characteristics
+            var found: [String?]?
+            while true {
+                let resolved = try await bluez("asking whether the holder's services are resolved") {
+                    try await session.bool(device, "org.bluez.Device1", "ServicesResolved")
                 }
-                if found != nil { break }
+                if resolved {
+                    found = try await bluez("finding the holder's characteristics") {
+                        try await session.characteristics(device: device, service: service,
+                                                          uuids: [wanted.state, wanted.client2Server, wanted.server2Client, wanted.ident].map(\.description))
+                    }
+                    if found != nil { break }
+                }
+                try await pause(until: deadline, "the holder's GATT services were not resolved in time")
             }
-            try await pause(until: deadline, "the holder's GATT services were not resolved in time")
+            guard let found, let state = found[0], let client2Server = found[1], let server2Client = found[2] else {
+                throw MdocError(.bleTransport, "the holder's service \(service) lacks the State, Client2Server or Server2Client characteristic (ISO 18013-5 Table 11)")
+            }
+            if let ident = found[3], let deviceKeyBytes {
+                let value = try await bluez("reading the holder's Ident") { try await session.readValue(ident, maximum: 64) }
+                try MdocBLEIdent.check(value, deviceKeyBytes: deviceKeyBytes)
+            }
+            let (notify, notifyMTU) = try await bluez("subscribing to Server2Client") { try await session.acquire(server2Client, "AcquireNotify") }
+            var write: Int32?
+            var mtu = notifyMTU
+            if let acquired = try? await session.acquire(client2Server, "AcquireWrite") {
+                write = acquired.fd
+                mtu = min(mtu, acquired.mtu)
+            }
+            let central = MdocBLECentral(plan: plan, adapter: adapter, device: device, mtu: min(max(mtu, MdocBLEFraming.minimumMTU), MdocBLEFraming.maximumMTU),
+                                         session: session, deadline: deadline, maximumMessage: maximumMessage,
+                                         characteristics: (state, client2Server, server2Client), notify: notify, write: write)
+            try await bluez("writing State start") { try await session.writeValue(state, [MdocBLEState.start.rawValue], type: "command") }
+            central.bleTimings.scan = scanned - started
+            central.bleTimings.connect = ContinuousClock.now - scanned
+            return central
+        } catch {
+            await session.setCallTimeout(.seconds(2))
+            try? await session.call(device, "org.bluez.Device1", "Disconnect")
+            throw error
         }
-        guard let found, let state = found[0], let client2Server = found[1], let server2Client = found[2] else {
-            throw MdocError(.bleTransport, "the holder's service \(service) lacks the State, Client2Server or Server2Client characteristic (ISO 18013-5 Table 11)")
-        }
-        if let ident = found[3], let deviceKeyBytes {
-            let value = try await bluez("reading the holder's Ident") { try await session.readValue(ident, maximum: 64) }
-            try MdocBLEIdent.check(value, deviceKeyBytes: deviceKeyBytes)
-        }
-        let (notify, notifyMTU) = try await bluez("subscribing to Server2Client") { try await session.acquire(server2Client, "AcquireNotify") }
-        var write: Int32?
-        var mtu = notifyMTU
-        if let acquired = try? await session.acquire(client2Server, "AcquireWrite") {
-            write = acquired.fd
-            mtu = min(mtu, acquired.mtu)
-        }
-        let central = MdocBLECentral(plan: plan, adapter: adapter, device: device, mtu: min(max(mtu, MdocBLEFraming.minimumMTU), MdocBLEFraming.maximumMTU),
-                                     session: session, deadline: deadline, maximumMessage: maximumMessage,
-                                     characteristics: (state, client2Server, server2Client), notify: notify, write: write)
-        try await bluez("writing State start") { try await session.writeValue(state, [MdocBLEState.start.rawValue], type: "command") }
-        central.bleTimings.scan = scanned - started
-        central.bleTimings.connect = ContinuousClock.now - scanned
-        return central
     }
 
     /// Sends one message and returns the holder's answer.

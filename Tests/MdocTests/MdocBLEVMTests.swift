@@ -21,10 +21,14 @@ struct MdocBLEVMTests {
     static let scenario = root.appendingPathComponent("Tests/MdocTests/Independent/ble_vm_scenario.sh").path
     static let required = ProcessInfo.processInfo.environment["GBGBRIDGE_REQUIRE_VM"] == "1"
     static let modules = "bluetooth hci_vhci algif_hash algif_skcipher cmac ecb"
-    /// Channels = 1 (the kiosk set-up Docs/mdoc.md asks for) first; BlueZ's default (Enhanced ATT) last.
-    static let cases = ["one:good:negotiated", "one:good:static", "one:wrong-ident:static", "one:disconnect:static",
-                        "one:endless:static", "one:central-good:negotiated", "one:central-good:static", "one:central-never-start:static",
-                        "one:emulated:static", "one:emulated:negotiated", "default:good:negotiated"]
+    /// Channels = 1 (the kiosk set-up Docs/mdoc.md asks for), then BlueZ's default (Enhanced ATT).
+    /// Each case boots its own VM: in one run of btvirt, a holder after another (a flood, another
+    /// process's advertisement, a refused Ident) was sometimes neither seen nor seeing for 30 s —
+    /// an artefact of the emulated radio we could not pin down in the time we had (Docs/mdoc.md).
+    static let groups = ["one:good:negotiated", "one:good:static", "one:wrong-ident:static", "one:disconnect:static", "one:endless:static",
+                         "one:central-good:negotiated", "one:central-good:static", "one:central-never-start:static",
+                         "one:emulated:static", "one:emulated:negotiated", "default:good:negotiated"].map { [$0] }
+    static var cases: [String] { groups.flatMap { $0 } }
 
     static func unavailable() async -> String? {
         guard GBGBridgeBinary.isBuilt else { return "no gbgbridge at \(GBGBridgeBinary.path) (swift build)" }
@@ -44,25 +48,32 @@ struct MdocBLEVMTests {
             return
         }
         let share = FileManager.default.temporaryDirectory.appendingPathComponent("ble-vm-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: share, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: share) }
-        // The guest's init runs this with busybox; the host's programs then run chrooted at /host.
-        let outer = """
-            H=/host
-            [ -d $H/usr ] || { echo "the host's root is not shared"; exit 20; }
-            mount -t proc proc $H/proc && mount -t sysfs sys $H/sys && mount -t devtmpfs dev $H/dev || exit 21
-            mount -t tmpfs run $H/run && mount -t tmpfs tmp $H/tmp && mount -t tmpfs lib $H/var/lib/bluetooth || exit 22
-            mkdir -p $H/tmp/share && mount --bind /share $H/tmp/share || exit 23
-            chroot $H /bin/sh \(Self.scenario) \(GBGBridgeBinary.path) /tmp/share/out \(Self.cases.joined(separator: " "))
-
-            """
-        try outer.write(to: share.appendingPathComponent("scenario.sh"), atomically: true, encoding: .utf8)
-        let vm = try await runCommand("/bin/bash", [Self.script, "run", "--share", share.path, "--host-root", "--modules", Self.modules, "--timeout", "900"],
-                                      timeout: .seconds(960))
         func text(_ name: String) -> String {
-            (try? String(contentsOf: share.appendingPathComponent(name), encoding: .utf8)) ?? ""
+            for index in Self.groups.indices {
+                if let found = try? String(contentsOf: share.appendingPathComponent("g\(index)/\(name)"), encoding: .utf8) { return found }
+            }
+            return ""
         }
-        try #require(vm.status == 0, "the VM: \(vm.standardError.suffix(600)); scenario: \(text("scenario.log").suffix(800)); console: \(text("console.log").suffix(600))")
+        for (index, group) in Self.groups.enumerated() {
+            let directory = share.appendingPathComponent("g\(index)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            // The guest's init runs this with busybox; the host's programs then run chrooted at /host.
+            let outer = """
+                H=/host
+                [ -d $H/usr ] || { echo "the host's root is not shared"; exit 20; }
+                mount -t proc proc $H/proc && mount -t sysfs sys $H/sys && mount -t devtmpfs dev $H/dev || exit 21
+                mount -t tmpfs run $H/run && mount -t tmpfs tmp $H/tmp && mount -t tmpfs lib $H/var/lib/bluetooth || exit 22
+                mkdir -p $H/tmp/share && mount --bind /share $H/tmp/share || exit 23
+                chroot $H /bin/sh \(Self.scenario) \(GBGBridgeBinary.path) /tmp/share/out \(group.joined(separator: " "))
+
+                """
+            try outer.write(to: directory.appendingPathComponent("scenario.sh"), atomically: true, encoding: .utf8)
+            let vm = try await runCommand("/bin/bash", [Self.script, "run", "--share", directory.path, "--host-root", "--modules", Self.modules, "--timeout", "600"],
+                                          timeout: .seconds(660))
+            let log = { (name: String) in (try? String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)) ?? "" }
+            try #require(vm.status == 0, "the VM for \(group): \(vm.standardError.suffix(600)); scenario: \(log("scenario.log").suffix(800)); console: \(log("console.log").suffix(600))")
+        }
         func outcome(_ name: String) -> (status: Int, report: [String: Any], error: String, seconds: Double, holder: String) {
             let status = Int(text("out/\(name).status").trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
             let report = (try? JSONSerialization.jsonObject(with: Data(text("out/\(name).json").utf8))) as? [String: Any] ?? [:]

@@ -30,17 +30,32 @@ config=""
 bluetoothd=""
 
 start_bluetoothd() {
-  [ -n "$bluetoothd" ] && kill "$bluetoothd" 2>/dev/null && sleep 1
+  [ -n "$bluetoothd" ] && kill "$bluetoothd" 2>/dev/null && wait "$bluetoothd" 2>/dev/null
   /usr/libexec/bluetooth/bluetoothd -n -f "/tmp/main-$1.conf" >> "$out/bluetoothd.log" 2>&1 &
   bluetoothd=$!
   config=$1
   sleep 2
-  # Off, then on: a controller keeps the last daemon's advertising and scan state otherwise (a
-  # holder registered with the new daemon was not seen after a restart without this).
-  for index in 0 1; do
-    btmgmt --index $index power off > /dev/null
-    btmgmt --index $index power on > /dev/null
-  done
+  btmgmt --index 0 power on > /dev/null
+  btmgmt --index 1 power on > /dev/null
+}
+
+# Ends every link with a proper disconnection. Not a controller reset (power off): btvirt then
+# leaves the other controller believing in the link, and it neither advertises nor sees adverts
+# again. Not left to the holders either: a link a killed client made stays up in bluetoothd.
+disconnect_all() {
+  /usr/bin/python3 - <<'PY'
+import dbus
+bus = dbus.SystemBus()
+objects = bus.get_object("org.bluez", "/").GetManagedObjects(dbus_interface="org.freedesktop.DBus.ObjectManager")
+for path, interfaces in objects.items():
+    device = interfaces.get("org.bluez.Device1")
+    if device and device.get("Connected"):
+        try:
+            bus.get_object("org.bluez", path).Disconnect(dbus_interface="org.bluez.Device1", timeout=10)
+        except dbus.DBusException as error:
+            print("disconnect %s: %s" % (path, error))
+PY
+  sleep 1
 }
 
 for case in "$@"; do
@@ -48,9 +63,7 @@ for case in "$@"; do
   rest=${case#*:}
   mode=${rest%%:*}
   handover=${rest#*:}
-  # Every case on a fresh bluetoothd and idle controllers: what one holder registered, cached or
-  # left half-connected does not reach the next (each case is one kiosk read of one holder).
-  start_bluetoothd "$wanted"
+  [ "$wanted" = "$config" ] || start_bluetoothd "$wanted"
   name=$(echo "$case" | tr ':' '-')
   rm -f /tmp/iaca.pem /tmp/holder.out
   if [ "$mode" = emulated ]; then
@@ -82,6 +95,7 @@ for case in "$@"; do
   kill "$holder" 2>/dev/null
   wait "$holder" 2>/dev/null
   if kill -0 "$bluetoothd" 2>/dev/null; then echo yes; else echo no; fi > "$out/bluetoothd-alive-$name"
+  disconnect_all >> "$out/disconnects.log" 2>&1
   echo "case $case: status $(cat "$out/$name.status") in $(cat "$out/$name.seconds") s"
 done
 exit 0
