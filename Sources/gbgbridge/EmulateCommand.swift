@@ -170,6 +170,9 @@ struct EmulateCommand: AsyncParsableCommand {
             try validateMdoc()
             return
         }
+        if transport != "nfc" || bluetoothAdapter != nil {
+            throw ValidationError("--transport and --bluetooth-adapter go with an mdoc holder (--mdoc or --mdoc-profile); a passport answers over NFC")
+        }
         if let profile, !FieldProfiles.names.contains(profile) {
             throw ValidationError("no field profile '\(profile)'; profiles: \(FieldProfiles.names.joined(separator: ", "))")
         }

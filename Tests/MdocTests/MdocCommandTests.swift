@@ -75,6 +75,15 @@ struct MdocCommandTests {
         #expect(outcome.status == 2)
         let bad = try await runCommand(Self.binary, ["mdoc", "read", "--reader-key", "/nonexistent"])
         #expect(bad.status == 2)
+        // The emulated wallet's BLE options: only for an mdoc holder, only nfc or ble, and BLE says
+        // why it cannot start without BlueZ (no system bus here).
+        let passport = try await runCommand(Self.binary, ["emulate", "--profile", "de-passport-2023", "--transport", "ble"])
+        #expect(passport.status != 0 && passport.standardError.contains("go with an mdoc holder"), "\(passport.standardError)")
+        let unknown = try await runCommand(Self.binary, ["emulate", "--mdoc-profile", "utopia-mdl", "--transport", "wifi"])
+        #expect(unknown.status != 0 && unknown.standardError.contains("--transport is nfc or ble"), "\(unknown.standardError)")
+        let noBus = try await runCommand(Self.binary, ["emulate", "--mdoc-profile", "utopia-mdl", "--transport", "ble"],
+                                         environment: ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent/gbg-bus"])
+        #expect(noBus.status == 2 && noBus.standardError.contains("--transport ble needs BlueZ"), "\(noBus.standardError)")
     }
 
     @Test(.needsSharedFixtures) func annexDVerifiesAndOneChangedByteWithholdsOneElement() async throws {
