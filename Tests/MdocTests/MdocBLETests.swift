@@ -163,4 +163,26 @@ struct MdocBLETests {
         #expect(MdocBluetoothAvailability.judge([]).reason.contains("no Bluetooth adapter"))
         #expect(!MdocBluetoothAvailability.judge([]).isAvailable)
     }
+
+    @Test("BlueZ's main.conf: [GATT] Channels read as GLib's key files are, BlueZ's default when unset; Enhanced ATT above 1")
+    func mainConfiguration() {
+        let cases: [(String, Int?, Int)] = [
+            ("", nil, 3),
+            ("[GATT]\n#Channels = 1\n", nil, 3),
+            ("[General]\nName = kiosk\n[GATT]\n# a comment\nChannels = 1\n", 1, 1),
+            ("[GATT]\nChannels=5\n", 5, 5),
+            ("[ GATT ]\n  Channels   =   2  \n", 2, 2),
+            ("[General]\nChannels = 1\n[GATT]\nKeySize = 16\n", nil, 3),  // another group's key is not GATT's
+            ("[GATT]\nChannels = many\n", nil, 3),
+            ("[GATT]\r\nChannels = 1\r\n", 1, 1),
+        ]
+        for (text, channels, effective) in cases {
+            let configuration = BlueZMainConfiguration(text: text, path: "/etc/bluetooth/main.conf")
+            #expect(configuration.channels == channels, "\(text.debugDescription)")
+            #expect(configuration.effectiveChannels == effective)
+            #expect(configuration.enhancedATT == (effective > 1))
+        }
+        let missing = BlueZMainConfiguration.current(environment: ["GBGBRIDGE_BLUEZ_MAIN_CONF": "/nonexistent/main.conf"])
+        #expect(missing.path == nil && missing.enhancedATT)
+    }
 }
