@@ -53,21 +53,29 @@ struct ImageSandboxTests {
 
     @Test("a live child: Seccomp 2 and NoNewPrivs 1 in /proc; killing it mid-decode is a typed failure")
     func liveChildIsConfined() async throws {
-        let pid = Mutex<pid_t>(0)
-        ImageSandbox.onChildStart = { started in pid.withLock { $0 = started } }
+        // Every child the sandbox starts while this runs: suites in parallel decode too (the hook is
+        // global), so ours is the one whose command line has `fault sleep` (a CI run once killed
+        // another test's child, and ours ran into its 60 s budget).
+        let pids = Mutex<[pid_t]>([])
+        ImageSandbox.onChildStart = { started in pids.withLock { $0.append(started) } }
         defer { ImageSandbox.onChildStart = nil }
         let run = Task { Self.fault("sleep", budget: .init(time: .seconds(60), memoryMiB: 512, cpuSeconds: 10, outputLimit: 1 << 20)) }
         var status = ""
-        for _ in 0..<200 {
+        var child: pid_t = 0
+        for _ in 0..<400 where child == 0 {
             try await Task.sleep(for: .milliseconds(25))
-            let child = pid.withLock { $0 }
-            guard child > 0, let text = try? String(contentsOfFile: "/proc/\(child)/status", encoding: .utf8), text.contains("Seccomp:\t2") else { continue }
-            status = text
-            break
+            for candidate in pids.withLock({ $0 }) {
+                guard let command = try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(candidate)/cmdline")),
+                      case let parts = command.split(separator: 0).map({ String(decoding: $0, as: UTF8.self) }),
+                      let at = parts.firstIndex(of: "fault"), parts.dropFirst(at + 1).first == "sleep",
+                      let text = try? String(contentsOfFile: "/proc/\(candidate)/status", encoding: .utf8), text.contains("Seccomp:\t2") else { continue }
+                status = text
+                child = candidate
+                break
+            }
         }
         #expect(status.contains("Seccomp:\t2"), "\(status)")
         #expect(status.contains("NoNewPrivs:\t1"), "\(status)")
-        let child = pid.withLock { $0 }
         try #require(child > 0)
         kill(child, SIGKILL)
         let failure = try #require(await run.value)
