@@ -51,8 +51,7 @@ public enum BlueZ {
     public static func adapters() throws(BlueZError) -> [BlueZAdapter] {
         var out = [CChar](repeating: 0, count: 64 << 10)
         var error = [CChar](repeating: 0, count: 1024)
-        let microseconds = UInt64(callTimeout.components.seconds) * 1_000_000
-        let status = CBlueZShim_list_adapters(&out, out.count, &error, error.count, microseconds)
+        let status = CBlueZShim_list_adapters(&out, out.count, &error, error.count, BlueZ.microseconds(callTimeout))
         let message = BlueZ.text(error)
         guard status >= 0 else { throw classify(status: status, message: message) }
         let text = BlueZ.text(out)

@@ -52,7 +52,8 @@ public final class BlueZGATTServer: @unchecked Sendable {
             let cStrings = characteristics.map { strdup($0) }
             defer { cStrings.forEach { free($0) } }
             let pointers = cStrings.map { UnsafePointer($0) }
-            let microseconds = UInt64(timeout.components.seconds) * 1_000_000 + UInt64(timeout.components.attoseconds / 1_000_000_000_000)
+            // At least 1 µs: a deadline already past still gets BlueZ's typed timeout, not a trap.
+            let microseconds = max(1, BlueZ.microseconds(timeout))
             try BlueZSession.check(BlueZSession.withError { error, length in
                 pointers.withUnsafeBufferPointer { list in
                     CBlueZShim_server_open(&opened, address, adapters.joined(separator: "\n"), serviceUUID.lowercased(), list.baseAddress,
@@ -65,10 +66,7 @@ public final class BlueZGATTServer: @unchecked Sendable {
     }
 
     func run<T: Sendable>(_ body: @escaping @Sendable () throws(BlueZError) -> T) async throws(BlueZError) -> T {
-        let result: Result<T, BlueZError> = await withCheckedContinuation { continuation in
-            queue.async { continuation.resume(returning: Result { () throws(BlueZError) -> T in try body() }) }
-        }
-        return try result.get()
+        try await BlueZ.run(on: queue, body)
     }
 
     private func opened() throws(BlueZError) -> OpaquePointer {
@@ -81,8 +79,7 @@ public final class BlueZGATTServer: @unchecked Sendable {
     public func pump(for duration: Duration) async throws(BlueZError) -> (status: Status, pieces: [[UInt8]]) {
         try await run { () throws(BlueZError) -> (status: Status, pieces: [[UInt8]]) in
             let server = try self.opened()
-            let microseconds = UInt64(max(0, duration.components.seconds)) * 1_000_000 + UInt64(max(0, duration.components.attoseconds) / 1_000_000_000_000)
-            let pumped = CBlueZShim_server_pump(server, microseconds)
+            let pumped = CBlueZShim_server_pump(server, BlueZ.microseconds(duration))
             guard pumped >= 0 else { throw BlueZ.classify(status: pumped, message: "the bus connection to BlueZ failed") }
             var pieces: [[UInt8]] = []
             var buffer = [UInt8](repeating: 0, count: 512)

@@ -22,8 +22,7 @@ public final class BlueZSession: @unchecked Sendable {
         let session = BlueZSession()
         try await session.run { () throws(BlueZError) in
             var bus: OpaquePointer?
-            let microseconds = UInt64(callTimeout.components.seconds) * 1_000_000
-            try Self.check(Self.withError { CBlueZShim_open(&bus, address, $0, $1, microseconds) })
+            try Self.check(Self.withError { CBlueZShim_open(&bus, address, $0, $1, BlueZ.microseconds(callTimeout)) })
             session.bus = bus
         }
         return session
@@ -43,10 +42,7 @@ public final class BlueZSession: @unchecked Sendable {
 
     /// Runs `body` on the session's queue.
     func run<T: Sendable>(_ body: @escaping @Sendable () throws(BlueZError) -> T) async throws(BlueZError) -> T {
-        let result: Result<T, BlueZError> = await withCheckedContinuation { continuation in
-            queue.async { continuation.resume(returning: Result { () throws(BlueZError) -> T in try body() }) }
-        }
-        return try result.get()
+        try await BlueZ.run(on: queue, body)
     }
 
     private func connected() throws(BlueZError) -> OpaquePointer {
@@ -71,7 +67,7 @@ public final class BlueZSession: @unchecked Sendable {
     public func setCallTimeout(_ timeout: Duration) async {
         try? await run { () throws(BlueZError) in
             let bus = try self.connected()
-            CBlueZShim_set_timeout(bus, UInt64(max(1, timeout.components.seconds * 1_000_000 + timeout.components.attoseconds / 1_000_000_000_000)))
+            CBlueZShim_set_timeout(bus, max(1, BlueZ.microseconds(timeout)))
         }
     }
 

@@ -33,12 +33,16 @@ package struct GlyphClassifier: Sendable {
 
     /// The trained model: `Resources/glyph-model.bin`, embedded in the build and read once (nil,
     /// with the reason in `standardLoadError`, when the file is not a model this build reads).
-    package static let standard: GlyphClassifier? = try? GlyphModelFile.classifier(from: PackageResources.glyph_model_bin)
+    package static var standard: GlyphClassifier? { try? standardFileRead.get() }
 
     /// Why `standard` is nil, when it is.
     package static var standardLoadError: GlyphModelFileError? {
-        do { _ = try GlyphModelFile.classifier(from: PackageResources.glyph_model_bin); return nil } catch { return error }
+        if case .failure(let error) = standardFileRead { return error }
+        return nil
     }
+
+    /// The embedded file, parsed once.
+    private static let standardFileRead = Result { () throws(GlyphModelFileError) in try GlyphModelFile.classifier(from: PackageResources.glyph_model_bin) }
 
     /// The bytes of the embedded model file (its SHA-256 is checked against what the trainer wrote).
     package static var standardFile: [UInt8] { PackageResources.glyph_model_bin }

@@ -100,10 +100,14 @@ public final class MdocBLEPeripheral: MdocSessionChannel, @unchecked Sendable {
         }
         var assembler = MdocBLEAssembler(maximumBytes: maximumMessage)
         while true {
-            while !pending.isEmpty {
-                let piece = pending.removeFirst()
-                if let answer = try assembler.take(piece) { return answer }
+            // Through an index, not removeFirst: at the smallest MTU a message is 100k pieces.
+            for (index, piece) in pending.enumerated() {
+                if let answer = try assembler.take(piece) {
+                    pending.removeFirst(index + 1)
+                    return answer
+                }
             }
+            pending.removeAll(keepingCapacity: true)
             let status = try await pumpOnce()
             if pending.isEmpty {
                 if status.lastState == MdocBLEState.end.rawValue {

@@ -80,16 +80,23 @@ struct MdocBLEVMTests {
             let seconds = Double(text("out/\(name).seconds").trimmingCharacters(in: .whitespacesAndNewlines)) ?? .infinity
             return (status, report, text("out/\(name).err"), seconds, text("out/\(name).holder"))
         }
+        /// A read that verified over BLE; its transport record, for what each case adds.
+        @discardableResult
+        func expectVerifiedOverBLE(_ read: (status: Int, report: [String: Any], error: String, seconds: Double, holder: String),
+                                   _ label: String) -> [String: Any] {
+            #expect(read.status == 0, "\(label): \(read.error) / holder: \(read.holder.suffix(800))")
+            #expect(read.report["issuer"] as? String == "valid" && read.report["device"] as? String == "valid", "\(label): \(read.report)")
+            let transport = read.report["transport"] as? [String: Any] ?? [:]
+            #expect(transport["carrier"] as? String == "ble", "\(label): \(transport)")
+            return transport
+        }
         for name in Self.cases.map({ $0.replacingOccurrences(of: ":", with: "-") }) {
             #expect(text("out/bluetoothd-alive-\(name)").hasPrefix("yes"), "bluetoothd died during \(name): \(text("out/bluetoothd.log").suffix(600))")
         }
 
         for handover in ["negotiated", "static"] {
             let read = outcome("one-good-\(handover)")
-            #expect(read.status == 0, "\(handover): \(read.error) / holder: \(read.holder.suffix(600))")
-            #expect(read.report["issuer"] as? String == "valid" && read.report["device"] as? String == "valid", "\(handover): \(read.report)")
-            let transport = read.report["transport"] as? [String: Any] ?? [:]
-            #expect(transport["carrier"] as? String == "ble", "\(handover): \(transport)")
+            let transport = expectVerifiedOverBLE(read, handover)
             #expect(transport["handover"] as? String == handover)
             #expect(Set((transport["timings"] as? [String: Double] ?? [:]).keys) == ["engagement", "scan", "connect", "transfer"], "\(transport)")
             let elements = (read.report["elements"] as? [String: Any])?["org.iso.18013.5.1"] as? [String: Any]
@@ -114,10 +121,7 @@ struct MdocBLEVMTests {
         // holder scans from hci0, checks the kiosk's Ident, starts, answers in writes.
         for handover in ["negotiated", "static"] {
             let read = outcome("one-central-good-\(handover)")
-            #expect(read.status == 0, "central, \(handover): \(read.error) / holder: \(read.holder.suffix(800))")
-            #expect(read.report["issuer"] as? String == "valid" && read.report["device"] as? String == "valid", "\(read.report)")
-            let transport = read.report["transport"] as? [String: Any] ?? [:]
-            #expect(transport["carrier"] as? String == "ble", "\(transport)")
+            let transport = expectVerifiedOverBLE(read, "central, \(handover)")
             #expect(Set((transport["timings"] as? [String: Double] ?? [:]).keys) == ["engagement", "advertise", "connect", "transfer"], "\(transport)")
             #expect(read.holder.contains("the reader's Ident holds") && read.holder.contains("State 0x02"), "\(read.holder)")
         }
@@ -128,9 +132,7 @@ struct MdocBLEVMTests {
         // The project's own test wallet over BLE (emulate --transport ble, on hci0), read from hci1.
         for handover in ["static", "negotiated"] {
             let read = outcome("one-emulated-\(handover)")
-            #expect(read.status == 0, "emulated, \(handover): \(read.error) / holder: \(read.holder.suffix(800))")
-            #expect(read.report["issuer"] as? String == "valid" && read.report["device"] as? String == "valid", "\(read.report)")
-            #expect((read.report["transport"] as? [String: Any])?["carrier"] as? String == "ble")
+            expectVerifiedOverBLE(read, "emulated, \(handover)")
             #expect(read.holder.contains("BLE: the reader started the session") && read.holder.contains("BLE: the reader ended the session"), "\(read.holder)")
         }
 
