@@ -252,19 +252,30 @@ extension CellGeometry {
     /// at its end — every cell of the line is read one or two off, surely, and no check digit
     /// holds. Cells past the fitted ones are extrapolated along the line at its pitch.
     func shifted(by shift: Int) -> CellGeometry {
-        CellGeometry(lines: lines.map { line in
-            guard line.count >= 2, shift != 0 else { return line }
-            return (0..<line.count).map { index in
-                let target = index + shift
-                if target >= 0, target < line.count { return line[target] }
-                let edge = target < 0 ? line[0] : line[line.count - 1]
-                let steps = Float(target < 0 ? target : target - (line.count - 1))
-                var cell = edge
-                cell.x += edge.along.x * edge.pitch * steps
-                cell.y += edge.along.y * edge.pitch * steps
-                return cell
-            }
-        })
+        CellGeometry(lines: lines.indices.map { shiftedLine($0, by: shift) })
+    }
+
+    /// The same lines with only line `index` moved `shift` cells along: a line whose first
+    /// character did not make a blob of its own (a thin `I` over a guilloche) starts a cell late
+    /// while the others start where they should — a German identity card's scan read its first
+    /// line one cell off and every other line right.
+    func shifted(line index: Int, by shift: Int) -> CellGeometry {
+        CellGeometry(lines: lines.indices.map { $0 == index ? shiftedLine($0, by: shift) : lines[$0] })
+    }
+
+    private func shiftedLine(_ index: Int, by shift: Int) -> [Cell] {
+        let line = lines[index]
+        guard line.count >= 2, shift != 0 else { return line }
+        return (0..<line.count).map { index in
+            let target = index + shift
+            if target >= 0, target < line.count { return line[target] }
+            let edge = target < 0 ? line[0] : line[line.count - 1]
+            let steps = Float(target < 0 ? target : target - (line.count - 1))
+            var cell = edge
+            cell.x += edge.along.x * edge.pitch * steps
+            cell.y += edge.along.y * edge.pitch * steps
+            return cell
+        }
     }
 
     /// The same cells, each one's cap height times `factor`.

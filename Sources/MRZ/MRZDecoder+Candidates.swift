@@ -54,7 +54,7 @@ extension MRZDecoder {
         func options(_ line: Int, _ position: Int) -> [Option] {
             let raw = scores[line][position]
             let allowed = classes[line][position]
-            let floored = allowed == .any ? Self.lookAlikesFloored(raw, policy.lookAlikeFloor, zeroO: policy.zeroOFloor) : raw
+            let floored = allowed == .any ? floored(raw, line: line, position: position) : raw
             let ranked = MRZGlyph.all.filter { allowed.allows($0) }.map { Option(glyph: $0, logProbability: log(Double(max(floored[$0.index], 1e-6)))) }
                 .sorted { $0.logProbability > $1.logProbability }
             // The best few, and anything within a factor of a thousand of the best.

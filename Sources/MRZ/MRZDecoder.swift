@@ -59,6 +59,10 @@ struct MRZDecoder {
         var smallZeroOFloor: Float = 0.35
         /// The floor of `0`/`O` when it is not `lookAlikeFloor`.
         var zeroOFloor: Float?
+        /// Whether a number's `0` the document's own `0`s vouch for is held to `lookAlikeFloor`
+        /// instead (`MRZDocumentPrint`); off only to measure what it does (the bench's
+        /// `--no-document-print`).
+        var documentPrintVouches = true
         /// The policy for capitals `capHeight` pixels tall in the photo itself.
         func forCapHeight(_ capHeight: Float) -> Policy {
             var policy = capHeight < smallGlyphHeight ? forSmallGlyphs : self
@@ -85,6 +89,14 @@ struct MRZDecoder {
 
     let format: MRZFormat
     let policy: Policy
+    /// Cells (line, position) whose `0` the document's own `0`s vouch for (`MRZDocumentPrint`):
+    /// `lookAlikeFloor` for them, not `Policy.zeroOFloor`.
+    var vouchedZeros: Set<[Int]> = []
+
+    /// The look-alike floor at a cell of a field that allows digits and letters.
+    func floored(_ probabilities: Scores, line: Int, position: Int) -> Scores {
+        Self.lookAlikesFloored(probabilities, policy.lookAlikeFloor, zeroO: vouchedZeros.contains([line, position]) ? nil : policy.zeroOFloor)
+    }
 
     /// One cell's probabilities, 37 of them (MRZGlyph order).
     typealias Scores = [Float]
@@ -123,7 +135,7 @@ struct MRZDecoder {
         for (line, cells) in scores.enumerated() {
             picks.append(cells.enumerated().map { position, probabilities in
                 let allowed = classes[line][position]
-                var pick = Self.pick(allowed == .any ? Self.lookAlikesFloored(probabilities, policy.lookAlikeFloor, zeroO: policy.zeroOFloor) : probabilities,
+                var pick = Self.pick(allowed == .any ? floored(probabilities, line: line, position: position) : probabilities,
                                      allowed: allowed)
                 pick.foreign = 1 - probabilities.reduce(0, +)
                 return pick

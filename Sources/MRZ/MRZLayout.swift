@@ -20,7 +20,7 @@ public enum MRZFormat: String, Sendable, Hashable, Codable, CaseIterable {
 }
 
 /// What a position of the MRZ may hold.
-enum MRZCharacterClass: Sendable, Hashable {
+package enum MRZCharacterClass: Sendable, Hashable {
     /// 0–9 only: dates, check digits.
     case digit
     /// 0–9 or `<`: a date of birth with an unknown part, a check digit that may be a filler.
@@ -117,7 +117,7 @@ struct MRZField: Sendable {
 }
 
 /// Where each format keeps its fields.
-enum MRZLayout {
+package enum MRZLayout {
     static func fields(_ format: MRZFormat) -> [MRZField] {
         switch format {
         case .td1:
@@ -155,7 +155,7 @@ enum MRZLayout {
     }
 
     /// The class of every position, line by line.
-    static func classes(_ format: MRZFormat) -> [[MRZCharacterClass]] {
+    package static func classes(_ format: MRZFormat) -> [[MRZCharacterClass]] {
         var classes = Array(repeating: Array(repeating: MRZCharacterClass.any, count: format.lineLength), count: format.lineCount)
         for field in fields(format) {
             for position in field.range { classes[field.line][position] = field.kind }

@@ -68,8 +68,9 @@ public struct MRZRecognizer: Sendable {
     /// rule refused a reading).
     package func loosened(keyMinimum: Float? = nil, keyUndetectableRatio: Float? = nil, keyForeignMaximum: Float? = nil,
                           validForeignMaximum: Float? = nil, smallGlyphHeight: Float? = nil, keyForeignPair: Float? = nil,
-                          smallLookAlikeHeight: Float? = nil) -> MRZRecognizer {
+                          smallLookAlikeHeight: Float? = nil, documentPrint: Bool? = nil) -> MRZRecognizer {
         var policy = self.policy
+        if let documentPrint { policy.documentPrintVouches = documentPrint }
         if let smallLookAlikeHeight { policy.smallLookAlikeHeight = smallLookAlikeHeight }
         if let keyForeignPair { policy.keyForeignPair = keyForeignPair }
         if let smallGlyphHeight { policy.smallGlyphHeight = smallGlyphHeight }
@@ -95,12 +96,12 @@ public struct MRZRecognizer: Sendable {
         var keys = Set<[String]>()
         var candidates = CandidatePool()
         let deadline = Deadline(after: budget)
-        let outcome = eachHypothesis(gray, deadline: deadline) { scores, contrast, retry, capHeight in
+        let outcome = eachHypothesis(gray, deadline: deadline) { cells, retry, capHeight in
             var rank = -1.0
-            for format in MRZFormat.candidates(lines: scores.count, length: scores[0].count) {
-                candidates.add(MRZDecoder(format: format, policy: policy.forCapHeight(capHeight)).keyCandidates(scores))
+            for (decoder, scores, _) in decoders(cells, capHeight: capHeight) {
+                candidates.add(decoder.keyCandidates(scores))
             }
-            for reading in decoded(scores, contrast: contrast, retry: retry, capHeight: capHeight) {
+            for reading in decoded(cells, retry: retry, capHeight: capHeight) {
                 if reading.accessKeyValid { keys.insert([reading.documentNumber, reading.dateOfBirth, reading.dateOfExpiry]) }
                 let score = Self.score(reading)
                 rank = max(rank, score)
@@ -149,12 +150,12 @@ public struct MRZRecognizer: Sendable {
     package func bestEvidence(_ gray: GrayImage) -> (reading: MRZReading, evidence: MRZKeyEvidence)? {
         var best: (reading: MRZReading, evidence: MRZKeyEvidence)?
         var bestValid = false
-        _ = eachHypothesis(gray, deadline: Deadline(after: .seconds(3600))) { scores, contrast, retry, capHeight in
+        _ = eachHypothesis(gray, deadline: Deadline(after: .seconds(3600))) { cells, retry, capHeight in
             // Ranked, and stopped, as `read` ranks and stops.
-            let readings = decoded(scores, contrast: contrast, retry: retry, capHeight: capHeight)
+            let readings = decoded(cells, retry: retry, capHeight: capHeight)
             bestValid = bestValid || readings.contains(where: \.valid)
-            for format in MRZFormat.candidates(lines: scores.count, length: scores[0].count) {
-                guard let (reading, evidence) = MRZDecoder(format: format, policy: policy.forCapHeight(capHeight)).evidence(scores, contrast: contrast), evidence.checksHold else { continue }
+            for (decoder, scores, _) in decoders(cells, capHeight: capHeight) {
+                guard let (reading, evidence) = decoder.evidence(scores, contrast: cells.contrast), evidence.checksHold else { continue }
                 if best == nil || evidence.posteriors[0] > best?.evidence.posteriors[0] ?? 0 { best = (reading, evidence) }
             }
             return (bestValid, readings.map(Self.score).max() ?? -1)
@@ -171,12 +172,44 @@ public struct MRZRecognizer: Sendable {
     /// held to the stricter key rules of `Policy.forSmallGlyphs`: at 5–8 pixels three misreadings
     /// that cancel in one check digit were each read surely (`small` tier, a visa's `GFYJU3UMM`
     /// read `SKFJU3UMM`).
-    private func decoded(_ scores: [[[Float]]], contrast: [[Float]], retry: Bool, capHeight: Float) -> [MRZReading] {
+    private func decoded(_ cells: CellEvidence, retry: Bool, capHeight: Float) -> [MRZReading] {
+        decoders(cells, capHeight: capHeight).flatMap { decoder, scores, restored in
+            // The classifier's own reading first, then (when the document's `0`s gave some cells
+            // back their "not OCR-B" share) the document's, never `valid`: a reading that is
+            // `valid` as the classifier read it still ends the search as it did.
+            var readings: [MRZReading] = []
+            if var reading = decoder.decode(cells.scores, contrast: cells.contrast) {
+                if retry { reading.valid = false }
+                readings.append(reading)
+            }
+            if restored, var reading = decoder.decode(scores, contrast: cells.contrast) {
+                reading.valid = false
+                readings.append(reading)
+            }
+            return readings
+        }
+    }
+
+    /// What one hypothesis's cells show: each cell's probabilities (37, MRZGlyph order), its
+    /// contrast over its line's median, and its normalized pixels.
+    struct CellEvidence {
+        var scores: [[[Float]]]
+        var contrast: [[Float]]
+        var samples: [[[Float]]]
+    }
+
+    /// A decoder for each format the cells' lines could be, under the policy for capitals
+    /// `capHeight` pixels tall, with the cells' probabilities it reads; at small capitals the
+    /// document's own `0`s vouch for the number's and give back what the classifier called "not
+    /// OCR-B" in cells that look like them (`MRZDocumentPrint`; `restored`: some were).
+    private func decoders(_ cells: CellEvidence, capHeight: Float) -> [(decoder: MRZDecoder, scores: [[[Float]]], restored: Bool)] {
         let policy = self.policy.forCapHeight(capHeight)
-        return MRZFormat.candidates(lines: scores.count, length: scores[0].count).compactMap { format in
-            guard var reading = MRZDecoder(format: format, policy: policy).decode(scores, contrast: contrast) else { return nil }
-            if retry { reading.valid = false }
-            return reading
+        return MRZFormat.candidates(lines: cells.scores.count, length: cells.scores[0].count).map { format in
+            var decoder = MRZDecoder(format: format, policy: policy)
+            guard policy.zeroOFloor != nil, policy.documentPrintVouches else { return (decoder, cells.scores, false) }
+            decoder.vouchedZeros = MRZDocumentPrint.vouchedZeros(format: format, scores: cells.scores, samples: cells.samples)
+            let (scores, restored) = MRZDocumentPrint.restored(format: format, scores: cells.scores, samples: cells.samples)
+            return (decoder, scores, !restored.isEmpty)
         }
     }
 
@@ -188,7 +221,8 @@ public struct MRZRecognizer: Sendable {
     static let capHeightRetries: [Float] = [0.92, 0.85, 1.08]
 
     /// Cell shifts tried on the best-ranked hypotheses when nothing read `valid` (see
-    /// `CellGeometry.shifted`); like a cap height chosen again, they may give a key, never `valid`.
+    /// `CellGeometry.shifted`), every line together, then each line alone by one cell either way;
+    /// like a cap height chosen again, they may give a key, never `valid`.
     static let cellShifts = [1, -1, 2, -2]
     /// How many of the best-ranked hypotheses are read again shifted.
     static let shiftedHypotheses = 2
@@ -201,12 +235,14 @@ public struct MRZRecognizer: Sendable {
     /// enlarged first (`Search.enlarged`). Past `deadline`, or when the zone is not one document's,
     /// the search ends with a refusal.
     private func eachHypothesis(_ photo: GrayImage, deadline: Deadline,
-                                _ body: ([[[Float]]], [[Float]], Bool, Float) -> (stop: Bool, rank: Double)) -> (found: Bool, refusal: Refusal?) {
+                                _ body: (CellEvidence, Bool, Float) -> (stop: Bool, rank: Double)) -> (found: Bool, refusal: Refusal?) {
         let enlarged = Search.enlarged(photo)
         let enlargement = Float(enlarged.width) / Float(max(1, photo.width))
         let gray = enlarged.padded(by: min(48, max(4, min(enlarged.width, enlarged.height) / 4)))
-        func evaluate(_ geometry: CellGeometry, measured: [[[Float]]]? = nil, retry: Bool = false) -> (stop: Bool, rank: Double, probabilities: [[[Float]]]) {
-            let cells = geometry.lines.map { cellReadings(gray, $0) }
+        // `known`: lines already read with these very cells (a shift of one line leaves the others).
+        func evaluate(_ geometry: CellGeometry, measured: [[[Float]]]? = nil, retry: Bool = false,
+                      known: [Int: CellReadings] = [:]) -> (stop: Bool, rank: Double, probabilities: [[[Float]]], cells: [CellReadings]) {
+            let cells = geometry.lines.indices.map { known[$0] ?? cellReadings(gray, geometry.lines[$0]) }
             var probabilities = cells.map(\.probabilities)
             // A glyph that at the measured cap height is not OCR-B (another font, a smudge) stays
             // so at a height chosen again: cut squatter or taller, a DejaVu `0` with its slash
@@ -223,8 +259,9 @@ public struct MRZRecognizer: Sendable {
             // The capitals' height in the photo's own pixels (the median line's first cell).
             let heights = geometry.lines.compactMap { $0.first?.capHeight }.sorted()
             let capHeight = (heights.isEmpty ? 0 : heights[heights.count / 2]) / enlargement
-            let (stop, rank) = body(probabilities, cells.map(\.contrast), measured != nil || retry, capHeight)
-            return (stop, rank, probabilities)
+            let (stop, rank) = body(CellEvidence(scores: probabilities, contrast: cells.map(\.contrast), samples: cells.map(\.samples)),
+                                    measured != nil || retry, capHeight)
+            return (stop, rank, probabilities, cells)
         }
         let search = Search(gray, workingSide: workingSide, deadline: deadline)
         if let refusal = search.refusal { return (false, refusal) }
@@ -233,7 +270,7 @@ public struct MRZRecognizer: Sendable {
         for hypothesis in search.hypotheses {
             guard !deadline.expired else { return (false, .budgetExceeded) }
             found = true
-            let (stop, rank, probabilities) = evaluate(hypothesis.geometry)
+            let (stop, rank, probabilities, _) = evaluate(hypothesis.geometry)
             if stop { return (true, nil) }
             if rank >= 0 { ranked.append((hypothesis.geometry, rank, probabilities)) }
         }
@@ -250,9 +287,30 @@ public struct MRZRecognizer: Sendable {
             return tops.isEmpty ? 0 : tops.reduce(0, +) / Float(tops.count)
         }
         for candidate in ranked.sorted(by: { sureness($0.probabilities) > sureness($1.probabilities) }).prefix(Self.shiftedHypotheses) {
+            var best: (geometry: CellGeometry, rank: Double, cells: [CellReadings]?) = (candidate.geometry, candidate.rank, nil)
             for shift in Self.cellShifts {
                 guard !deadline.expired else { return (found, nil) }
-                if evaluate(candidate.geometry.shifted(by: shift), measured: nil, retry: true).stop { return (found, nil) }
+                let geometry = candidate.geometry.shifted(by: shift)
+                let (stop, rank, _, cells) = evaluate(geometry, measured: nil, retry: true)
+                if stop { return (found, nil) }
+                if rank > best.rank { best = (geometry, rank, cells) }
+            }
+            // Then each line alone a cell either way from the best of those, kept when it ranks
+            // higher: lines whose starts were each off by another count (only that line read
+            // again). Not when a key was claimed already: the search's time is the kiosk's.
+            guard best.geometry.lines.count > 1, max(best.rank, promising.rank) < Self.keyClaimedRank else { continue }
+            for line in best.geometry.lines.indices {
+                var better = best
+                for shift in [1, -1] {
+                    guard !deadline.expired else { return (found, nil) }
+                    let geometry = best.geometry.shifted(line: line, by: shift)
+                    var known: [Int: CellReadings] = [:]
+                    for (index, cells) in (best.cells ?? []).enumerated() where index != line { known[index] = cells }
+                    let (stop, rank, _, cells) = evaluate(geometry, measured: nil, retry: true, known: known)
+                    if stop { return (found, nil) }
+                    if rank > better.rank { better = (geometry, rank, cells) }
+                }
+                best = better
             }
         }
         return (found, nil)
@@ -278,18 +336,25 @@ public struct MRZRecognizer: Sendable {
     }
 
     /// Each cell's probabilities and contrast over its line's median, from one sampling of the line.
-    package func cellReadings(_ gray: GrayImage, _ cells: [CellGeometry.Cell]) -> (probabilities: [[Float]], contrast: [Float]) {
+    /// One line's cells as read: each one's probabilities, its contrast over the line's median, its
+    /// normalized pixels.
+    package typealias CellReadings = (probabilities: [[Float]], contrast: [Float], samples: [[Float]])
+
+    package func cellReadings(_ gray: GrayImage, _ cells: [CellGeometry.Cell]) -> CellReadings {
         let (samples, contrast) = CellSampler.sampleAndContrast(gray, cells)
         let probabilities = cells.indices.map { index in
             CellSampler.inside(gray, cells[index]) ? classifier.probabilities(samples[index])
                 : [Float](repeating: 1 / Float(MRZGlyph.count), count: MRZGlyph.count)
         }
-        return (probabilities, contrast)
+        return (probabilities, contrast, samples)
     }
+
+    /// A rank at least this high: the reading claimed its key (`score`).
+    static let keyClaimedRank = 50.0
 
     /// A reading's rank among the hypotheses: verdicts first, then check digits, then confidence.
     static func score(_ reading: MRZReading) -> Double {
-        (reading.valid ? 100 : 0) + (reading.accessKeyValid ? 50 : 0) + Double(reading.checkDigits.values.filter { $0 }.count) * 5
+        (reading.valid ? 100 : 0) + (reading.accessKeyValid ? keyClaimedRank : 0) + Double(reading.checkDigits.values.filter { $0 }.count) * 5
             + reading.confidence
     }
 

@@ -22,7 +22,9 @@ public struct MRZSample: Sendable, Hashable, Codable {
     static let states = ["UTO", "D<<", "GBR", "FRA", "NLD", "USA", "CAN", "AUS", "JPN", "ESP", "ITA", "POL", "SWE", "IRL", "BEL",
                          "AUT", "CHE", "NOR", "FIN", "DNK", "PRT", "GRC", "CZE", "NZL", "KOR", "BRA", "MEX", "IND", "ZAF", "XXA"]
 
-    public init(format: MRZFormat, generator: inout some RandomNumberGenerator) {
+    /// `numberAlphabet`: the document number's nine characters drawn from it instead (the
+    /// benchmark's `zeros` tier: numbers of `0`s and `O`s, as honest as any).
+    public init(format: MRZFormat, generator: inout some RandomNumberGenerator, numberAlphabet: String? = nil) {
         self.format = format
         func pick<T>(_ array: [T]) -> T { array[Int.random(in: 0..<array.count, using: &generator)] }
         func characters(_ count: Int, from alphabet: String) -> String {
@@ -41,7 +43,11 @@ public struct MRZSample: Sendable, Hashable, Codable {
         let alphanumeric = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
         // Numbers: letters and digits mixed as real documents mix them (C01X00T47, L898902C3 …).
         let letters = Int.random(in: 0...2, using: &generator)
-        let number9 = characters(letters, from: "ABCDEFGHIJKLMNOPQRSTUVWXYZ") + characters(9 - letters, from: letters == 0 ? "0123456789" : alphanumeric)
+        let drawn = characters(letters, from: "ABCDEFGHIJKLMNOPQRSTUVWXYZ") + characters(9 - letters, from: letters == 0 ? "0123456789" : alphanumeric)
+        let number9 = numberAlphabet.map { alphabet in
+            // A letter first, as numbers start (never a filler), then the alphabet's characters.
+            characters(1, from: "ABCDEFGHJKLMNPRSTUVWXYZ") + characters(8, from: alphabet)
+        } ?? drawn
         let birth = date(years: 1930...2019), expiry = date(years: 2024...2040)
         let sex = pick(["M", "F", "<", "X"])
         let state = pick(Self.states), nationality = pick(Self.states)

@@ -25,16 +25,21 @@ struct BenchImage: Sendable {
 ///   by others (a forged or misprinted page: its check digits mostly fail, and no key may be
 ///   claimed that is not printed);
 /// - `interleave`: two documents' lines on one page, A1 B1 A2 B2 or A1 B2 A2 (no key at all);
+/// - `zeros`: honest documents whose numbers are a letter and eight of `0`, `O` and a few other
+///   characters (`0O0O00D8Q`), photographed small (5–11-pixel capitals) or tiny (8–12): every
+///   `O` a `0` could be, where the document's own `0`s vouch for the number's at small capitals
+///   (`MRZDocumentPrint`, issue 50). A key claimed with an `O` read as `0` is false;
 /// - `overprint`, `tiny`, `small` are photographers' conditions (`Photographer.Conditions`).
 enum AttackTiers {
-    static let names: Set<String> = ["font", "substitution", "interleave"]
+    static let names: Set<String> = ["font", "substitution", "interleave", "zeros"]
 
     static let heldOutFonts = ForeignFonts.load(ForeignFonts.heldOut)
 
     static func image(tier: String, index: Int, seed: UInt64, tierPlace: Int, photographer: Photographer) -> BenchImage {
         var generator = SeededGenerator(seed: seed &+ UInt64(index) &* 104_729 &+ UInt64(tierPlace) << 40)
         let format = MRZFormat.allCases[index % MRZFormat.allCases.count]
-        var sample = MRZSample(format: format, generator: &generator)
+        var sample = tier == "zeros" ? MRZSample(format: format, generator: &generator, numberAlphabet: "000OOO0O0DQ8B")
+            : MRZSample(format: format, generator: &generator)
         // The document number's place: line 0 from 5 (TD1), else line 1 from 0.
         let numberLine = format == .td1 ? 0 : 1, numberStart = format == .td1 ? 5 : 0
         switch tier {
@@ -48,6 +53,10 @@ enum AttackTiers {
                 fonts[numberLine][position] = heldOutFonts[Int.random(in: 0..<heldOutFonts.count, using: &generator)]
             }
             let shot = photographer.shoot(sample, conditions, foreign: fonts, generator: &generator)
+            return truth(shot.frame, sample.lines)
+        case "zeros":
+            let conditions: Photographer.Conditions = index % 2 == 0 ? .small : .tiny
+            let shot = photographer.shoot(sample, conditions, generator: &generator)
             return truth(shot.frame, sample.lines)
         case "substitution":
             // One or two characters of the key's fields (number, dates, their check digits)

@@ -179,6 +179,43 @@ case "evaluate":
     times.sort()
     func pct(_ n: Int) -> String { String(format: "%.1f%%", Double(n) / Double(count) * 100) }
     print("\(tier) \(count): access key right \(pct(keyRight)), exact valid \(pct(exact)), valid \(pct(valid)), no read \(pct(noRead)) (zone not found \(notFound)), false keys \(falseKey), false valid \(falseValid), p50 \(Int(times[times.count / 2])) ms, p95 \(Int(times[times.count * 95 / 100])) ms")
+case "vouch":
+    // How far the number's cells lie from a drawn document's own 0s (`MRZDocumentPrint`), by what
+    // they truly are: numbers of 0, O and a few others, small and tiny photographs, true cells.
+    // `vouch [--count 400] [--seed 5]`.
+    guard let recognizer = MRZRecognizer() else { print("no trained model"); exit(1) }
+    let count = Int(option("--count") ?? "400") ?? 400, seed = UInt64(option("--seed") ?? "5") ?? 5
+    let photographer = Photographer(renderer: try PageRenderer())
+    var byTruth: [Character: [(spreads: Float, fromO: Float?)]] = [:]
+    for index in 0..<count {
+        var generator = SeededGenerator(seed: seed &* 1_000_003 &+ UInt64(index))
+        let format = MRZFormat.allCases[index % MRZFormat.allCases.count]
+        let sample = MRZSample(format: format, generator: &generator, numberAlphabet: "000OOO0O0DQ8B")
+        let shot = photographer.shoot(sample, index % 2 == 0 ? .small : .tiny, generator: &generator)
+        let gray = GrayImage(shot.frame)
+        var generator2 = SeededGenerator(seed: 1)
+        let truth = CellGeometry(lines: shot.cellCentres.map { Training.trueCells($0, capHeight: shot.capHeight, jitter: false, generator: &generator2) })
+        let cells = truth.lines.map { recognizer.cellReadings(gray, $0) }
+        guard let print = MRZDocumentPrint(format: format, scores: cells.map(\.probabilities), samples: cells.map(\.samples)) else { continue }
+        let classes = MRZLayout.classes(format)
+        for line in classes.indices {
+            for position in classes[line].indices where classes[line][position] == .any {
+                let p = cells[line].probabilities[position]
+                guard p.indices.max(by: { p[$0] < p[$1] }) == MRZGlyph(Character("0")).index else { continue }
+                byTruth[Array(sample.lines[line])[position], default: []].append(print.measure(cells[line].samples[position]))
+            }
+        }
+    }
+    for (character, measures) in byTruth.sorted(by: { $0.key < $1.key }) {
+        let spreads = measures.map(\.spreads).sorted(), fromO = measures.compactMap(\.fromO).sorted()
+        func q(_ values: [Float], _ f: Double) -> String { values.isEmpty ? "-" : String(format: "%.2f", values[min(values.count - 1, Int(Double(values.count) * f))]) }
+        Swift.print("truth \(character), read 0: \(measures.count); spreads p5/p50/p95/max \(q(spreads, 0.05))/\(q(spreads, 0.5))/\(q(spreads, 0.95))/\(q(spreads, 1)); "
+                    + "vouched at 1.0: \(spreads.filter { $0 <= 1 }.count); with an O: \(fromO.count), O/0 p5/p50 \(q(fromO, 0.05))/\(q(fromO, 0.5)), "
+                    + "vouched with an O (spreads ≤ 1, O/0 ≥ 1.25): \(measures.filter { $0.spreads <= 1 && ($0.fromO ?? 0) >= 1.25 }.count); "
+                    + "without an O, vouched at spreads ≤ 0.6/0.75/0.9/1: " + [0.6, 0.75, 0.9, 1].map { limit in
+                        String(measures.filter { $0.fromO == nil && $0.spreads <= Float(limit) }.count) }.joined(separator: "/")
+                    + " of \(measures.filter { $0.fromO == nil }.count)")
+    }
 case "analyze":
     // Why the benchmark's images are not read: its own seeds (`--tier-index` is the tier's place in
     // the bench's --tiers, 2 for hard in the default run), each failure put in one bin.
