@@ -90,13 +90,17 @@ package struct MRZDocumentPrint {
     /// `0` and vouched for. `scores`: each cell's 37 probabilities (MRZGlyph order); `samples`:
     /// each cell's normalized pixels (`CellSampler`).
     static func vouchedZeros(format: MRZFormat, scores: [[[Float]]], samples: [[[Float]]]) -> Set<[Int]> {
-        guard let print = MRZDocumentPrint(format: format, scores: scores, samples: samples) else { return [] }
+        MRZDocumentPrint(format: format, scores: scores, samples: samples)?.vouchedZeros(format: format, scores: scores, samples: samples) ?? []
+    }
+
+    /// `vouchedZeros` with this print (the lines it was made from).
+    func vouchedZeros(format: MRZFormat, scores: [[[Float]]], samples: [[[Float]]]) -> Set<[Int]> {
         let classes = MRZLayout.classes(format)
         var vouched: Set<[Int]> = []
-        for line in classes.indices {
-            for position in classes[line].indices where classes[line][position] == .any {
+        for line in classes.indices where line < scores.count {
+            for position in classes[line].indices where classes[line][position] == .any && position < scores[line].count {
                 let cell = scores[line][position]
-                if cell.indices.max(by: { cell[$0] < cell[$1] }) == zero.index, print.vouches(samples[line][position]) {
+                if cell.indices.max(by: { cell[$0] < cell[$1] }) == Self.zero.index, vouches(samples[line][position]) {
                     vouched.insert([line, position])
                 }
             }
@@ -108,14 +112,18 @@ package struct MRZDocumentPrint {
     /// `foreignToRestore`) and vouched for, read as the document's own `0`s: its probabilities
     /// scaled to sum to one. And which cells those were.
     static func restored(format: MRZFormat, scores: [[[Float]]], samples: [[[Float]]]) -> (scores: [[[Float]]], cells: Set<[Int]>) {
-        guard let print = MRZDocumentPrint(format: format, scores: scores, samples: samples) else { return (scores, []) }
+        MRZDocumentPrint(format: format, scores: scores, samples: samples)?.restored(scores: scores, samples: samples) ?? (scores, [])
+    }
+
+    /// `restored` with this print (the lines it was made from).
+    func restored(scores: [[[Float]]], samples: [[[Float]]]) -> (scores: [[[Float]]], cells: Set<[Int]>) {
         var out = scores, cells: Set<[Int]> = []
-        for line in scores.indices {
-            for position in scores[line].indices {
+        for line in scores.indices where line < samples.count {
+            for position in scores[line].indices where position < samples[line].count {
                 let cell = scores[line][position]
                 let total = cell.reduce(0, +)
-                guard 1 - total >= foreignToRestore, total > 0, cell.indices.max(by: { cell[$0] < cell[$1] }) == zero.index,
-                      print.vouches(samples[line][position]) else { continue }
+                guard 1 - total >= Self.foreignToRestore, total > 0, cell.indices.max(by: { cell[$0] < cell[$1] }) == Self.zero.index,
+                      vouches(samples[line][position]) else { continue }
                 out[line][position] = cell.map { $0 / total }
                 cells.insert([line, position])
             }

@@ -206,9 +206,10 @@ public struct MRZRecognizer: Sendable {
         let policy = self.policy.forCapHeight(capHeight)
         return MRZFormat.candidates(lines: cells.scores.count, length: cells.scores[0].count).map { format in
             var decoder = MRZDecoder(format: format, policy: policy)
-            guard policy.zeroOFloor != nil, policy.documentPrintVouches else { return (decoder, cells.scores, false) }
-            decoder.vouchedZeros = MRZDocumentPrint.vouchedZeros(format: format, scores: cells.scores, samples: cells.samples)
-            let (scores, restored) = MRZDocumentPrint.restored(format: format, scores: cells.scores, samples: cells.samples)
+            guard policy.zeroOFloor != nil, policy.documentPrintVouches,
+                  let print = MRZDocumentPrint(format: format, scores: cells.scores, samples: cells.samples) else { return (decoder, cells.scores, false) }
+            decoder.vouchedZeros = print.vouchedZeros(format: format, scores: cells.scores, samples: cells.samples)
+            let (scores, restored) = print.restored(scores: cells.scores, samples: cells.samples)
             return (decoder, scores, !restored.isEmpty)
         }
     }
