@@ -98,10 +98,11 @@ public struct MRZRecognizer: Sendable {
         let deadline = Deadline(after: budget)
         let outcome = eachHypothesis(gray, deadline: deadline) { cells, retry, capHeight in
             var rank = -1.0
-            for (decoder, scores, _) in decoders(cells, capHeight: capHeight) {
+            let decoders = decoders(cells, capHeight: capHeight)
+            for (decoder, scores, _) in decoders {
                 candidates.add(decoder.keyCandidates(scores))
             }
-            for reading in decoded(cells, retry: retry, capHeight: capHeight) {
+            for reading in decoded(decoders, cells, retry: retry) {
                 if reading.accessKeyValid { keys.insert([reading.documentNumber, reading.dateOfBirth, reading.dateOfExpiry]) }
                 let score = Self.score(reading)
                 rank = max(rank, score)
@@ -152,9 +153,10 @@ public struct MRZRecognizer: Sendable {
         var bestValid = false
         _ = eachHypothesis(gray, deadline: Deadline(after: .seconds(3600))) { cells, retry, capHeight in
             // Ranked, and stopped, as `read` ranks and stops.
-            let readings = decoded(cells, retry: retry, capHeight: capHeight)
+            let decoders = decoders(cells, capHeight: capHeight)
+            let readings = decoded(decoders, cells, retry: retry)
             bestValid = bestValid || readings.contains(where: \.valid)
-            for (decoder, scores, _) in decoders(cells, capHeight: capHeight) {
+            for (decoder, scores, _) in decoders {
                 guard let (reading, evidence) = decoder.evidence(scores, contrast: cells.contrast), evidence.checksHold else { continue }
                 if best == nil || evidence.posteriors[0] > best?.evidence.posteriors[0] ?? 0 { best = (reading, evidence) }
             }
@@ -172,8 +174,9 @@ public struct MRZRecognizer: Sendable {
     /// held to the stricter key rules of `Policy.forSmallGlyphs`: at 5–8 pixels three misreadings
     /// that cancel in one check digit were each read surely (`small` tier, a visa's `GFYJU3UMM`
     /// read `SKFJU3UMM`).
-    private func decoded(_ cells: CellEvidence, retry: Bool, capHeight: Float) -> [MRZReading] {
-        decoders(cells, capHeight: capHeight).flatMap { decoder, scores, restored in
+    private func decoded(_ decoders: [(decoder: MRZDecoder, scores: [[[Float]]], restored: Bool)], _ cells: CellEvidence,
+                         retry: Bool) -> [MRZReading] {
+        decoders.flatMap { decoder, scores, restored in
             // The classifier's own reading first, then (when the document's `0`s gave some cells
             // back their "not OCR-B" share) the document's, never `valid`: a reading that is
             // `valid` as the classifier read it still ends the search as it did.
@@ -336,11 +339,11 @@ public struct MRZRecognizer: Sendable {
         cellReadings(gray, cells).probabilities
     }
 
-    /// Each cell's probabilities and contrast over its line's median, from one sampling of the line.
     /// One line's cells as read: each one's probabilities, its contrast over the line's median, its
     /// normalized pixels.
     package typealias CellReadings = (probabilities: [[Float]], contrast: [Float], samples: [[Float]])
 
+    /// Each cell's probabilities, contrast over its line's median and pixels, from one sampling of the line.
     package func cellReadings(_ gray: GrayImage, _ cells: [CellGeometry.Cell]) -> CellReadings {
         let (samples, contrast) = CellSampler.sampleAndContrast(gray, cells)
         let probabilities = cells.indices.map { index in
