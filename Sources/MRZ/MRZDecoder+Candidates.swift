@@ -48,13 +48,13 @@ extension MRZDecoder {
     /// check digit holds, best first, at most `limit`: a dynamic programme over the cells with the
     /// weighted sum modulo 10 as its state, each cell's options its allowed characters of some
     /// probability (with OCR-B's digit/letter look-alikes floored as `decodeText` floors them).
-    private func groupReadings(_ group: CheckGroup, scores: [[Scores]], limit: Int) -> [Partial] {
+    private func groupReadings(_ group: CheckGroup, scores: [[Scores]], national: NationalNumberRule, limit: Int) -> [Partial] {
         let classes = MRZLayout.classes(format)
         let weights = [7, 3, 1]
         func options(_ line: Int, _ position: Int) -> [Option] {
             let raw = scores[line][position]
             let allowed = classes[line][position]
-            let floored = allowed == .any ? floored(raw, line: line, position: position) : raw
+            let floored = allowed == .any ? floored(raw, line: line, position: position, national: national) : raw
             let ranked = MRZGlyph.all.filter { allowed.allows($0) }.map { Option(glyph: $0, logProbability: log(Double(max(floored[$0.index], 1e-6)))) }
                 .sorted { $0.logProbability > $1.logProbability }
             // The best few, and anything within a factor of a thousand of the best.
@@ -97,15 +97,16 @@ extension MRZDecoder {
         guard let number = groups.first(where: { $0.name == "documentNumber" }), let birth = groups.first(where: { $0.name == "dateOfBirth" }),
               let expiry = groups.first(where: { $0.name == "dateOfExpiry" }) else { return [] }
         let perGroup = 4
+        let national = nationalNumberRule(scores)
         // A TD1/TD2 long document number (its check digit a filler, the number going on in the
         // optional data) is taken as the best reading has it, when its check digit holds there.
-        var numbers = groupReadings(number, scores: scores, limit: perGroup)
+        var numbers = groupReadings(number, scores: scores, national: national, limit: perGroup)
         if (format == .td1 || format == .td2), best[number.check.0][number.check.1] == .filler, holds(number, best) {
             numbers = [Partial(glyphs: (number.positions + [number.check]).map { best[$0.0][$0.1] },
                                logProbability: (number.positions + [number.check]).map { log(Double(max(scores[$0.0][$0.1][best[$0.0][$0.1].index], 1e-6))) }.reduce(0, +))]
         }
-        let births = groupReadings(birth, scores: scores, limit: perGroup)
-        let expiries = groupReadings(expiry, scores: scores, limit: perGroup)
+        let births = groupReadings(birth, scores: scores, national: national, limit: perGroup)
+        let expiries = groupReadings(expiry, scores: scores, national: national, limit: perGroup)
         let composite = groups.first { $0.isComposite }
         var found: [(candidate: MRZKeyCandidate, log: Double)] = []
         var seen = Set<[String]>()

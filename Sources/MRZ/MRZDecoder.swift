@@ -93,9 +93,11 @@ struct MRZDecoder {
     /// `lookAlikeFloor` for them, not `Policy.zeroOFloor`.
     var vouchedZeros: Set<[Int]> = []
 
-    /// The look-alike floor at a cell of a field that allows digits and letters.
-    func floored(_ probabilities: Scores, line: Int, position: Int) -> Scores {
-        Self.lookAlikesFloored(probabilities, policy.lookAlikeFloor, zeroO: vouchedZeros.contains([line, position]) ? nil : policy.zeroOFloor)
+    /// The look-alike floor at a cell of a field that allows digits and letters, then what the
+    /// issuing state's numbers never hold there made impossible (`NationalNumberRule`).
+    func floored(_ probabilities: Scores, line: Int, position: Int, national: NationalNumberRule) -> Scores {
+        national.masked(Self.lookAlikesFloored(probabilities, policy.lookAlikeFloor, zeroO: vouchedZeros.contains([line, position]) ? nil : policy.zeroOFloor),
+                        line: line, position: position)
     }
 
     /// One cell's probabilities, 37 of them (MRZGlyph order).
@@ -131,11 +133,12 @@ struct MRZDecoder {
             return nil
         }
         let classes = MRZLayout.classes(format)
+        let national = nationalNumberRule(scores)
         var picks: [[Pick]] = []
         for (line, cells) in scores.enumerated() {
             picks.append(cells.enumerated().map { position, probabilities in
                 let allowed = classes[line][position]
-                var pick = Self.pick(allowed == .any ? floored(probabilities, line: line, position: position) : probabilities,
+                var pick = Self.pick(allowed == .any ? floored(probabilities, line: line, position: position, national: national) : probabilities,
                                      allowed: allowed)
                 pick.foreign = 1 - probabilities.reduce(0, +)
                 return pick

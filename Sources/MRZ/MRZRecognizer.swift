@@ -124,8 +124,14 @@ public struct MRZRecognizer: Sendable {
             for candidate in candidates where candidate.score > byKey[candidate.key]?.score ?? -1 { byKey[candidate.key] = candidate }
         }
 
+        /// A hypothesis whose cells read another issuer (a line a cell off) offers numbers the
+        /// best reading's issuer never prints (`CO1XQ0T47` beside Germany's `C01X00T47`): those go,
+        /// when the best reading's own number keeps that issuer's law.
         func ranked(first reading: MRZReading?) -> [MRZKeyCandidate] {
             var ranked = byKey.values.sorted { $0.score != $1.score ? $0.score > $1.score : $0.key.joined() < $1.key.joined() }
+            if let reading, MRZDecoder.nationalNumberAllows(reading.documentNumber, documentCode: reading.documentCode, issuer: reading.issuingState) {
+                ranked.removeAll { !MRZDecoder.nationalNumberAllows($0.documentNumber, documentCode: reading.documentCode, issuer: reading.issuingState) }
+            }
             if let reading, ["documentNumber", "dateOfBirth", "dateOfExpiry"].allSatisfy({ reading.checkDigits[$0] == true }),
                let index = ranked.firstIndex(where: { $0.key == [reading.documentNumber, reading.dateOfBirth, reading.dateOfExpiry] }) {
                 ranked.insert(ranked.remove(at: index), at: 0)

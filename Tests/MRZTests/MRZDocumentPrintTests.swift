@@ -113,8 +113,8 @@ import TestTraits
         var decoder = MRZDecoder(format: .td3, policy: policy)
         decoder.vouchedZeros = [[1, 0]]
         let cell = Self.scores(Self.zero, 0.999)
-        #expect(abs(decoder.floored(cell, line: 1, position: 0)[Self.letterO.index] - policy.lookAlikeFloor * 0.999) < 1e-4)
-        #expect(abs(decoder.floored(cell, line: 1, position: 1)[Self.letterO.index] - zeroO * 0.999) < 1e-4)
+        #expect(abs(decoder.floored(cell, line: 1, position: 0, national: .none)[Self.letterO.index] - policy.lookAlikeFloor * 0.999) < 1e-4)
+        #expect(abs(decoder.floored(cell, line: 1, position: 1, national: .none)[Self.letterO.index] - zeroO * 0.999) < 1e-4)
     }
 
     @Test("one line shifted alone: the others keep their cells")
