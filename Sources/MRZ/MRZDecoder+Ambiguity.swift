@@ -14,10 +14,13 @@ import Glibc
 extension MRZDecoder {
     /// The likelihood ratio of the best other reading of `group`'s characters that its check
     /// digit accepts, over `text`'s own. 0 when there is none.
-    func strongestRival(positions: [(Int, Int)], check: (Int, Int), text: [[MRZGlyph]], picks: [[Pick]]) -> Float {
+    /// `floored`: false weighs the classifier's own probabilities (`Pick.classifier`), without the
+    /// look-alike floor.
+    func strongestRival(positions: [(Int, Int)], check: (Int, Int), text: [[MRZGlyph]], picks: [[Pick]], floored: Bool = true) -> Float {
         let classes = MRZLayout.classes(format)
         func logP(_ line: Int, _ position: Int, _ glyph: MRZGlyph) -> Float {
-            log(max(picks[line][position].probabilities[glyph.index], 1e-7))
+            let pick = picks[line][position]
+            return log(max((floored || pick.classifier.isEmpty ? pick.probabilities : pick.classifier)[glyph.index], 1e-7))
         }
         // Per residue of the weighted sum (mod 10), the two most likely partial readings.
         var states: [[RivalPartial]] = Array(repeating: [], count: 10)
@@ -145,14 +148,20 @@ extension MRZDecoder {
     }
 
     /// Whether every access-key group of `text` is far more likely than any rival reading its
-    /// check digit would also accept (the long document number of TD1/TD2 included).
+    /// check digit would also accept (the long document number of TD1/TD2 included); under the
+    /// smallest capitals the floor's rivals and the classifier's own each against their ratio
+    /// (`Policy.floorRivalRatio`).
     func keyGroupsUnambiguous(_ text: [[MRZGlyph]], picks: [[Pick]], ratio: Float) -> Bool {
         guard let groups = keyGroups(text) else { return false }
         return groups.allSatisfy { group in
             let sure = chosenProbabilities(group.positions, text: text, picks: picks)
             if sure.count > 1, sure[0] < policy.keyUnsurePair.least, sure[1] < policy.keyUnsurePair.second { return false }
             if doubtfulLookAlikes(group.positions, text: text, picks: picks).count > 1 { return false }
-            return strongestRival(positions: group.positions, check: group.check, text: text, picks: picks) <= ratio
+            guard let floorRatio = policy.floorRivalRatio else {
+                return strongestRival(positions: group.positions, check: group.check, text: text, picks: picks) <= ratio
+            }
+            return strongestRival(positions: group.positions, check: group.check, text: text, picks: picks) <= floorRatio
+                && strongestRival(positions: group.positions, check: group.check, text: text, picks: picks, floored: false) <= ratio
         }
     }
 }

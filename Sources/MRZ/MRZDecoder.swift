@@ -44,9 +44,23 @@ struct MRZDecoder {
             var policy = self
             policy.keyMinimum = max(keyMinimum, 0.6)
             policy.keyUndetectableRatio = min(keyUndetectableRatio, 0.05)
+            policy.floorRivalRatio = smallFloorRivalRatio ?? keyUndetectableRatio
             policy.smallGlyphHeight = 0
             return policy
         }
+        /// Under `smallGlyphHeight`: the twentieth holds the classifier's own rivals (its
+        /// probabilities as it gave them), and a rival that rests on the look-alike floor — two
+        /// cells of `2`/`Z`, `1`/`I`, `8`/`B` … each floored at 0.3 whose changes cancel, 0.09 — is
+        /// held to this, the tenth it is held to at larger print. The floor says the classifier's
+        /// word on a look-alike is not taken, at any size; the twentieth says a 5–8-pixel reading's
+        /// sure misreadings can cancel (`GFYJU3UMM` read `SKFJU3UMM`). Two floors multiplied at the
+        /// twentieth refused nearly every real document photographed at those sizes whose key
+        /// holds two look-alikes (`ZU1234567`: `2U1Z34567` passes its check digit at 0.09).
+        /// nil: one ratio for both (`keyUndetectableRatio`).
+        var floorRivalRatio: Float?
+        /// What `forSmallGlyphs` sets `floorRivalRatio` to, when not `keyUndetectableRatio` (the
+        /// bench's `--floor-rival`; 0.05 is the single twentieth as before).
+        var smallFloorRivalRatio: Float?
         var validForeignMaximum: Float = 0.05
         /// Capitals under this many pixels in the photo itself: `0` and `O` each at least
         /// `smallZeroOFloor` times the other (not `lookAlikeFloor`), so that two such cells whose
@@ -109,6 +123,9 @@ struct MRZDecoder {
         var runnerUp: MRZGlyph
         var runnerUpProbability: Float
         var probabilities: Scores
+        /// The classifier's probabilities before the look-alike floor (what the issuer's law
+        /// forbids made impossible all the same).
+        var classifier: Scores = []
         /// The cell's "not OCR-B" share, from the classifier's own probabilities (the look-alike
         /// floor raises some of `probabilities`, and would hide it).
         var foreign: Float = 0
@@ -141,6 +158,7 @@ struct MRZDecoder {
                 var pick = Self.pick(allowed == .any ? floored(probabilities, line: line, position: position, national: national) : probabilities,
                                      allowed: allowed)
                 pick.foreign = 1 - probabilities.reduce(0, +)
+                pick.classifier = allowed == .any ? national.masked(probabilities, line: line, position: position) : probabilities
                 return pick
             })
         }

@@ -68,8 +68,9 @@ public struct MRZRecognizer: Sendable {
     /// rule refused a reading).
     package func loosened(keyMinimum: Float? = nil, keyUndetectableRatio: Float? = nil, keyForeignMaximum: Float? = nil,
                           validForeignMaximum: Float? = nil, smallGlyphHeight: Float? = nil, keyForeignPair: Float? = nil,
-                          smallLookAlikeHeight: Float? = nil, documentPrint: Bool? = nil) -> MRZRecognizer {
+                          smallLookAlikeHeight: Float? = nil, documentPrint: Bool? = nil, smallFloorRivalRatio: Float? = nil) -> MRZRecognizer {
         var policy = self.policy
+        if let smallFloorRivalRatio { policy.smallFloorRivalRatio = smallFloorRivalRatio }
         if let documentPrint { policy.documentPrintVouches = documentPrint }
         if let smallLookAlikeHeight { policy.smallLookAlikeHeight = smallLookAlikeHeight }
         if let keyForeignPair { policy.keyForeignPair = keyForeignPair }

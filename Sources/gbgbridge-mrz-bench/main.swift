@@ -29,7 +29,7 @@ let knownTiers = ["scan", "kiosk", "hard", "small", "tiny", "overprint", "font",
 if arguments.contains("--help") || arguments.contains("-h") {
     print("""
         usage: gbgbridge-mrz-bench [--count N] [--tiers T,T,...] [--seed S] [--yardstick N] [--only N] [--list]
-                                   [--dump DIR] [--model glyph-model.bin] [--key-foreign P] [--valid-foreign P] [--small-glyph H] [--foreign-pair P] [--small-lookalike H] [--no-document-print]
+                                   [--dump DIR] [--model glyph-model.bin] [--key-foreign P] [--valid-foreign P] [--small-glyph H] [--foreign-pair P] [--small-lookalike H] [--no-document-print] [--floor-rival P]
           --count N       images a drawn tier (default 1000)
           --tiers         \(knownTiers.joined(separator: ",")) (default scan,kiosk,hard,real,real-small)
           --seed S        the corpus's seed (default 9303; a seed never tuned on for an honest figure)
@@ -77,6 +77,12 @@ if let pair = option("--foreign-pair").flatMap(Float.init) { recognizer = recogn
 if let height = option("--small-lookalike").flatMap(Float.init) { recognizer = recognizer.loosened(smallLookAlikeHeight: height) }
 // `--no-document-print`: a number's `0`s at small capitals never vouched for by the document's own (issue 50).
 if CommandLine.arguments.contains("--no-document-print") { recognizer = recognizer.loosened(documentPrint: false) }
+// `--floor-rival P`: under 8-pixel capitals, the ratio a rival resting on the look-alike floor is
+// held to (0.1 by default; 0.05, the classifier's own rivals' twentieth, is the one ratio as before).
+if let index = CommandLine.arguments.firstIndex(of: "--floor-rival"), index + 1 < CommandLine.arguments.count,
+   let ratio = Float(CommandLine.arguments[index + 1]) {
+    recognizer = recognizer.loosened(smallFloorRivalRatio: ratio)
+}
 let photographer = Photographer(renderer: try PageRenderer())
 let workDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("gbgbridge-mrz-bench-\(getpid())")
 try FileManager.default.createDirectory(at: workDirectory, withIntermediateDirectories: true)
