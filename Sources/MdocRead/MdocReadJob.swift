@@ -36,6 +36,11 @@ public struct MdocReadJob: Sendable {
 
     /// Waits for a card, reads and verifies. Errors are `MdocError`s (a card that never came: `.timeout`).
     public func run(on backend: any CardReaderBackend) async throws(MdocError) -> Result {
+        // BLE when BlueZ has a powered adapter: asked while the job waits for the holder, not
+        // after it is presented (a D-Bus round trip, bounded by `BlueZ.callTimeout`, off the
+        // cooperative pool), so the tap is answered at once.
+        let probesBluetooth = options.transport != .nfc && options.alternative == nil
+        async let poweredAdapters: [BlueZAdapter]? = probesBluetooth ? (try? await BlueZ.adaptersOffPool())?.filter(\.powered) : nil
         let card: ReaderInfo
         let connection: any CardConnection
         do {
@@ -50,12 +55,9 @@ public struct MdocReadJob: Sendable {
             throw MdocError(.transport, "\(error)")
         }
         var options = self.options
-        if options.transport != .nfc, options.alternative == nil {
-            // BLE when BlueZ has a powered adapter now: offered in a negotiated handover, used
-            // when the holder offers it (alone, with auto).
-            if let adapters = (try? await BlueZ.adaptersOffPool())?.filter(\.powered), !adapters.isEmpty {
-                options.alternative = .ble(adapters: adapters, maximumMessage: options.responseLimits.maximumBytes + 64)
-            }
+        // Offered in a negotiated handover, used when the holder offers it (alone, with auto).
+        if probesBluetooth, let adapters = await poweredAdapters, !adapters.isEmpty {
+            options.alternative = .ble(adapters: adapters, maximumMessage: options.responseLimits.maximumBytes + 64)
         }
         let outcome: MdocReadOutcome
         do {
