@@ -157,11 +157,9 @@ extension MRZDecoder {
             let sure = chosenProbabilities(group.positions, text: text, picks: picks)
             if sure.count > 1, sure[0] < policy.keyUnsurePair.least, sure[1] < policy.keyUnsurePair.second { return false }
             if doubtfulLookAlikes(group.positions, text: text, picks: picks).count > 1 { return false }
-            guard let floorRatio = policy.floorRivalRatio else {
-                return strongestRival(positions: group.positions, check: group.check, text: text, picks: picks) <= ratio
-            }
-            return strongestRival(positions: group.positions, check: group.check, text: text, picks: picks) <= floorRatio
-                && strongestRival(positions: group.positions, check: group.check, text: text, picks: picks, floored: false) <= ratio
+            let rival = strongestRival(positions: group.positions, check: group.check, text: text, picks: picks)
+            guard let floorRatio = policy.floorRivalRatio else { return rival <= ratio }
+            return rival <= floorRatio && strongestRival(positions: group.positions, check: group.check, text: text, picks: picks, floored: false) <= ratio
         }
     }
 }

@@ -50,22 +50,15 @@ extension MRZDecoder {
             return .none
         }
         func read(_ field: MRZField) -> String {
-            String(field.range.map { position -> Character in
-                let cell = scores[field.line][position]
-                let best = MRZGlyph.all.filter { field.kind.allows($0) }.max { cell[$0.index] < cell[$1.index] } ?? .filler
-                return best.character
-            })
+            String(field.range.map { Self.pick(scores[field.line][$0], allowed: field.kind).glyph.character })
         }
         guard let alphabet = Self.nationalNumberAlphabet(documentCode: read(code), issuer: read(issuer)) else { return .none }
         // The law is evidence only where the number's own best reading keeps it: a number read
         // with a letter Germany never prints is no German serial number (or another generator's
         // drawing), and ICAO's rules hold for it.
-        let classes = MRZLayout.classes(format)
         for (offset, position) in number.range.enumerated() where offset < alphabet.count {
-            let cell = Self.lookAlikesFloored(scores[number.line][position], policy.lookAlikeFloor,
-                                              zeroO: vouchedZeros.contains([number.line, position]) ? nil : policy.zeroOFloor)
-            let best = MRZGlyph.all.filter { classes[number.line][position].allows($0) }.max { cell[$0.index] < cell[$1.index] } ?? .filler
-            guard alphabet[offset].contains(best) else { return .none }
+            let cell = floored(scores[number.line][position], line: number.line, position: position, national: .none)
+            guard alphabet[offset].contains(Self.pick(cell, allowed: number.kind).glyph) else { return .none }
         }
         var rule = NationalNumberRule()
         for (offset, position) in number.range.enumerated() where offset < alphabet.count {

@@ -215,7 +215,8 @@ struct MRZDecoder {
         return out
     }
 
-    private static func pick(_ probabilities: Scores, allowed: MRZCharacterClass) -> Pick {
+    /// The likeliest character `allowed` admits (the first of equals) and its runner-up.
+    static func pick(_ probabilities: Scores, allowed: MRZCharacterClass) -> Pick {
         var best = Pick(glyph: .filler, probability: -1, runnerUp: .filler, runnerUpProbability: -1, probabilities: probabilities)
         for glyph in MRZGlyph.all where allowed.allows(glyph) {
             let p = probabilities[glyph.index]

@@ -56,7 +56,7 @@ public struct MdocReadJob: Sendable {
         }
         var options = self.options
         // Offered in a negotiated handover, used when the holder offers it (alone, with auto).
-        if probesBluetooth, let adapters = await poweredAdapters, !adapters.isEmpty {
+        if let adapters = await poweredAdapters, !adapters.isEmpty {
             options.alternative = .ble(adapters: adapters, maximumMessage: options.responseLimits.maximumBytes + 64)
         }
         let outcome: MdocReadOutcome

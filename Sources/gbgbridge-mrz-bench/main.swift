@@ -79,10 +79,7 @@ if let height = option("--small-lookalike").flatMap(Float.init) { recognizer = r
 if CommandLine.arguments.contains("--no-document-print") { recognizer = recognizer.loosened(documentPrint: false) }
 // `--floor-rival P`: under 8-pixel capitals, the ratio a rival resting on the look-alike floor is
 // held to (0.1 by default; 0.05, the classifier's own rivals' twentieth, is the one ratio as before).
-if let index = CommandLine.arguments.firstIndex(of: "--floor-rival"), index + 1 < CommandLine.arguments.count,
-   let ratio = Float(CommandLine.arguments[index + 1]) {
-    recognizer = recognizer.loosened(smallFloorRivalRatio: ratio)
-}
+if let ratio = option("--floor-rival").flatMap(Float.init) { recognizer = recognizer.loosened(smallFloorRivalRatio: ratio) }
 let photographer = Photographer(renderer: try PageRenderer())
 let workDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("gbgbridge-mrz-bench-\(getpid())")
 try FileManager.default.createDirectory(at: workDirectory, withIntermediateDirectories: true)
