@@ -153,8 +153,12 @@ let package = Package(
         .systemLibrary(name: "CSeccomp", pkgConfig: "libseccomp", providers: [.apt(["libseccomp-dev"])]),
         .target(name: "CSandboxShim", dependencies: ["CSeccomp"]),
         // The confined decoder of hostile images (/usr/libexec/gbgbridge/gbgbridge-decode): chip
-        // images for browsers, photos for the MRZ reader. Links the codecs and the reader, no more.
-        .executableTarget(name: "gbgbridge-decode", dependencies: ["CSandboxShim", "ImageCodecs", "MRZ"]),
+        // images for browsers, photos for the MRZ reader, pictures of a holder's QR code. Links
+        // the codecs, the MRZ reader and ZBar, no more.
+        .executableTarget(name: "gbgbridge-decode", dependencies: ["CSandboxShim", "ImageCodecs", "MRZ", "QRScanning"]),
+        // ZBar (Debian's libzbar-dev): QR codes — an mdoc holder's QR engagement — read in the confined decoder.
+        .systemLibrary(name: "CZBar", pkgConfig: "zbar", providers: [.apt(["libzbar-dev"])]),
+        .target(name: "QRScanning", dependencies: ["CZBar"]),
         // JPEGs made to cost a decoder (libjpeg's compression API, a scan script of thousands of scans): the emulator's hostile faces, the tests.
         .target(name: "CHostileImages", linkerSettings: [.linkedLibrary("jpeg")]),
         // renameat2(RENAME_EXCHANGE): a trust store swapped for its refreshed copy in one step.
@@ -258,7 +262,7 @@ let package = Package(
         ),
         .testTarget(name: "ChildProcessesTests", dependencies: ["ChildProcesses"]),
         // Independent/: the Python holder, reader and verifier the interoperability tests run (not Swift).
-        .testTarget(name: "MdocTests", dependencies: ["BlueZ", "CBORCoding", "COSE", "Mdoc", "MdocBLE", "MdocNFC", "MdocEmulator", "MRTDCrypto", "MRTDEmulator", "SmartCard", "TestSupport", "TestTraits"],
+        .testTarget(name: "MdocTests", dependencies: ["BlueZ", "CBORCoding", "COSE", "Mdoc", "MdocBLE", "MdocNFC", "MdocRead", "MdocEmulator", "ImageSandbox", "ImageCodecs", "MRTDCrypto", "MRTDEmulator", "SmartCard", "TestSupport", "TestTraits"],
                     exclude: ["Independent"]),
         // Rules every file in Sources/ keeps (no force unwrap, traps only where annotated).
         .testTarget(name: "SourceRulesTests"),

@@ -94,7 +94,7 @@ for binary in usr/bin/gbgbridge usr/libexec/gbgbridge/gbgbridge-read usr/libexec
   # One TLS stack, the system's: a second (BoringSSL, compiled in) would mean its own CA handling and updates.
   grep -qa 'BoringSSL' "$root/$binary" && fail "$binary carries BoringSSL; TLS goes through libcurl and the system's OpenSSL"
   printf 'check-deb: %-40s %6.1f MB, links %s\n' "$binary" "$(stat -c %s "$root/$binary" | awk '{print $1/1048576}')" \
-    "$(ldd "$root/$binary" | awk '/=>/ {print $1}' | grep -E 'libcurl|libssl|libcrypto|libpcsclite|libnfc|libpng|libjpeg|libturbojpeg|libopenjp2|libtesseract|libarchive|libseccomp' | sort | tr '\n' ' ')"
+    "$(ldd "$root/$binary" | awk '/=>/ {print $1}' | grep -E 'libcurl|libssl|libcrypto|libpcsclite|libnfc|libpng|libjpeg|libturbojpeg|libopenjp2|libtesseract|libarchive|libseccomp|libzbar' | sort | tr '\n' ' ')"
 done
 case "$(ldd "$root/usr/bin/gbgbridge")" in
   *libcurl*) ;;

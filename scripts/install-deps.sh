@@ -38,6 +38,8 @@ packages=(
   mmdebstrap                              # scripts/fresh-machine.sh: a throwaway Debian root
   libsystemd-dev                          # sd-bus: BlueZ (bluetoothd) is reached over the system D-Bus (mdoc over BLE)
   dbus python3-dbus python3-gi            # a private D-Bus and a stand-in BlueZ object tree for doctor's bluetooth check in the tests
+  libzbar-dev                             # ZBar: an mdoc holder's QR engagement read in the confined decoder
+  qrencode                                # an independent QR encoder: the holders' codes in the QR engagement tests
   bluez bluez-test-tools                  # the BLE VM tests: the real bluetoothd, btmgmt, and btvirt's virtual LE controllers (hci_vhci)
 )
 
@@ -64,6 +66,7 @@ programs=(
   dbus-daemon:dbus
   btmgmt:bluez
   btvirt:bluez-test-tools
+  qrencode:qrencode
 )
 
 # Libraries Package.swift links by name (linkedLibrary), and the package with their development files.

@@ -22,6 +22,8 @@ extension FuzzSeeds {
         }
         if let key = try? COSEKeySeed.key(), let engagement = DeviceEngagement.make(deviceKey: key, retrievalMethods: [.nfc(maximumCommandLength: 255, maximumResponseLength: 256)]) {
             add("device-engagement", engagement.bytes)
+            add("mdoc-qr-code", Array(engagement.qrCode.utf8))
+            add("mdoc-qr-code", Array(engagement.qrCode.uppercased().utf8) + [0x0D, 0x0A])
             let alternative = NDEFRecord(format: .wellKnown, type: "ac", payload: [0x01, 0x03] + Array("nfc".utf8) + [0x01, 0x04] + Array("mdoc".utf8))
             let select = NDEFRecord(format: .wellKnown, type: "Hs", payload: [0x15] + NDEFMessage(records: [alternative]).encoded)
             let carrier = NDEFRecord(format: .external, type: "iso.org:18013:nfc", identifier: "nfc", payload: [0x01, 0x03, 0x01, 0xFF, 0xFF, 0x04, 0x02, 0x01, 0x00, 0x00])
@@ -48,7 +50,9 @@ extension FuzzSeeds {
             add("cbor", bytes)
             switch name {
             case "DEVICE_RESPONSE": add("device-response", bytes)
-            case "DEVICE_ENGAGEMENT": add("device-engagement", bytes)
+            case "DEVICE_ENGAGEMENT":
+                add("device-engagement", bytes)
+                if let engagement = try? DeviceEngagement(bytes: bytes) { add("mdoc-qr-code", Array(engagement.qrCode.utf8)) }
             case "SESSION_TRANSCRIPT_BYTES":
                 if let transcript = try? SessionTranscript(bytes: bytes), let handover = transcript.item.arrayValue?.last?.arrayValue {
                     for message in handover { if let raw = message.bytesValue { add("ndef-handover", raw) } }

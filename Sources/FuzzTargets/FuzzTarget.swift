@@ -96,6 +96,12 @@ public struct FuzzTarget: Sendable {
             _ = try? HandoverSelect(bytes: bytes)
         },
         FuzzTarget(name: "device-engagement", summary: "DeviceEngagement (the holder's key and retrieval methods)") { _ = try? DeviceEngagement(bytes: $0) },
+        FuzzTarget(name: "mdoc-qr-code", summary: "a QR engagement's text (mdoc: and base64url), and what it decodes to") { bytes in
+            // What parses must come back the same through the holder's encoding.
+            if let engagement = try? DeviceEngagement(qrCode: bytes), (try? DeviceEngagement(qrCode: Array(engagement.qrCode.utf8)))?.bytes != engagement.bytes {
+                fatalError("a QR engagement that does not survive its own encoding") // trap: the fuzzer reports a broken invariant as a crash
+            }
+        },
         FuzzTarget(name: "device-response", summary: "a DeviceResponse verified against a fixed transcript and the test IACA") { bytes in
             guard let response = try? DeviceResponse(bytes: bytes) else { return }
             for document in response.documents.prefix(2) {

@@ -4,7 +4,8 @@ import MdocNFC
 
 /// A validated `mdoc.read` request (Docs/mdoc.md): `docType`, `elements` ({namespace: [names]})
 /// or `preset`, `intentToRetain`, `timeoutSeconds`, `readTimeoutSeconds`, `reader`, `handover`,
-/// `transport` (auto, nfc or ble: the carrier after the NFC engagement).
+/// `transport` (auto, nfc or ble: the carrier after the NFC engagement), `qrCode` (the holder's
+/// QR engagement as the page read it, `mdoc:…`: no NFC, the session over BLE).
 struct MdocReadRequest: Sendable {
     var request: MdocRequest
     var timeout: Duration = .seconds(30)
@@ -12,6 +13,8 @@ struct MdocReadRequest: Sendable {
     var reader: String?
     var handover: MdocReadOptionsHandover = .automatic
     var transport: MdocReadOptions.Transport = .auto
+    /// The holder's QR engagement, when the page gave one.
+    var qrEngagement: DeviceEngagement?
 
     enum MdocReadOptionsHandover: String { case automatic = "auto", `static`, negotiated }
 
@@ -85,7 +88,17 @@ struct MdocReadRequest: Sendable {
             }
             transport = carrier
         }
-        let known: Set<String> = ["docType", "elements", "preset", "intentToRetain", "timeoutSeconds", "readTimeoutSeconds", "reader", "handover", "transport"]
+        if let value = fields["qrCode"], !value.isNull {
+            guard let text = value.stringValue, !text.isEmpty else { throw Invalid(message: "qrCode must be the text of the holder's QR code (mdoc:…)") }
+            do {
+                qrEngagement = try DeviceEngagement(qrCode: Array(text.utf8))
+            } catch {
+                throw Invalid(message: "qrCode: \(error.reason)")
+            }
+            if reader != nil || handover != .automatic { throw Invalid(message: "reader and handover are the NFC engagement's; a qrCode engagement has neither") }
+            if transport == .nfc { throw Invalid(message: "a qrCode engagement retrieves over BLE: transport auto or ble") }
+        }
+        let known: Set<String> = ["docType", "elements", "preset", "intentToRetain", "timeoutSeconds", "readTimeoutSeconds", "reader", "handover", "transport", "qrCode"]
         if let unknown = fields.keys.sorted().first(where: { !known.contains($0) }) {
             throw Invalid(message: "\(unknown.count > 40 ? String(unknown.prefix(40)) + "…" : unknown) is not a field of mdoc.read")
         }

@@ -75,6 +75,8 @@ public final class MdocReadService {
             // BLE only while BlueZ has a powered adapter (HostApplication asks at start).
             "transports": .array(([("nfc", true), ("ble", bluetoothAvailable)]).filter(\.1).map { .string($0.0) }),
             "handover": .array([.string("static"), .string("negotiated")]),
+            // How a holder may engage: at the NFC reader, or by the QR code the page read (qrCode), which needs BLE.
+            "engagement": .array(([("nfc", true), ("qr", bluetoothAvailable)]).filter(\.1).map { .string($0.0) }),
             "presets": .array(MdocDocType.presetNames.map(JSONValue.string)),
             "readerAuthentication": .bool(readerKey != nil),
             "trustedIssuers": .number(Double(trust.anchors.count)),
@@ -94,7 +96,8 @@ public final class MdocReadService {
             responder.fail(.invalidRequest, message: error.message, recoverable: false)
             return
         }
-        if let other = readerBusyElsewhere?() {
+        // A QR engagement needs no NFC reader: another read at the reader does not stand in its way.
+        if parsed.qrEngagement == nil, let other = readerBusyElsewhere?() {
             responder.fail(.busy, message: "\(other) is using the reader", recoverable: true)
             return
         }
@@ -111,7 +114,12 @@ public final class MdocReadService {
         let job = MdocReadJob(reader: parsed.reader, options: options, cardTimeout: parsed.timeout, trust: trust)
         let backend = self.backend
         let outcome: Result<MdocReadJob.Result, MdocError> = await Task.detached {
-            do throws(MdocError) { return .success(try await job.run(on: backend)) } catch { return .failure(error) }
+            do throws(MdocError) {
+                if let engagement = parsed.qrEngagement { return .success(try await job.run(qrEngagement: engagement)) }
+                return .success(try await job.run(on: backend))
+            } catch {
+                return .failure(error)
+            }
         }.value
         let id = LogText.clip(message.correlationId)
         let elapsed = ContinuousClock.now - started

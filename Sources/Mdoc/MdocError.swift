@@ -20,7 +20,7 @@ public struct MdocError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let noDocument = Code("MDOC_NO_DOCUMENT")
         /// A size, count or time limit of this reader was reached.
         public static let limitExceeded = Code("MDOC_LIMIT_EXCEEDED")
-        /// The NFC engagement (NDEF, handover) failed.
+        /// The engagement failed: NFC (NDEF, handover), or a QR code that is not an mdoc engagement.
         public static let engagement = Code("MDOC_ENGAGEMENT")
         /// The APDU transport failed (status words, chaining, GET RESPONSE).
         public static let transport = Code("MDOC_TRANSPORT")

@@ -57,8 +57,8 @@ extension MdocAlternativeCarrier {
         )
     }
 
-    static func plans(_ engagement: DeviceEngagement, _ select: HandoverSelect) -> [MdocBLEPlan] {
-        let outOfBand = select.carriers.lazy.compactMap { carrier -> BLEOutOfBand? in
+    static func plans(_ engagement: DeviceEngagement, _ select: HandoverSelect?) -> [MdocBLEPlan] {
+        let outOfBand = (select?.carriers ?? []).lazy.compactMap { carrier -> BLEOutOfBand? in
             if case .ble(let data) = carrier { return data }
             return nil
         }.first

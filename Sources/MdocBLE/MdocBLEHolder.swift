@@ -6,7 +6,8 @@ import Mdoc
 /// engagement's service — State, Client2Server, Server2Client, Ident — and an advertisement of it
 /// registered with BlueZ; the reader connects, subscribes, writes State 0x01 and its messages;
 /// each is answered by `respond` in notifications of the link's MTU; State 0x02 (or a new
-/// engagement) ends the session and the service is withdrawn. Runs until cancelled.
+/// engagement) ends the session and the service is withdrawn, and `afterSession` runs (a QR
+/// holder makes its next engagement there). Runs until cancelled.
 public enum MdocBLEHolder {
     /// Bounds what one reader message may be (a request with reader authentication is a few KB).
     public static let maximumMessage = 1 << 20
@@ -14,7 +15,8 @@ public enum MdocBLEHolder {
     public static func serve(serviceUUID: BLEUUID, adapters: [String], busAddress: String? = nil,
                              engagement: @escaping @Sendable () -> DeviceEngagement?,
                              respond: @escaping @Sendable ([UInt8]) -> [UInt8],
-                             log: @escaping @Sendable (String) -> Void) async {
+                             log: @escaping @Sendable (String) -> Void,
+                             afterSession: (@Sendable () -> Void)? = nil) async {
         let wanted = MdocBLEMode.peripheralServer.characteristics
         var served: [UInt8]?
         while !Task.isCancelled {
@@ -42,6 +44,7 @@ public enum MdocBLEHolder {
             log("BLE: advertising \(serviceUUID) for the engagement just made")
             await session(server, respond: respond, log: log) { engagement()?.bytes != current.bytes }
             await server.close()
+            afterSession?()
         }
     }
 

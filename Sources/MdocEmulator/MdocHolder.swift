@@ -11,7 +11,8 @@ import Synchronization
 /// the engagement (static handover, or negotiated through TNEP), then the ISO 18013-5 NFC data
 /// transfer application answering ENVELOPE and GET RESPONSE. Put into a real pcscd with `VPCDClient`.
 public final class MdocHolder: VirtualCard {
-    public enum Handover: String, Sendable, CaseIterable { case `static`, negotiated }
+    /// `qr`: the holder shows a QR code (`engageByQR`) instead of an NFC engagement; with BLE only.
+    public enum Handover: String, Sendable, CaseIterable { case `static`, negotiated, qr }
     public enum DeviceAuth: String, Sendable, CaseIterable { case signature, mac }
 
     public let credential: MdocCredential
@@ -104,6 +105,22 @@ public final class MdocHolder: VirtualCard {
     /// it began (its Ident derives from the engagement's device key).
     public var currentEngagement: DeviceEngagement? { state.withLock { $0.engagement } }
 
+    /// A QR engagement (ISO 18013-5 §8.2.2.3; `handover` `.qr` with a BLE service UUID): a fresh
+    /// ephemeral key and DeviceEngagement, whose QR code's text (`mdoc:…`) is returned for the
+    /// phone's screen; the session that follows has a null handover in its transcript. Nil for a
+    /// holder engaged over NFC.
+    public func engageByQR() -> String? {
+        guard handover == .qr, bleServiceUUID != nil else { return nil }
+        return state.withLock { state in
+            let keep = state.requests, auth = state.readerAuthenticated
+            state = State()
+            state.requests = keep
+            state.readerAuthenticated = auth
+            startEngagement(&state)
+            return state.engagement?.qrCode
+        }
+    }
+
     /// The answer to a session message that arrived over BLE (empty: none to send).
     public func respondOverBLE(_ message: [UInt8]) -> [UInt8] {
         state.withLock { state in respond(to: message, &state) }
@@ -179,6 +196,8 @@ public final class MdocHolder: VirtualCard {
             let parameter = NDEFRecord(format: .wellKnown, type: "Tp", payload: [0x10, UInt8(service.count)] + service + [0x00, 0x00, 0x0F, 0x7F, 0xFF])
             state.ndefFile = Self.withLength(NDEFMessage(records: [parameter]).encoded)
             state.tnep = .awaitingSelect
+        case .qr:
+            break
         }
         if hostile.contains(.ndefLengthLies) { state.ndefFile[0] = 0x20; state.ndefFile[1] = 0x00 }
     }
@@ -307,11 +326,14 @@ public final class MdocHolder: VirtualCard {
     func respond(to message: [UInt8], _ state: inout State) -> [UInt8] {
         if state.session == nil {
             guard let (readerKeyBytes, readerKey, data) = try? SessionMessage.parseEstablishment(message, limits: DeviceRequest.limits),
-                  let engagement = state.engagement, let select = state.handoverSelect, let ephemeral = state.ephemeral else {
+                  let engagement = state.engagement, let ephemeral = state.ephemeral, handover == .qr || state.handoverSelect != nil else {
                 return SessionMessage.data(nil, status: SessionMessage.statusDecodingError)
             }
-            let transcript = SessionTranscript(deviceEngagement: engagement.bytes, readerKey: readerKeyBytes,
-                                               handoverSelect: select, handoverRequest: state.handoverRequest)
+            // After a QR engagement the handover is null (§9.1.5.1).
+            let transcript = handover == .qr
+                ? SessionTranscript(deviceEngagement: engagement.bytes, readerKey: readerKeyBytes, handover: .null)
+                : SessionTranscript(deviceEngagement: engagement.bytes, readerKey: readerKeyBytes,
+                                    handoverSelect: state.handoverSelect ?? [], handoverRequest: state.handoverRequest)
             guard var session = try? SessionEncryption(role: .device, curve: .nistP256, privateScalar: ephemeral.scalar, peerKey: readerKey, transcript: transcript) else {
                 return SessionMessage.data(nil, status: SessionMessage.statusEncryptionError)
             }

@@ -29,6 +29,13 @@ public struct MdocReadOptions: Sendable {
         case auto, nfc, ble
     }
 
+    /// The limits of a session message (the response's, and room for SessionData around it).
+    var sessionLimits: CBORLimits {
+        var limits = responseLimits
+        limits.maximumBytes += 64
+        return limits
+    }
+
     public init(requests: [MdocRequest], readerKey: ReaderAuthenticationKey? = nil, timeout: Duration = .seconds(30),
                 handover: Handover = .automatic, maximumExchanges: Int = 4096, responseLimits: CBORLimits = DeviceResponse.limits) {
         self.requests = requests
@@ -43,7 +50,7 @@ public struct MdocReadOptions: Sendable {
 /// What one read brought back, before verification: everything `mdoc verify` needs to check it
 /// again elsewhere (the transcript, the plaintext response, the reader's ephemeral key).
 public struct MdocReadOutcome: Sendable {
-    /// "static" or "negotiated".
+    /// "static" or "negotiated" (NFC), or "qr".
     public let handover: String
     public let engagement: DeviceEngagement
     public let transcript: SessionTranscript
@@ -113,8 +120,45 @@ public enum MdocNFCReader {
             throw MdocError(.unsupported, "the holder offers data retrieval over \(carriers), not NFC\(why)")
         }
         let engaged = ContinuousClock.now
+        let established = try await establish(engagement: engagement, handover: .array([.bytes(select.bytes), requestMessage.map(CBOR.bytes) ?? .null]),
+                                              options: options)
 
-        // Our ephemeral key on the holder's curve, the transcript, the session.
+        // Data retrieval: over the alternative carrier, or ENVELOPE on this NFC connection.
+        if useAlternative, let alternative {
+            return try await retrieve(over: alternative, established, engagement: engagement, select: select, handover: handover,
+                                      deadline: channel.deadline, options: options, engagementSeconds: Self.seconds(engaged - started),
+                                      exchanges: channel.exchanges)
+        }
+        let transport = EnvelopeTransport(channel: channel, holderCommandLength: limits?.command ?? 255, holderResponseLength: limits?.response ?? 256,
+                                          maximumMessage: options.responseLimits.maximumBytes + 64, readerDataLimit: capabilities.maxAPDUDataSize)
+        try await transport.selectApplication()
+        let transferStarted = ContinuousClock.now
+        let answer = try await transport.exchange(established.message)
+        var encryption = established.encryption
+        let (responseBytes, response) = try Self.open(answer, session: &encryption, limits: options.sessionLimits, options: options)
+
+        // SessionTermination: best effort; whatever the holder answers to it changes nothing read.
+        _ = try? await transport.exchange(SessionMessage.data(nil, status: SessionMessage.statusTermination))
+
+        var outcome = MdocReadOutcome(handover: handover, engagement: engagement, transcript: established.transcript, request: established.request,
+                                      responseBytes: responseBytes, response: response, readerEphemeralKey: established.readerKey,
+                                      exchanges: channel.exchanges, commandLength: transport.commandLength, responseLength: transport.responseLength)
+        outcome.timings = ["engagement": Self.seconds(engaged - started), "transfer": Self.seconds(ContinuousClock.now - transferStarted)]
+        return outcome
+    }
+
+    /// The session set up for an engagement (ISO 18013-5 §9.1.1): our ephemeral key on the
+    /// holder's curve, the transcript with `handover` (the NFC handover messages, or null after
+    /// a QR engagement), the session keys and the SessionEstablishment carrying the request.
+    struct Established {
+        let transcript: SessionTranscript
+        let encryption: SessionEncryption
+        let request: DeviceRequest
+        let message: [UInt8]
+        let readerKey: MdocVerifier.ReaderEphemeralKey
+    }
+
+    static func establish(engagement: DeviceEngagement, handover: CBOR, options: MdocReadOptions) async throws(MdocError) -> Established {
         guard let curve = engagement.deviceKey.curve.ellipticCurve else {
             throw MdocError(.unsupported, "the holder's ephemeral key is on \(engagement.deviceKey.curve); this reader agrees keys on NIST and Brainpool curves")
         }
@@ -122,60 +166,48 @@ public enum MdocNFCReader {
         do { pair = try curve.generateKeyPair() } catch { throw MdocError(.sessionEncryption, "generating the reader's key: \(error.reason)") }
         guard let readerCurve = COSEKey.Curve(curve) else { throw MdocError(.unsupported, "no COSE name for \(curve.name)") }
         let readerKeyBytes = EmbeddedCBOR(encoding: COSEKey(curve: readerCurve, publicKey: pair.publicKey).cbor())
-        let transcript = SessionTranscript(deviceEngagement: engagement.bytes, readerKey: readerKeyBytes,
-                                           handoverSelect: select.bytes, handoverRequest: requestMessage)
+        let transcript = SessionTranscript(deviceEngagement: engagement.bytes, readerKey: readerKeyBytes, handover: handover)
         var encryption = try SessionEncryption(role: .reader, curve: curve, privateScalar: pair.privateKey, peerKey: engagement.deviceKey, transcript: transcript)
         let request = try await DeviceRequest(requests: options.requests, transcript: transcript, readerKey: options.readerKey)
-        let establishment = SessionMessage.establishment(readerKey: readerKeyBytes, data: try encryption.encrypt(request.encoded))
+        let message = SessionMessage.establishment(readerKey: readerKeyBytes, data: try encryption.encrypt(request.encoded))
+        return Established(transcript: transcript, encryption: encryption, request: request, message: message,
+                           readerKey: .init(curve: curve, scalar: pair.privateKey))
+    }
 
-        // Data retrieval: over the alternative carrier, or ENVELOPE on this NFC connection.
-        var sessionLimits = options.responseLimits
-        sessionLimits.maximumBytes += 64
-        if useAlternative, let alternative {
-            let session: any MdocSessionChannel
-            do {
-                session = try await alternative.open(engagement, select, channel.deadline)
-            } catch let error as MdocError {
-                throw error
-            } catch {
-                throw MdocError(.bleTransport, "opening \(alternative.name): \(error)")
-            }
-            let answer: [UInt8]
-            do {
-                answer = try await session.exchange(establishment)
-            } catch {
-                await session.end()
-                throw error
-            }
-            await session.end()
-            let responseBytes: [UInt8], response: DeviceResponse
-            do {
-                (responseBytes, response) = try Self.open(answer, session: &encryption, limits: sessionLimits, options: options)
-            } catch where [.sessionEncryption, .malformed].contains(error.code) {
-                guard let hint = session.garbledAnswerHint else { throw error }
-                throw MdocError(error.code, error.reason + " — " + hint)
-            }
-            var outcome = MdocReadOutcome(handover: handover, engagement: engagement, transcript: transcript, request: request, responseBytes: responseBytes,
-                                          response: response, readerEphemeralKey: .init(curve: curve, scalar: pair.privateKey), exchanges: channel.exchanges,
-                                          commandLength: 0, responseLength: 0)
-            outcome.carrier = session.carrier
-            outcome.timings = session.timings.merging(["engagement": Self.seconds(engaged - started)]) { $1 }
-            return outcome
+    /// The session over a carrier other than NFC: opened inside `deadline`, the request sent, the
+    /// answer decrypted, the session ended (BLE: State 0x02).
+    static func retrieve(over alternative: MdocAlternativeCarrier, _ established: Established, engagement: DeviceEngagement,
+                         select: HandoverSelect?, handover: String, deadline: ContinuousClock.Instant, options: MdocReadOptions,
+                         engagementSeconds: Double, exchanges: Int) async throws(MdocError) -> MdocReadOutcome {
+        let session: any MdocSessionChannel
+        do {
+            session = try await alternative.open(engagement, select, deadline)
+        } catch let error as MdocError {
+            throw error
+        } catch {
+            throw MdocError(.bleTransport, "opening \(alternative.name): \(error)")
         }
-        let transport = EnvelopeTransport(channel: channel, holderCommandLength: limits?.command ?? 255, holderResponseLength: limits?.response ?? 256,
-                                          maximumMessage: options.responseLimits.maximumBytes + 64, readerDataLimit: capabilities.maxAPDUDataSize)
-        try await transport.selectApplication()
-        let transferStarted = ContinuousClock.now
-        let answer = try await transport.exchange(establishment)
-        let (responseBytes, response) = try Self.open(answer, session: &encryption, limits: sessionLimits, options: options)
-
-        // SessionTermination: best effort; whatever the holder answers to it changes nothing read.
-        _ = try? await transport.exchange(SessionMessage.data(nil, status: SessionMessage.statusTermination))
-
-        var outcome = MdocReadOutcome(handover: handover, engagement: engagement, transcript: transcript, request: request, responseBytes: responseBytes,
-                                      response: response, readerEphemeralKey: .init(curve: curve, scalar: pair.privateKey), exchanges: channel.exchanges,
-                                      commandLength: transport.commandLength, responseLength: transport.responseLength)
-        outcome.timings = ["engagement": Self.seconds(engaged - started), "transfer": Self.seconds(ContinuousClock.now - transferStarted)]
+        let answer: [UInt8]
+        do {
+            answer = try await session.exchange(established.message)
+        } catch {
+            await session.end()
+            throw error
+        }
+        await session.end()
+        var encryption = established.encryption
+        let responseBytes: [UInt8], response: DeviceResponse
+        do {
+            (responseBytes, response) = try Self.open(answer, session: &encryption, limits: options.sessionLimits, options: options)
+        } catch where [.sessionEncryption, .malformed].contains(error.code) {
+            guard let hint = session.garbledAnswerHint else { throw error }
+            throw MdocError(error.code, error.reason + " — " + hint)
+        }
+        var outcome = MdocReadOutcome(handover: handover, engagement: engagement, transcript: established.transcript, request: established.request,
+                                      responseBytes: responseBytes, response: response, readerEphemeralKey: established.readerKey,
+                                      exchanges: exchanges, commandLength: 0, responseLength: 0)
+        outcome.carrier = session.carrier
+        outcome.timings = session.timings.merging(["engagement": engagementSeconds]) { $1 }
         return outcome
     }
 

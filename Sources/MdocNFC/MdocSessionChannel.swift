@@ -24,16 +24,17 @@ extension MdocSessionChannel {
 public struct MdocAlternativeCarrier: Sendable {
     /// "ble".
     public let name: String
-    /// Whether the holder's engagement offers this carrier (and the kiosk could use it now).
-    public let offered: @Sendable (DeviceEngagement, HandoverSelect) -> Bool
+    /// Whether the holder's engagement offers this carrier (and the kiosk could use it now); the
+    /// Handover Select is nil after a QR engagement.
+    public let offered: @Sendable (DeviceEngagement, HandoverSelect?) -> Bool
     /// Connects inside `deadline`.
-    public let open: @Sendable (DeviceEngagement, HandoverSelect, ContinuousClock.Instant) async throws -> any MdocSessionChannel
+    public let open: @Sendable (DeviceEngagement, HandoverSelect?, ContinuousClock.Instant) async throws -> any MdocSessionChannel
     /// What the reader's Handover Request offers for it (an alternative carrier): the carrier
     /// record's NDEF type and payload; nil offers nothing.
     public let handoverRequestRecord: (type: String, payload: [UInt8])?
 
-    public init(name: String, offered: @escaping @Sendable (DeviceEngagement, HandoverSelect) -> Bool,
-                open: @escaping @Sendable (DeviceEngagement, HandoverSelect, ContinuousClock.Instant) async throws -> any MdocSessionChannel,
+    public init(name: String, offered: @escaping @Sendable (DeviceEngagement, HandoverSelect?) -> Bool,
+                open: @escaping @Sendable (DeviceEngagement, HandoverSelect?, ContinuousClock.Instant) async throws -> any MdocSessionChannel,
                 handoverRequestRecord: (type: String, payload: [UInt8])? = nil) {
         self.name = name
         self.offered = offered

@@ -67,6 +67,26 @@ public struct MdocReadJob: Sendable {
             throw error
         }
         await connection.disconnect()
+        return Result(reader: card.name, outcome: outcome, reports: try await verify(outcome, options: options))
+    }
+
+    /// A read after a QR engagement (the holder's `mdoc:` code, read by a camera or a scanner):
+    /// the session over BLE through the powered adapters BlueZ lists, then verified as `run`
+    /// does. `engagementSeconds`: how long reading the code took. The result's reader is "qr".
+    public func run(qrEngagement engagement: DeviceEngagement, engagementSeconds: Double = 0) async throws(MdocError) -> Result {
+        var options = self.options
+        if options.alternative == nil, options.transport != .nfc {
+            let adapters = (try? await BlueZ.adaptersOffPool())?.filter(\.powered) ?? []
+            if !adapters.isEmpty {
+                options.alternative = .ble(adapters: adapters, maximumMessage: options.responseLimits.maximumBytes + 64)
+            }
+        }
+        let outcome = try await MdocQRReader.read(engagement: engagement, options: options, engagementSeconds: engagementSeconds)
+        return Result(reader: "qr", outcome: outcome, reports: try await verify(outcome, options: options))
+    }
+
+    /// Each returned document verified against the IACAs trusted, its portrait re-encoded.
+    func verify(_ outcome: MdocReadOutcome, options: MdocReadOptions) async throws(MdocError) -> [MdocReport] {
         guard !outcome.response.documents.isEmpty else {
             let errors = outcome.response.documentErrors.map { "\($0.docType) (error \($0.code))" }
             throw MdocError(.noDocument, errors.isEmpty ? "the holder returned no document (status \(outcome.response.status)): it declined, or holds none of what was asked"
@@ -81,7 +101,7 @@ public struct MdocReadJob: Sendable {
             let portrait = await Self.portrait(verification)
             reports.append(MdocReport(verification, outcome: outcome, portrait: portrait, at: time))
         }
-        return Result(reader: card.name, outcome: outcome, reports: reports)
+        return reports
     }
 
     /// The portrait, decoded and encoded anew in the confined decoder; nil when none was handed over.

@@ -9,15 +9,17 @@
 //   gbgbridge-decode browser-jpeg --max-pixels N --max-bytes N --max-tiles N [--quality Q] [--reencode]
 //   gbgbridge-decode check --max-pixels N --max-bytes N --max-tiles N      (decodes, answers the size)
 //   gbgbridge-decode mrz [--budget-ms N] [--scale-to-pixels N]
+//   gbgbridge-decode qr --max-pixels N --max-bytes N --max-tiles N     (the QR codes' bytes)
 //   (debug builds only) gbgbridge-decode fault KIND
 // Every operation also takes --cpu-ms N (the decode's CPU time), --memory-mib N, --cpu-seconds N
 // (the process's limits) and --parent PID (it dies with that process).
 //
 // The answer: "GBGD", a big-endian UInt32 length and a JSON header, a UInt32 length and the
-// payload (a JPEG for browsers, or nothing). Nothing else is ever written to standard output.
+// payload (a JPEG for browsers, QR codes' bytes, or nothing). Nothing else is ever written to standard output.
 import CSandboxShim
 import ImageCodecs
 import MRZ
+import QRScanning
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -60,7 +62,7 @@ guard confined == 0 else {
 
 /// A JSON value of the answer's header.
 enum Field {
-    case string(String), bool(Bool), int(Int), double(Double), strings([String]), object([(String, Field)]), objects([[(String, Field)]])
+    case string(String), bool(Bool), int(Int), double(Double), strings([String]), ints([Int]), object([(String, Field)]), objects([[(String, Field)]])
 
     var json: String {
         switch self {
@@ -69,6 +71,7 @@ enum Field {
         case .int(let value): return String(value)
         case .double(let value): return value.isFinite ? String(value) : "0"
         case .strings(let values): return "[" + values.map(quoted).joined(separator: ",") + "]"
+        case .ints(let values): return "[" + values.map(String.init).joined(separator: ",") + "]"
         case .object(let pairs): return "{" + pairs.map { quoted($0.0) + ":" + $0.1.json }.joined(separator: ",") + "}"
         case .objects(let list): return "[" + list.map { Field.object($0).json }.joined(separator: ",") + "]"
         }
@@ -214,6 +217,27 @@ case "mrz":
             ])
         }
         answer(header)
+    } catch {
+        answer(failure(error))
+    }
+case "qr":
+    // A photo or a scan of a QR code (an mdoc holder's engagement): decoded, turned grey, and
+    // ZBar's QR codes answered — their lengths in the header, their bytes one after another in
+    // the payload, whatever they hold; the host parses them.
+    let input = readInput()
+    guard let format = kind(input), format != "jpeg2000" else {
+        answer(["ok": .bool(false), "code": .string("NOT_AN_IMAGE"), "reason": .string("not a PNG or JPEG image")])
+        exit(0)
+    }
+    do {
+        let image = try decode(input, format)
+        guard let gray = QRScanner.gray(rgb: image.pixels, width: image.width, height: image.height),
+              let codes = QRScanner.scan(gray: gray, width: image.width, height: image.height) else {
+            answer(["ok": .bool(false), "code": .string("DECODER_UNAVAILABLE"), "reason": .string("the QR scanner could not be set up")])
+            exit(0)
+        }
+        answer(["ok": .bool(true), "width": .int(image.width), "height": .int(image.height), "lengths": .ints(codes.map(\.count))],
+               payload: codes.flatMap { $0 })
     } catch {
         answer(failure(error))
     }

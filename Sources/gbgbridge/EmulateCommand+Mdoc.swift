@@ -20,7 +20,9 @@ extension EmulateCommand {
         if let mdocProfile, !MdocProfiles.names.contains(mdocProfile) {
             throw ValidationError("no mdoc profile '\(mdocProfile)'; profiles: \(MdocProfiles.names.joined(separator: ", "))")
         }
-        guard MdocHolder.Handover(rawValue: handover) != nil else { throw ValidationError("--handover is static or negotiated") }
+        guard MdocHolder.Handover(rawValue: handover) != nil else { throw ValidationError("--handover is static, negotiated or qr") }
+        if handover == "qr", transport != "ble" { throw ValidationError("--handover qr goes with --transport ble: after a QR engagement the session runs over BLE") }
+        if qrFile != nil, handover != "qr" { throw ValidationError("--qr-file goes with --handover qr") }
         guard MdocHolder.DeviceAuth(rawValue: deviceAuth) != nil else { throw ValidationError("--device-auth is signature or mac") }
         for mode in hostile where MdocHostileMode(rawValue: mode) == nil {
             throw ValidationError("--hostile \(mode) is not an mdoc mode; modes: \(MdocHostileMode.allCases.map(\.rawValue).joined(separator: ", "))")
@@ -98,6 +100,15 @@ extension EmulateCommand {
         var bleTask: Task<Void, Never>?
         if let service = BLEUUID(bytes: uuid), transport == "ble" {
             print("Transport: BLE, mdoc peripheral server mode, service \(service), on \(bleAdapters.map { $0.split(separator: "/").last.map(String.init) ?? $0 }.joined(separator: ", "))")
+            if holder.handover == .qr {
+                // No NFC: the code's text shown (and written), a new engagement after each session.
+                try showQRCode(holder)
+                let qrFile = self.qrFile
+                await MdocBLEHolder.serve(serviceUUID: service, adapters: bleAdapters, engagement: { holder.currentEngagement },
+                                          respond: { holder.respondOverBLE($0) }, log: { print($0) },
+                                          afterSession: { try? Self.showQRCode(holder, file: qrFile) })
+                return
+            }
             bleTask = Task {
                 await MdocBLEHolder.serve(serviceUUID: service, adapters: bleAdapters, engagement: { holder.currentEngagement },
                                           respond: { holder.respondOverBLE($0) }, log: { print($0) })
@@ -112,5 +123,25 @@ extension EmulateCommand {
             print("holder presented again")
         })
         print("stopped")
+    }
+
+    func showQRCode(_ holder: MdocHolder) throws {
+        do {
+            try Self.showQRCode(holder, file: qrFile)
+        } catch {
+            printError("gbgbridge emulate: --qr-file \(qrFile ?? ""): \(error)")
+            throw ExitCode(2)
+        }
+    }
+
+    /// A fresh QR engagement: its text printed, and written to `file` (whole, by a rename).
+    static func showQRCode(_ holder: MdocHolder, file: String?) throws {
+        guard let code = holder.engageByQR() else { return }
+        if let file {
+            let part = file + ".part"
+            try Data(code.utf8).write(to: URL(fileURLWithPath: part))
+            guard rename(part, file) == 0 else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: file]) }
+        }
+        print("QR engagement: \(code)")
     }
 }

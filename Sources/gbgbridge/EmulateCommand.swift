@@ -37,7 +37,7 @@ struct EmulateCommand: AsyncParsableCommand {
             gbgbridge read --reader libnfc:pn532_uart:/dev/pts/N. The emulated PN532 carries \
             at most 262 bytes per exchange, like the real one.
 
-            An mdoc holder (--mdoc FILE or --mdoc-profile utopia-mdl|utopia-pid) is a phone wallet at the reader instead: an NFC Forum Type 4 Tag with the ISO 18013-5 engagement (--handover static|negotiated), then the NFC data transfer with session encryption and device authentication (--device-auth signature|mac) — or, with --transport ble, the session over BLE as the phone wallets do (mdoc peripheral server mode through BlueZ, --bluetooth-adapter to pick one), its MSO signed by the test document signer in mdoc/; --hostile takes the mdoc modes (\(MdocHostileMode.allCases.map(\.rawValue).joined(separator: ", "))).
+            An mdoc holder (--mdoc FILE or --mdoc-profile utopia-mdl|utopia-pid) is a phone wallet at the reader instead: an NFC Forum Type 4 Tag with the ISO 18013-5 engagement (--handover static|negotiated), then the NFC data transfer with session encryption and device authentication (--device-auth signature|mac) — or, with --transport ble, the session over BLE as the phone wallets do (mdoc peripheral server mode through BlueZ, --bluetooth-adapter to pick one; --handover qr shows a QR code's text instead of the NFC engagement, --qr-file FILE writes it there, a new one after each session), its MSO signed by the test document signer in mdoc/; --hostile takes the mdoc modes (\(MdocHostileMode.allCases.map(\.rawValue).joined(separator: ", "))).
 
             Field profiles (--profile NAME) are the chip configurations of 22 real documents \
             (access control, curve, cipher, CA / PACE-CAM / AA, extended length, LDS version), \
@@ -74,8 +74,11 @@ struct EmulateCommand: AsyncParsableCommand {
     @Option(name: .customLong("mdoc-profile"), help: ArgumentHelp("An mdoc holder with a profile from mdoc/: \(MdocProfiles.names.joined(separator: ", ")).", valueName: "name"))
     var mdocProfile: String?
 
-    @Option(name: .long, help: ArgumentHelp("With --mdoc: the engagement the holder offers, static or negotiated (TNEP).", valueName: "mode"))
+    @Option(name: .long, help: ArgumentHelp("With --mdoc: the engagement the holder offers, static or negotiated (TNEP), or qr (a QR code's text, with --transport ble; no vpcd).", valueName: "mode"))
     var handover = "static"
+
+    @Option(name: .customLong("qr-file"), help: ArgumentHelp("With --handover qr: write the QR code's text (mdoc:…) to this file, anew after each session (draw it with qrencode).", valueName: "file"))
+    var qrFile: String?
 
     @Option(name: .customLong("device-auth"), help: ArgumentHelp("With --mdoc: mdoc authentication by signature or mac.", valueName: "method"))
     var deviceAuth = "signature"

@@ -221,7 +221,7 @@ struct DemoCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
-        guard MdocHolder.Handover(rawValue: mdocHandover) != nil else { throw ValidationError("--mdoc-handover is static or negotiated") }
+        guard ["static", "negotiated"].contains(mdocHandover) else { throw ValidationError("--mdoc-handover is static or negotiated") }
         _ = try cameras()
     }
 

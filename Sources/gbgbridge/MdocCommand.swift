@@ -17,7 +17,7 @@ import SmartCard
 struct MdocCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mdoc",
-        abstract: "Read and verify ISO 18013-5 mobile documents (mDL, EU PID) presented over NFC.",
+        abstract: "Read and verify ISO 18013-5 mobile documents (mDL, EU PID) presented over NFC or by QR code and BLE.",
         subcommands: [MdocReadCommand.self, MdocVerifyCommand.self]
     )
 }
@@ -91,7 +91,7 @@ func compactText(_ value: JSONValue) -> String {
 struct MdocReadCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "read",
-        abstract: "Read an mdoc a phone or card presents at an NFC reader, and verify it.",
+        abstract: "Read an mdoc a phone or card presents at an NFC reader (or by QR code), and verify it.",
         discussion: """
             Waits for a holder at the reader (PC/SC), reads its NFC engagement (static or \
             negotiated handover), sends the request over an encrypted session (ISO 18013-5 \
@@ -101,9 +101,15 @@ struct MdocReadCommand: AsyncParsableCommand {
             digest, and the device's signature or MAC over this session. Elements whose digest \
             fails, or that were not asked for, are withheld and named.
 
-            Exit status: 0 read and verified; 1 read, but a verification failed; 2 usage; \
-            4 no holder in time, or the read's deadline passed; 5 no mdoc, or the holder declined; \
-            6 transport (the reader, the APDUs, the session).
+            With --qr-from-image or --qr the holder engaged by QR code instead (ISO 18013-5 \
+            §8.2.2.3, for phones at a kiosk without NFC): the picture's code is found in the \
+            confined decoder, and the session runs over BLE through the powered adapters BlueZ \
+            lists; no NFC reader is used.
+
+            Exit status: 0 read and verified; 1 read, but a verification failed; 2 usage, or a \
+            picture that cannot be read; 4 no holder in time, or the read's deadline passed; \
+            5 no mdoc (no holder's QR code in the picture), or the holder declined; 6 transport \
+            (the reader, the APDUs, the session, BLE).
             """
     )
 
@@ -130,6 +136,12 @@ struct MdocReadCommand: AsyncParsableCommand {
 
     @Option(name: .long, help: ArgumentHelp("Data retrieval after the NFC engagement: auto (NFC when the holder offers it, else BLE with a powered adapter), nfc or ble.", valueName: "carrier"))
     var transport = "auto"
+
+    @Option(name: .customLong("qr-from-image"), help: ArgumentHelp("Engage by the holder's QR code in this picture (PNG or JPEG of its screen) instead of NFC; the session runs over BLE.", valueName: "file"))
+    var qrFromImage: String?
+
+    @Option(name: .customLong("qr"), help: ArgumentHelp("Engage by the QR code's text as a scanner reads it (mdoc:…), or - to read it from standard input; the session runs over BLE.", valueName: "text"))
+    var qrText: String?
 
     @Option(name: .customLong("reader-key"), help: ArgumentHelp("Reader authentication: the reader's private key (PEM/DER file) or a pkcs11: URI.", valueName: "key"))
     var readerKey: String?
@@ -158,6 +170,12 @@ struct MdocReadCommand: AsyncParsableCommand {
             throw ValidationError("--handover is auto, static or negotiated")
         }
         if (readerKey == nil) != readerCertificate.isEmpty { throw ValidationError("--reader-key and --reader-certificate go together") }
+        if qrFromImage != nil || qrText != nil {
+            if qrFromImage != nil, qrText != nil { throw ValidationError("--qr-from-image and --qr are two ways to give one engagement: give one") }
+            if reader != nil { throw ValidationError("--reader is the NFC reader; a QR engagement uses none") }
+            if handover != "auto" { throw ValidationError("--handover is the NFC engagement's; a QR engagement has no handover") }
+            if transport == "nfc" { throw ValidationError("a QR engagement retrieves over BLE: --transport auto or ble") }
+        }
         if let at, parseMdocTime(at) == nil { throw ValidationError("--at is RFC 3339 (2026-11-27T12:00:00Z) or YYYY-MM-DD") }
         do { _ = try MdocDocType.request(docType: docType, spec: request) } catch { throw ValidationError("--request: \(error.reason)") }
     }
@@ -182,7 +200,11 @@ struct MdocReadCommand: AsyncParsableCommand {
                               verificationTime: at.flatMap(parseMdocTime))
         let result: MdocReadJob.Result
         do {
-            result = try await job.run(on: PCSCBackend())
+            if let engaged = try await qrEngagement() {
+                result = try await job.run(qrEngagement: engaged.engagement, engagementSeconds: engaged.seconds)
+            } else {
+                result = try await job.run(on: PCSCBackend())
+            }
         } catch {
             if json { printJSON(["error": ["code": error.code.rawValue, "message": error.reason]]) }
             printError("gbgbridge mdoc read: \(error.reason)")
@@ -199,6 +221,40 @@ struct MdocReadCommand: AsyncParsableCommand {
         }
         printMdocReports(result.reports, json: json)
         if result.reports.contains(where: { !$0.verified }) { throw ExitCode(MdocExit.verificationFailed) }
+    }
+
+    /// The QR engagement given (--qr-from-image, --qr), and how long reading it took; nil for NFC.
+    func qrEngagement() async throws(MdocError) -> (engagement: DeviceEngagement, seconds: Double)? {
+        let started = ContinuousClock.now
+        let engagement: DeviceEngagement
+        if let qrFromImage {
+            let bytes: [UInt8]
+            do {
+                bytes = try BoundedFile.read(qrFromImage, ceiling: 48 * BoundedFile.mebibyte, what: "PNG or JPEG")
+            } catch {
+                throw MdocError(.invalidRequest, "--qr-from-image \(error.description)")
+            }
+            do {
+                engagement = try await MdocQREngagement.engagement(picture: bytes)
+            } catch where error.code == .invalidRequest {
+                throw MdocError(.invalidRequest, "--qr-from-image \(qrFromImage): \(error.reason)")
+            }
+        } else if let qrText {
+            var text = Array(qrText.utf8)
+            if qrText == "-" {
+                guard let line = readLine(strippingNewline: true) else { throw MdocError(.invalidRequest, "--qr -: nothing on standard input") }
+                text = Array(line.utf8)
+            }
+            do {
+                engagement = try DeviceEngagement(qrCode: text)
+            } catch where error.code == .engagement {
+                throw MdocError(.invalidRequest, "--qr: \(error.reason)")
+            }
+        } else {
+            return nil
+        }
+        let elapsed = ContinuousClock.now - started
+        return (engagement, ((Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18) * 1000).rounded() / 1000)
     }
 
     func loadReaderKey() throws -> ReaderAuthenticationKey? {

@@ -34,6 +34,31 @@ struct MdocJourneyTests {
         let constraints = try #require(mdoc["constraints"]?.objectValue)
         #expect(constraints["docTypes"]?.arrayValue?.compactMap(\.stringValue) == MdocDocType.known)
         #expect(constraints["transports"]?.arrayValue?.compactMap(\.stringValue) == ["nfc"])
+        // QR engagement needs BLE, which this rig's host does not have.
+        #expect(constraints["engagement"]?.arrayValue?.compactMap(\.stringValue) == ["nfc"])
+    }
+
+    /// mdoc.read with the holder's QR code as the page read it: checked before anything is
+    /// started; without BLE it is refused saying why (the read over BLE itself: MdocQREngagementTests
+    /// and the BLE VM test, through the CLI that shares MdocReadJob).
+    @Test func aQRCodeEngagementIsCheckedAndNeedsBLE() async throws {
+        let rig = try await Self.rig()
+        defer { Task { await rig.stop() } }
+        // {0: "1.0", 1: [1, 24(<<P-256 COSE_Key>>)], 2: [[2, 1, {0: true, 1: false, 10: uuid}]]} in base64url.
+        let key: [UInt8] = [0xA4, 0x01, 0x02, 0x20, 0x01, 0x21, 0x58, 0x20] + [UInt8](repeating: 0x11, count: 32) + [0x22, 0x58, 0x20] + [UInt8](repeating: 0x22, count: 32)
+        let engagement: [UInt8] = [0xA3, 0x00, 0x63, 0x31, 0x2E, 0x30, 0x01, 0x82, 0x01, 0xD8, 0x18, 0x58, UInt8(key.count)] + key
+            + [0x02, 0x81, 0x83, 0x02, 0x01, 0xA3, 0x00, 0xF5, 0x01, 0xF4, 0x0A, 0x50] + [UInt8](repeating: 0xA5, count: 16)
+        let code = "mdoc:" + Data(engagement).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+        for data: [String: JSONValue] in [["qrCode": .string("https://example.org")], ["qrCode": .number(1)], ["qrCode": .string("mdoc:!!")],
+                                          ["qrCode": .string(code), "reader": .string("Virtual PCD 00 00")],
+                                          ["qrCode": .string(code), "transport": .string("nfc")]] {
+            let answer = try await Self.exchange(rig, "mdoc.read", data)
+            #expect(answer.payload.error?.code == "INVALID_REQUEST", "\(data)")
+        }
+        let answer = try await Self.exchange(rig, "mdoc.read", ["qrCode": .string(code), "readTimeoutSeconds": .number(5)])
+        #expect(answer.payload.error?.code == "UNSUPPORTED", "\(String(describing: answer.payload.error))")
+        #expect(answer.payload.error?.message.contains("BLE") == true, "\(String(describing: answer.payload.error))")
     }
 
     @Test func aPageReadsThePhoneAndGetsVerifiedElementsAndAReencodedPortrait() async throws {

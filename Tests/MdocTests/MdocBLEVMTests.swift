@@ -27,14 +27,14 @@ struct MdocBLEVMTests {
     /// an artefact of the emulated radio we could not pin down in the time we had (Docs/mdoc.md).
     static let groups = ["one:good:negotiated", "one:good:static", "one:wrong-ident:static", "one:disconnect:static", "one:endless:static",
                          "one:central-good:negotiated", "one:central-good:static", "one:central-never-start:static",
-                         "one:emulated:static", "one:emulated:negotiated", "default:good:negotiated"].map { [$0] }
+                         "one:emulated:static", "one:emulated:negotiated", "default:good:negotiated", "one:good:qr", "one:emulated:qr"].map { [$0] }
     static var cases: [String] { groups.flatMap { $0 } }
 
     static func unavailable() async -> String? {
         guard GBGBridgeBinary.isBuilt else { return "no gbgbridge at \(GBGBridgeBinary.path) (swift build)" }
-        for program in ["/usr/bin/btvirt", "/usr/libexec/bluetooth/bluetoothd", "/usr/bin/btmgmt", "/usr/bin/dbus-daemon", "/usr/sbin/pcscd"]
+        for program in ["/usr/bin/btvirt", "/usr/libexec/bluetooth/bluetoothd", "/usr/bin/btmgmt", "/usr/bin/dbus-daemon", "/usr/sbin/pcscd", "/usr/bin/qrencode"]
             where !FileManager.default.isExecutableFile(atPath: program) {
-            return "\(program) is not installed (scripts/install-deps.sh: bluez, bluez-test-tools, dbus, pcscd)"
+            return "\(program) is not installed (scripts/install-deps.sh: bluez, bluez-test-tools, dbus, pcscd, qrencode)"
         }
         guard let check = try? await runCommand("/bin/bash", [script, "check"], timeout: .seconds(60)) else { return "cannot run \(script)" }
         return check.status == 0 ? nil : (check.standardOutput + check.standardError).trimmingCharacters(in: .whitespacesAndNewlines)
@@ -135,6 +135,17 @@ struct MdocBLEVMTests {
             expectVerifiedOverBLE(read, "emulated, \(handover)")
             #expect(read.holder.contains("BLE: the reader started the session") && read.holder.contains("BLE: the reader ended the session"), "\(read.holder)")
         }
+
+        // QR engagement (no NFC at all): the holder's code drawn by qrencode, found by ZBar in the
+        // confined decoder, the session over BLE with a null handover in the transcript.
+        let qr = outcome("one-good-qr")
+        let qrTransport = expectVerifiedOverBLE(qr, "QR engagement")
+        #expect(qrTransport["handover"] as? String == "qr", "\(qrTransport)")
+        #expect(qr.holder.contains("State 01") && qr.holder.contains("State 02"), "\(qr.holder)")
+        // The project's own test wallet engaged by QR (emulate --handover qr): read, and a new code after the session.
+        let emulatedQR = outcome("one-emulated-qr")
+        #expect(expectVerifiedOverBLE(emulatedQR, "emulated, QR")["handover"] as? String == "qr")
+        #expect(emulatedQR.holder.components(separatedBy: "QR engagement: mdoc:").count == 3, "\(emulatedQR.holder)")
 
         // BlueZ's default configuration (Enhanced ATT, 3 channels): notifications may arrive out of
         // order. Either the read holds, or its error says what to change.

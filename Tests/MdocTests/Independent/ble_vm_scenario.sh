@@ -9,6 +9,8 @@
 #   MODE    good | wrong-ident | endless | never-ends | disconnect (bluez_peripheral_holder.py: mdoc peripheral
 #           server mode), or central-good | central-never-start (bluez_central_holder.py: mdoc central client mode),
 #           or emulated (the project's own test wallet: gbgbridge emulate --mdoc-profile utopia-mdl --transport ble)
+#   HANDOVER static | negotiated (NFC engagement through vpcd) | qr (the holder shows a QR code: its text drawn by
+#           qrencode, read by `mdoc read --qr-from-image`; no vpcd)
 # Each case leaves OUT_DIR/CASE.json (stdout), .err (stderr), .status, .seconds and .holder (its log);
 # OUT_DIR/bluetoothd-alive-CASE says whether bluetoothd still ran after it.
 set -u
@@ -65,20 +67,29 @@ for case in "$@"; do
   handover=${rest#*:}
   [ "$wanted" = "$config" ] || start_bluetoothd "$wanted"
   name=$(echo "$case" | tr ':' '-')
-  rm -f /tmp/iaca.pem /tmp/holder.out
+  rm -f /tmp/iaca.pem /tmp/holder.out /tmp/code.txt /tmp/code.png
+  engage=qr:/tmp/code.txt
+  [ "$handover" = qr ] || engage=$handover
   if [ "$mode" = emulated ]; then
     cp "$here/../../../Fixtures/mdoc/iaca.cert.pem" /tmp/iaca.pem
-    "$binary" emulate --mdoc-profile utopia-mdl --handover "$handover" --transport ble --bluetooth-adapter hci0 --vpcd-port 35963 \
-      > "$out/$name.holder" 2>&1 &
+    if [ "$handover" = qr ]; then
+      # No vpcd: the code's text in /tmp/code.txt; ready once BlueZ took the service and advertisement.
+      "$binary" emulate --mdoc-profile utopia-mdl --handover qr --qr-file /tmp/code.txt --transport ble --bluetooth-adapter hci0 \
+        > "$out/$name.holder" 2>&1 &
+      ready="BLE: advertising"
+    else
+      "$binary" emulate --mdoc-profile utopia-mdl --handover "$handover" --transport ble --bluetooth-adapter hci0 --vpcd-port 35963 \
+        > "$out/$name.holder" 2>&1 &
+      ready="Waiting for vpcd"
+    fi
     holder=$!
-    ready="Waiting for vpcd"
     watch="$out/$name.holder"
   else
     case "$mode" in
       central-*) where="bluez-central:hci0:${mode#central-}" ;;
       *) where="bluez:hci0:$mode" ;;
     esac
-    /usr/bin/python3 "$here/mdoc_holder.py" 35963 /tmp/iaca.pem "$handover" signature ble "$service" "$where" \
+    /usr/bin/python3 "$here/mdoc_holder.py" 35963 /tmp/iaca.pem "$engage" signature ble "$service" "$where" \
       > /tmp/holder.out 2> "$out/$name.holder" &
     holder=$!
     ready=ble-ready
@@ -87,7 +98,14 @@ for case in "$@"; do
   i=0
   while ! grep -q "$ready" "$watch" 2>/dev/null && [ $i -lt 150 ]; do sleep 0.2; i=$((i + 1)); done
   started=$(cut -d' ' -f1 /proc/uptime)
-  GBGBRIDGE_BLUEZ_MAIN_CONF="/tmp/main-$config.conf" "$binary" mdoc read --reader "Virtual PCD 00 00" --timeout 30 --json \
+  if [ "$handover" = qr ]; then
+    # BlueZ took the holder's service and advertisement ("ble-ready"); its code is in /tmp/code.txt.
+    qrencode -o /tmp/code.png -s 3 "$(cat /tmp/code.txt)" || echo "qrencode failed" >> "$out/$name.holder"
+    set -- --qr-from-image /tmp/code.png
+  else
+    set -- --reader "Virtual PCD 00 00"
+  fi
+  GBGBRIDGE_BLUEZ_MAIN_CONF="/tmp/main-$config.conf" "$binary" mdoc read "$@" --timeout 30 --json \
     --trust /tmp/iaca.pem --transport auto > "$out/$name.json" 2> "$out/$name.err"
   echo $? > "$out/$name.status"
   ended=$(cut -d' ' -f1 /proc/uptime)

@@ -4,7 +4,7 @@ Handover specifications with Python's cbor2 and cryptography alone (no GBGBridge
 connects to vpcd as the card of a virtual reader and presents an mDL — its own IACA, document
 signer and device key, made at start — through static or negotiated handover, answering ENVELOPE
 and GET RESPONSE, with device authentication by signature or MAC.
-Usage: mdoc_holder.py PORT IACA_OUT.pem static|negotiated signature|mac [ble SERVICE_UUID BUS_ADDRESS|bluez:hciN[:MODE]|bluez-central:hciN[:MODE]]
+Usage: mdoc_holder.py PORT IACA_OUT.pem static|negotiated|qr:FILE signature|mac [ble SERVICE_UUID BUS_ADDRESS|bluez:hciN[:MODE]|bluez-central:hciN[:MODE]]
 With ble it behaves as the phone wallets do: the engagement and the Handover Select offer BLE
 alone (mdoc peripheral server mode, the service UUID, LE role peripheral), in negotiated handover
 only when the reader's Handover Request offered BLE, and the session runs over GATT — served
@@ -14,6 +14,9 @@ GATT application and an LE advertisement registered on adapter hciN (bluez_perip
 MODE as it lists; "ble-ready" is printed once BlueZ took both). With bluez-central:hciN it offers
 mdoc central client mode instead and connects to the reader's advertised service from hciN
 (bluez_central_holder.py).
+With qr:FILE (and ble) it engages by QR code instead (ISO 18013-5 §8.2.2.3): no vpcd; it writes the
+code's text — "mdoc:" and the DeviceEngagement in base64url without padding — to FILE, and the
+session transcript's handover is null; it serves BLE until killed.
 Prints "ready" once its IACA is written; serves until vpcd closes the connection twice."""
 import datetime
 import hashlib
@@ -35,9 +38,11 @@ from mdoc_common import (AESGCM, authentication_bytes, cose_key, cose_key_public
 PORT, IACA_OUT, HANDOVER, DEVICE_AUTH = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
 BLE = len(sys.argv) > 7 and sys.argv[5] == "ble"
 BLE_UUID = bytes.fromhex(sys.argv[6].replace("-", "")) if BLE else b""
-BLE_BUS = sys.argv[7] if BLE else ""
+# "session": the bus in DBUS_SESSION_BUS_ADDRESS (a test's private bus, TestSupport's PrivateDBus).
+BLE_BUS = (os.environ.get("DBUS_SESSION_BUS_ADDRESS", "") if sys.argv[7] == "session" else sys.argv[7]) if BLE else ""
 # bluez-central:hciN: the holder in mdoc central client mode (the reader advertises and serves GATT).
 BLE_CENTRAL = BLE_BUS.startswith("bluez-central:")
+QR_FILE = HANDOVER[3:] if HANDOVER.startswith("qr:") else None
 NOW = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
 
 
@@ -237,7 +242,7 @@ class Holder:
         if self.session is None:
             reader_key_bytes = decoded["eReaderKey"]
             reader_key = cose_key_public(cbor2.loads(reader_key_bytes.value))
-            handover = [self.hs, self.hr]
+            handover = None if QR_FILE else [self.hs, self.hr]
             transcript = [cbor2.CBORTag(24, self.engagement), reader_key_bytes, handover]
             self.transcript_bytes = tag24(cbor2.dumps(transcript))
             sk_reader, sk_device = session_keys(self.e_key, reader_key, self.transcript_bytes)
@@ -331,7 +336,14 @@ if BLE:
     def vpcd():
         serve(the_holder)
         GLib.idle_add(main.quit)
-    threading.Thread(target=vpcd, daemon=True).start()
+    if QR_FILE:
+        import base64
+        with open(QR_FILE + ".part", "w") as out:
+            out.write("mdoc:" + base64.urlsafe_b64encode(the_holder.engagement).decode().rstrip("="))
+        os.rename(QR_FILE + ".part", QR_FILE)
+        print("ready", flush=True)
+    else:
+        threading.Thread(target=vpcd, daemon=True).start()
     main.run()
 else:
     serve(Holder())
