@@ -1,5 +1,6 @@
 import Cameras
 import Foundation
+import ImageCodecs
 import MRTD
 import MRZ
 
@@ -16,14 +17,8 @@ package enum CameraMRZ {
     package static func read(camera: String?, within limit: Duration, progress: @escaping @Sendable (String) -> Void) async throws -> [AccessKey] {
         guard let recognizer = MRZRecognizer() else { throw Failure(description: "this build has no trained MRZ reader") }
         let deadline = ContinuousClock.now + limit
-        let path: String
-        if let camera {
-            path = camera
-        } else {
-            guard let usable = await CameraTool.list().first(where: { $0.accessible && $0.choose(target: CaptureRequest.document.target) != nil }) else {
-                throw Failure(description: "no camera to read the MRZ with (gbgbridge camera list)")
-            }
-            path = usable.path
+        guard let path = await CameraTool.documentCamera(camera) else {
+            throw Failure(description: "no camera to read the MRZ with (gbgbridge camera list)")
         }
         var frames = 0
         var lastKey: [String]?
@@ -37,16 +32,13 @@ package enum CameraMRZ {
             return ranked.prefix(MRZKeyCandidate.maximum).compactMap { try? AccessKey.fields(documentNumber: $0[0], dateOfBirth: $0[1], dateOfExpiry: $0[2]) }
         }
         while ContinuousClock.now < deadline {
-            var request = CaptureRequest.document
-            request.warmupFrames = frames == 0 ? 4 : 0
-            request.keep = 2
-            let captured: CapturedFrame
+            let images: [ImageCodecs.RGBImage]
             do {
-                captured = try await V4L2Capture.capture(path, request)
+                images = try await CameraTool.documentFrames(path, first: frames == 0)
             } catch {
-                throw Failure(description: error.description)
+                throw Failure(description: "\(error)")
             }
-            for image in captured.earlierFrames + [captured.image] {
+            for image in images {
                 frames += 1
                 let result = await CameraTool.onThread { recognizer.read(image, budget: MRZRecognizer.frameBudget) }
                 for candidate in result.candidates {

@@ -114,6 +114,23 @@ package enum CameraTool {
     /// The capture devices, looked at on a Dispatch thread.
     package static func list() async -> [CameraDevice] { await onThread { CameraDevice.list() } }
 
+    /// The camera to read a document or a code with: the one named, else the first accessible
+    /// one that offers a frame for a document; nil when there is none.
+    package static func documentCamera(_ named: String?) async -> String? {
+        if let named { return named }
+        return await list().first(where: { $0.accessible && $0.choose(target: CaptureRequest.document.target) != nil })?.path
+    }
+
+    /// The frames of one document capture from `path`, oldest first (4 warm-up frames on the
+    /// first capture of a search, none after).
+    package static func documentFrames(_ path: String, first: Bool) async throws -> [ImageCodecs.RGBImage] {
+        var request = CaptureRequest.document
+        request.warmupFrames = first ? 4 : 0
+        request.keep = 2
+        let captured = try await V4L2Capture.capture(path, request)
+        return captured.earlierFrames + [captured.image]
+    }
+
     static func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
         await withCheckedContinuation { continuation in
             DispatchQueue.global().async { continuation.resume(returning: body()) }

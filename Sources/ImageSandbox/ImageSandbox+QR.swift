@@ -28,6 +28,19 @@ extension ImageSandbox {
         return try qrCodes(try await run(arguments, input: file, budget: budget), limits: limits)
     }
 
+    /// The QR codes in a camera frame's grey levels (`width` × `height` bytes, rows without
+    /// padding), found by ZBar in the confined child, as `qrCodes(_:)` answers them.
+    public static func qrCodes(gray: [UInt8], width: Int, height: Int, budget: Budget = .photo) async throws(Failure) -> [[UInt8]] {
+        let limits = qrPictureLimits
+        guard width > 0, height > 0, width * height <= limits.maxPixels, gray.count == width * height else {
+            throw Failure(.imageInvalid, "grey levels of \(gray.count) bytes are not a \(width) × \(height) frame")
+        }
+        let arguments = ["qr", "--max-pixels", String(limits.maxPixels), "--max-bytes", String(limits.maxBytes), "--max-tiles", String(limits.maxTiles),
+                         "--gray-width", String(width), "--gray-height", String(height)]
+        let codes = try qrCodes(try await run(arguments, input: gray, budget: budget), limits: limits)
+        return codes
+    }
+
     /// The child's answer, believed only when a scanner could have said it (issue 49): a size
     /// within the limits, at most 8 codes of 1 to 2,953 bytes, lengths that add up to the payload.
     static func qrCodes(_ answer: Answer, limits: ImageCodecs.Limits) throws(Failure) -> [[UInt8]] {

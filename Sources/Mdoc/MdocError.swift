@@ -35,6 +35,8 @@ public struct MdocError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let bleTransport = Code("MDOC_BLE")
         /// A key for reader authentication could not be used.
         public static let readerKey = Code("MDOC_READER_KEY")
+        /// The camera that was to read the holder's QR code is missing or failed.
+        public static let cameraUnavailable = Code("MDOC_CAMERA")
     }
 
     public var code: Code

@@ -22,8 +22,8 @@ public enum MdocQREngagement {
         return try engagement(codes: codes)
     }
 
-    /// The one mdoc engagement among a picture's QR codes.
-    static func engagement(codes: [[UInt8]]) throws(MdocError) -> DeviceEngagement {
+    /// The one mdoc engagement among a picture's QR codes (or a camera frame's).
+    public static func engagement(codes: [[UInt8]]) throws(MdocError) -> DeviceEngagement {
         guard !codes.isEmpty else {
             throw MdocError(.noDocument, "no QR code found in the picture (the holder's screen whole, lit, and at least 2 pixels a module)")
         }

@@ -121,6 +121,7 @@ public struct MdocReadJob: Sendable {
         case .invalidRequest, .readerKey: return 2
         case .timeout: return 4
         case .noDocument, .sessionTerminated: return 5
+        case .cameraUnavailable: return 7
         default: return 6
         }
     }

@@ -9,7 +9,8 @@
 //   gbgbridge-decode browser-jpeg --max-pixels N --max-bytes N --max-tiles N [--quality Q] [--reencode]
 //   gbgbridge-decode check --max-pixels N --max-bytes N --max-tiles N      (decodes, answers the size)
 //   gbgbridge-decode mrz [--budget-ms N] [--scale-to-pixels N]
-//   gbgbridge-decode qr --max-pixels N --max-bytes N --max-tiles N     (the QR codes' bytes)
+//   gbgbridge-decode qr --max-pixels N --max-bytes N --max-tiles N [--gray-width W --gray-height H]
+//                                                                      (the QR codes' bytes)
 //   (debug builds only) gbgbridge-decode fault KIND
 // Every operation also takes --cpu-ms N (the decode's CPU time), --memory-mib N, --cpu-seconds N
 // (the process's limits) and --parent PID (it dies with that process).
@@ -223,24 +224,39 @@ case "mrz":
 case "qr":
     // A photo or a scan of a QR code (an mdoc holder's engagement): decoded, turned grey, and
     // ZBar's QR codes answered — their lengths in the header, their bytes one after another in
-    // the payload, whatever they hold; the host parses them.
+    // the payload, whatever they hold; the host parses them. With --gray-width/--gray-height the
+    // input is a camera frame's grey levels as they are (width × height bytes).
     let input = readInput()
-    guard let format = kind(input), format != "jpeg2000" else {
-        answer(["ok": .bool(false), "code": .string("NOT_AN_IMAGE"), "reason": .string("not a PNG or JPEG image")])
-        exit(0)
-    }
-    do {
-        let image = try decode(input, format)
-        guard let gray = QRScanner.gray(rgb: image.pixels, width: image.width, height: image.height),
-              let codes = QRScanner.scan(gray: gray, width: image.width, height: image.height) else {
-            answer(["ok": .bool(false), "code": .string("DECODER_UNAVAILABLE"), "reason": .string("the QR scanner could not be set up")])
+    let gray: [UInt8], width: Int, height: Int
+    if let grayWidth = option("--gray-width"), let grayHeight = option("--gray-height") {
+        guard grayWidth > 0, grayHeight > 0, grayWidth <= 65_535, grayHeight <= 65_535, grayWidth * grayHeight <= limits.maxPixels,
+              input.count == grayWidth * grayHeight else {
+            answer(["ok": .bool(false), "code": .string("IMAGE_INVALID"), "reason": .string("grey levels that are not the size given, or past the limits")])
             exit(0)
         }
-        answer(["ok": .bool(true), "width": .int(image.width), "height": .int(image.height), "lengths": .ints(codes.map(\.count))],
-               payload: codes.flatMap { $0 })
-    } catch {
-        answer(failure(error))
+        (gray, width, height) = (input, grayWidth, grayHeight)
+    } else {
+        guard let format = kind(input), format != "jpeg2000" else {
+            answer(["ok": .bool(false), "code": .string("NOT_AN_IMAGE"), "reason": .string("not a PNG or JPEG image")])
+            exit(0)
+        }
+        do {
+            let image = try decode(input, format)
+            guard let levels = QRScanner.gray(rgb: image.pixels, width: image.width, height: image.height) else {
+                answer(["ok": .bool(false), "code": .string("DECODER_UNAVAILABLE"), "reason": .string("the decoded image is not RGB")])
+                exit(0)
+            }
+            (gray, width, height) = (levels, image.width, image.height)
+        } catch {
+            answer(failure(error))
+            exit(0)
+        }
     }
+    guard let codes = QRScanner.scan(gray: gray, width: width, height: height) else {
+        answer(["ok": .bool(false), "code": .string("DECODER_UNAVAILABLE"), "reason": .string("the QR scanner could not be set up")])
+        exit(0)
+    }
+    answer(["ok": .bool(true), "width": .int(width), "height": .int(height), "lengths": .ints(codes.map(\.count))], payload: codes.flatMap { $0 })
 #if DEBUG
 case "fault":
     // Test only (debug builds): misbehave as a compromised decoder would, to show what the

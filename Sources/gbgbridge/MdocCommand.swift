@@ -5,6 +5,7 @@ import COSE
 import CVCertificates
 import Foundation
 import GBGBridge
+import GBGBridgeHost
 import GBGBridgeRead
 import MRTD
 import MRTDCrypto
@@ -30,6 +31,8 @@ enum MdocExit {
     static let timeout: Int32 = 4
     static let noDocument: Int32 = 5
     static let transport: Int32 = 6
+    /// The camera for --qr-from-camera is missing or failed (as `read --mrz-from-camera`'s 7).
+    static let camera: Int32 = 7
 }
 
 /// The trust paths an mdoc command uses: those given, else the store's iaca/ directory.
@@ -101,15 +104,16 @@ struct MdocReadCommand: AsyncParsableCommand {
             digest, and the device's signature or MAC over this session. Elements whose digest \
             fails, or that were not asked for, are withheld and named.
 
-            With --qr-from-image or --qr the holder engaged by QR code instead (ISO 18013-5 \
-            §8.2.2.3, for phones at a kiosk without NFC): the picture's code is found in the \
-            confined decoder, and the session runs over BLE through the powered adapters BlueZ \
-            lists; no NFC reader is used.
+            With --qr-from-image, --qr-from-camera or --qr the holder engaged by QR code instead \
+            (ISO 18013-5 §8.2.2.3, for phones at a kiosk without NFC): the picture's or the \
+            camera frames' code is found in the confined decoder, and the session runs over BLE \
+            through the powered adapters BlueZ lists; no NFC reader is used.
 
             Exit status: 0 read and verified; 1 read, but a verification failed; 2 usage, or a \
             picture that cannot be read; 4 no holder in time, or the read's deadline passed; \
             5 no mdoc (no holder's QR code in the picture), or the holder declined; 6 transport \
-            (the reader, the APDUs, the session, BLE).
+            (the reader, the APDUs, the session, BLE); 7 no camera, or the camera failed \
+            (--qr-from-camera).
             """
     )
 
@@ -139,6 +143,12 @@ struct MdocReadCommand: AsyncParsableCommand {
 
     @Option(name: .customLong("qr-from-image"), help: ArgumentHelp("Engage by the holder's QR code in this picture (PNG or JPEG of its screen) instead of NFC; the session runs over BLE.", valueName: "file"))
     var qrFromImage: String?
+
+    @Flag(name: .customLong("qr-from-camera"), help: "Engage by the holder's QR code shown to the camera (--camera, or the first that works) instead of NFC; --timeout bounds the search.")
+    var qrFromCamera = false
+
+    @Option(name: .long, help: ArgumentHelp("With --qr-from-camera: the camera, /dev/videoN or a /dev/v4l/by-id/… link.", valueName: "DEVICE"))
+    var camera: String?
 
     @Option(name: .customLong("qr"), help: ArgumentHelp("Engage by the QR code's text as a scanner reads it (mdoc:…), or - to read it from standard input; the session runs over BLE.", valueName: "text"))
     var qrText: String?
@@ -170,8 +180,12 @@ struct MdocReadCommand: AsyncParsableCommand {
             throw ValidationError("--handover is auto, static or negotiated")
         }
         if (readerKey == nil) != readerCertificate.isEmpty { throw ValidationError("--reader-key and --reader-certificate go together") }
-        if qrFromImage != nil || qrText != nil {
-            if qrFromImage != nil, qrText != nil { throw ValidationError("--qr-from-image and --qr are two ways to give one engagement: give one") }
+        if camera != nil, !qrFromCamera { throw ValidationError("--camera goes with --qr-from-camera") }
+        if qrFromImage != nil || qrText != nil || qrFromCamera {
+            let ways = (qrFromImage == nil ? 0 : 1) + (qrText == nil ? 0 : 1) + (qrFromCamera ? 1 : 0)
+            if ways > 1 {
+                throw ValidationError("--qr-from-image, --qr-from-camera and --qr are ways to give one engagement: give one")
+            }
             if reader != nil { throw ValidationError("--reader is the NFC reader; a QR engagement uses none") }
             if handover != "auto" { throw ValidationError("--handover is the NFC engagement's; a QR engagement has no handover") }
             if transport == "nfc" { throw ValidationError("a QR engagement retrieves over BLE: --transport auto or ble") }
@@ -223,7 +237,8 @@ struct MdocReadCommand: AsyncParsableCommand {
         if result.reports.contains(where: { !$0.verified }) { throw ExitCode(MdocExit.verificationFailed) }
     }
 
-    /// The QR engagement given (--qr-from-image, --qr), and how long reading it took; nil for NFC.
+    /// The QR engagement given (--qr-from-image, --qr-from-camera, --qr), and how long reading it
+    /// took; nil for NFC.
     func qrEngagement() async throws(MdocError) -> (engagement: DeviceEngagement, seconds: Double)? {
         let started = ContinuousClock.now
         let engagement: DeviceEngagement
@@ -239,6 +254,12 @@ struct MdocReadCommand: AsyncParsableCommand {
             } catch where error.code == .invalidRequest {
                 throw MdocError(.invalidRequest, "--qr-from-image \(qrFromImage): \(error.reason)")
             }
+        } else if qrFromCamera {
+            let quiet = json
+            let limit = Duration.milliseconds(Int(timeout * 1000))
+            engagement = try await CameraQR.read(camera: camera, within: limit, progress: { (line: String) in
+                if !quiet { printError(line) }
+            })
         } else if let qrText {
             var text = Array(qrText.utf8)
             if qrText == "-" {

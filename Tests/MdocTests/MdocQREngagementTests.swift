@@ -233,7 +233,8 @@ struct MdocQREngagementTests {
           .enabled(if: GBGBridgeBinary.isBuilt, "needs the gbgbridge binary"))
     func qrUsage() async throws {
         let text = Self.uri(Self.engagementBytes())
-        for extra in [["--transport", "nfc"], ["--reader", "Virtual PCD 00 00"], ["--handover", "static"], ["--qr-from-image", "/nonexistent.png"]] {
+        for extra in [["--transport", "nfc"], ["--reader", "Virtual PCD 00 00"], ["--handover", "static"], ["--qr-from-image", "/nonexistent.png"],
+                      ["--qr-from-camera"], ["--camera", "/dev/video0"]] {
             let outcome = try await runCommand(GBGBridgeBinary.path, ["mdoc", "read", "--qr", text] + extra)
             #expect(outcome.status == 2, "\(extra): \(outcome.standardError)")
         }
@@ -242,6 +243,9 @@ struct MdocQREngagementTests {
         let noBluetooth = try await runCommand(GBGBridgeBinary.path, ["mdoc", "read", "--qr", text, "--timeout", "5"],
                                                environment: ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent/gbg-bus"])
         #expect(noBluetooth.status == 6 && noBluetooth.standardError.contains("BLE needs a powered Bluetooth adapter"), "\(noBluetooth.standardError)")
+        // A camera that is not there: exit 7 and MDOC_CAMERA, as read --mrz-from-camera's 7.
+        let noCamera = try await runCommand(GBGBridgeBinary.path, ["mdoc", "read", "--qr-from-camera", "--camera", "/nonexistent/video9", "--timeout", "3", "--json"])
+        #expect(noCamera.status == 7 && noCamera.standardOutput.contains("MDOC_CAMERA"), "\(noCamera.status): \(noCamera.standardError)")
         let missing = try await runCommand(GBGBridgeBinary.path, ["mdoc", "read", "--qr-from-image", "/nonexistent/holder.png"])
         #expect(missing.status == 2, "\(missing.standardError)")
         // Text where a picture belongs; a grey picture without a code (exit 5: no holder shown).

@@ -10,7 +10,8 @@
 #           server mode), or central-good | central-never-start (bluez_central_holder.py: mdoc central client mode),
 #           or emulated (the project's own test wallet: gbgbridge emulate --mdoc-profile utopia-mdl --transport ble)
 #   HANDOVER static | negotiated (NFC engagement through vpcd) | qr (the holder shows a QR code: its text drawn by
-#           qrencode, read by `mdoc read --qr-from-image`; no vpcd)
+#           qrencode, read by `mdoc read --qr-from-image`; no vpcd) | qr-camera (the same code looped through vivid's
+#           HDMI input, read by `mdoc read --qr-from-camera --camera /dev/video0`)
 # Each case leaves OUT_DIR/CASE.json (stdout), .err (stderr), .status, .seconds and .holder (its log);
 # OUT_DIR/bluetoothd-alive-CASE says whether bluetoothd still ran after it.
 set -u
@@ -69,10 +70,10 @@ for case in "$@"; do
   name=$(echo "$case" | tr ':' '-')
   rm -f /tmp/iaca.pem /tmp/holder.out /tmp/code.txt /tmp/code.png
   engage=qr:/tmp/code.txt
-  [ "$handover" = qr ] || engage=$handover
+  case "$handover" in qr*) ;; *) engage=$handover ;; esac
   if [ "$mode" = emulated ]; then
     cp "$here/../../../Fixtures/mdoc/iaca.cert.pem" /tmp/iaca.pem
-    if [ "$handover" = qr ]; then
+    if [ "$handover" != static ] && [ "$handover" != negotiated ]; then
       # No vpcd: the code's text in /tmp/code.txt; ready once BlueZ took the service and advertisement.
       "$binary" emulate --mdoc-profile utopia-mdl --handover qr --qr-file /tmp/code.txt --transport ble --bluetooth-adapter hci0 \
         > "$out/$name.holder" 2>&1 &
@@ -98,16 +99,28 @@ for case in "$@"; do
   i=0
   while ! grep -q "$ready" "$watch" 2>/dev/null && [ $i -lt 150 ]; do sleep 0.2; i=$((i + 1)); done
   started=$(cut -d' ' -f1 /proc/uptime)
+  looper=""
   if [ "$handover" = qr ]; then
     # BlueZ took the holder's service and advertisement ("ble-ready"); its code is in /tmp/code.txt.
     qrencode -o /tmp/code.png -s 3 "$(cat /tmp/code.txt)" || echo "qrencode failed" >> "$out/$name.holder"
     set -- --qr-from-image /tmp/code.png
+  elif [ "$handover" = qr-camera ]; then
+    # The code in front of the camera: vivid's HDMI output (video1) looped into its input 3 (video0).
+    qrencode -o /tmp/code.png -s 3 "$(cat /tmp/code.txt)" && /usr/bin/python3 "$here/yuyv_frame.py" /tmp/code.png /tmp/code.yuyv \
+      || echo "the camera frame was not made" >> "$out/$name.holder"
+    v4l2-ctl -d /dev/video0 -i 3 && v4l2-ctl -d /dev/video1 -o 1 && v4l2-ctl -d /dev/video0 -c osd_text_mode=2 -c loop_video=1
+    v4l2-ctl -d /dev/video1 --set-fmt-video-out=width=1280,height=720,pixelformat=YUYV
+    v4l2-ctl -d /dev/video1 --stream-out-mmap --stream-from=/tmp/code.yuyv --stream-loop --stream-count=1000000 > /dev/null 2>&1 &
+    looper=$!
+    sleep 1
+    set -- --qr-from-camera --camera /dev/video0
   else
     set -- --reader "Virtual PCD 00 00"
   fi
   GBGBRIDGE_BLUEZ_MAIN_CONF="/tmp/main-$config.conf" "$binary" mdoc read "$@" --timeout 30 --json \
     --trust /tmp/iaca.pem --transport auto > "$out/$name.json" 2> "$out/$name.err"
   echo $? > "$out/$name.status"
+  [ -n "$looper" ] && kill "$looper" 2>/dev/null && wait "$looper" 2>/dev/null
   ended=$(cut -d' ' -f1 /proc/uptime)
   echo "$started $ended" | awk '{ print $2 - $1 }' > "$out/$name.seconds"
   kill "$holder" 2>/dev/null
