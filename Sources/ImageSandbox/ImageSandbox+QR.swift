@@ -37,8 +37,7 @@ extension ImageSandbox {
         }
         let arguments = ["qr", "--max-pixels", String(limits.maxPixels), "--max-bytes", String(limits.maxBytes), "--max-tiles", String(limits.maxTiles),
                          "--gray-width", String(width), "--gray-height", String(height)]
-        let codes = try qrCodes(try await run(arguments, input: gray, budget: budget), limits: limits)
-        return codes
+        return try qrCodes(try await run(arguments, input: gray, budget: budget), limits: limits)
     }
 
     /// The child's answer, believed only when a scanner could have said it (issue 49): a size

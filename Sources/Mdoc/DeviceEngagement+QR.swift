@@ -14,13 +14,10 @@ extension DeviceEngagement {
         }
         var text = bytes[...]
         while let last = text.last, last == 0x0A || last == 0x0D { text = text.dropLast() }
-        let scheme = Array("mdoc:".utf8)
-        guard text.count > scheme.count, zip(text.prefix(scheme.count), scheme).allSatisfy({
-            (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) ? $0 + 0x20 == $1 : $0 == $1
-        }) else {
+        guard text.count > Self.qrScheme.count, Self.hasQRScheme(text) else {
             throw MdocError(.engagement, "the QR code is not an mdoc engagement (its text does not begin \"mdoc:\")")
         }
-        var payload = Array(text.dropFirst(scheme.count))
+        var payload = Array(text.dropFirst(Self.qrScheme.count))
         while payload.last == UInt8(ascii: "=") { payload.removeLast() }
         guard let decoded = Self.base64URLDecoded(payload) else {
             throw MdocError(.engagement, "the QR code's engagement is not base64url (ISO 18013-5 §8.2.2.3)")
@@ -32,11 +29,21 @@ extension DeviceEngagement {
         }
     }
 
+    static let qrScheme = Array("mdoc:".utf8)
+
+    /// Whether a QR code's text begins with the `mdoc:` scheme, in any case (RFC 3986 §3.1): a
+    /// code that claims to be an engagement, whether or not the rest parses.
+    public static func hasQRScheme(_ text: some Collection<UInt8>) -> Bool {
+        text.count >= qrScheme.count && zip(text.prefix(qrScheme.count), qrScheme).allSatisfy {
+            (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) ? $0 + 0x20 == $1 : $0 == $1
+        }
+    }
+
     /// The text of the QR code a holder shows for this engagement: `mdoc:` and its bytes in
     /// base64url without padding (§8.2.2.3).
     public var qrCode: String {
         let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
-        var out = Array("mdoc:".utf8)
+        var out = Self.qrScheme
         var index = 0
         while index < bytes.count {
             let chunk = bytes[index..<min(index + 3, bytes.count)]

@@ -54,6 +54,11 @@ public final class MdocHolder: VirtualCard {
         /// Requests answered, and what each asked for (for tests).
         var requests: [MdocRequest] = []
         var readerAuthenticated: [Bool] = []
+
+        /// A new engagement's state: everything of the last one gone but what readers asked for.
+        mutating func restart() {
+            self = State(requests: requests, readerAuthenticated: readerAuthenticated)
+        }
     }
 
     enum TNEPPhase { case idle, awaitingSelect, awaitingRequest, done }
@@ -81,13 +86,7 @@ public final class MdocHolder: VirtualCard {
     public var returnsByItself: Bool { false }
 
     public func reset() {
-        state.withLock { state in
-            let requests = state.requests
-            let authenticated = state.readerAuthenticated
-            state = State()
-            state.requests = requests
-            state.readerAuthenticated = authenticated
-        }
+        state.withLock { $0.restart() }
     }
 
     public func reinsert() { reset() }
@@ -112,10 +111,7 @@ public final class MdocHolder: VirtualCard {
     public func engageByQR() -> String? {
         guard handover == .qr, bleServiceUUID != nil else { return nil }
         return state.withLock { state in
-            let keep = state.requests, auth = state.readerAuthenticated
-            state = State()
-            state.requests = keep
-            state.readerAuthenticated = auth
+            state.restart()
             startEngagement(&state)
             return state.engagement?.qrCode
         }
@@ -152,10 +148,7 @@ public final class MdocHolder: VirtualCard {
     func select(_ apdu: CommandAPDU, _ state: inout State) -> [UInt8] {
         if apdu.p1 == 0x04 {
             if apdu.data == [0xD2, 0x76, 0x00, 0x00, 0x85, 0x01, 0x01] {
-                let keep = state.requests, auth = state.readerAuthenticated
-                state = State()
-                state.requests = keep
-                state.readerAuthenticated = auth
+                state.restart()
                 state.application = apdu.data
                 startEngagement(&state)
                 return Self.ok

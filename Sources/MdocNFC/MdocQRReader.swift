@@ -7,9 +7,9 @@ import Mdoc
 /// this reader uses after a QR engagement; NFC data retrieval would need a tap anyway).
 public enum MdocQRReader {
     /// The session with the holder of `engagement` over `options.alternative` (BLE through the
-    /// powered adapters), inside `options.timeout`. `engagementSeconds`: how long reading the
-    /// QR code took, reported as the engagement's timing.
-    public static func read(engagement: DeviceEngagement, options: MdocReadOptions, engagementSeconds: Double = 0) async throws(MdocError) -> MdocReadOutcome {
+    /// powered adapters), inside `options.timeout`. `engagementTime`: how long reading the QR code
+    /// took, reported as the engagement's timing.
+    public static func read(engagement: DeviceEngagement, options: MdocReadOptions, engagementTime: Duration = .zero) async throws(MdocError) -> MdocReadOutcome {
         guard !options.requests.isEmpty else { throw MdocError(.invalidRequest, "nothing to request") }
         let deadline = ContinuousClock.now + options.timeout
         let offered = Set(engagement.retrievalMethods.map(\.name)).sorted()
@@ -28,6 +28,6 @@ public enum MdocQRReader {
         }
         let established = try await MdocNFCReader.establish(engagement: engagement, handover: .null, options: options)
         return try await MdocNFCReader.retrieve(over: alternative, established, engagement: engagement, select: nil, handover: "qr",
-                                                deadline: deadline, options: options, engagementSeconds: engagementSeconds, exchanges: 0)
+                                                deadline: deadline, options: options, engagementSeconds: MdocNFCReader.seconds(engagementTime), exchanges: 0)
     }
 }

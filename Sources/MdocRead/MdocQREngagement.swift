@@ -33,7 +33,7 @@ public enum MdocQREngagement {
             do {
                 let engagement = try DeviceEngagement(qrCode: code)
                 if !engagements.contains(where: { $0.bytes == engagement.bytes }) { engagements.append(engagement) }
-            } catch where error.code != .engagement || Array(code.prefix(5)).map({ $0 | 0x20 }) == Array("mdoc:".utf8) {
+            } catch where error.code != .engagement || DeviceEngagement.hasQRScheme(code) {
                 // An `mdoc:` code that does not parse: worth naming over a code that is something else.
                 broken = broken ?? error
             } catch {

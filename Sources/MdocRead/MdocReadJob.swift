@@ -39,8 +39,7 @@ public struct MdocReadJob: Sendable {
         // BLE when BlueZ has a powered adapter: asked while the job waits for the holder, not
         // after it is presented (a D-Bus round trip, bounded by `BlueZ.callTimeout`, off the
         // cooperative pool), so the tap is answered at once.
-        let probesBluetooth = options.transport != .nfc && options.alternative == nil
-        async let poweredAdapters: [BlueZAdapter]? = probesBluetooth ? (try? await BlueZ.adaptersOffPool())?.filter(\.powered) : nil
+        async let bluetooth = Self.bluetooth(for: options)
         let card: ReaderInfo
         let connection: any CardConnection
         do {
@@ -56,9 +55,7 @@ public struct MdocReadJob: Sendable {
         }
         var options = self.options
         // Offered in a negotiated handover, used when the holder offers it (alone, with auto).
-        if let adapters = await poweredAdapters, !adapters.isEmpty {
-            options.alternative = .ble(adapters: adapters, maximumMessage: options.responseLimits.maximumBytes + 64)
-        }
+        if let alternative = await bluetooth { options.alternative = alternative }
         let outcome: MdocReadOutcome
         do {
             outcome = try await MdocNFCReader.read(connection: connection, options: options)
@@ -72,17 +69,20 @@ public struct MdocReadJob: Sendable {
 
     /// A read after a QR engagement (the holder's `mdoc:` code, read by a camera or a scanner):
     /// the session over BLE through the powered adapters BlueZ lists, then verified as `run`
-    /// does. `engagementSeconds`: how long reading the code took. The result's reader is "qr".
-    public func run(qrEngagement engagement: DeviceEngagement, engagementSeconds: Double = 0) async throws(MdocError) -> Result {
+    /// does. `engagementTime`: how long reading the code took. The result's reader is "qr".
+    public func run(qrEngagement engagement: DeviceEngagement, engagementTime: Duration = .zero) async throws(MdocError) -> Result {
         var options = self.options
-        if options.alternative == nil, options.transport != .nfc {
-            let adapters = (try? await BlueZ.adaptersOffPool())?.filter(\.powered) ?? []
-            if !adapters.isEmpty {
-                options.alternative = .ble(adapters: adapters, maximumMessage: options.responseLimits.maximumBytes + 64)
-            }
-        }
-        let outcome = try await MdocQRReader.read(engagement: engagement, options: options, engagementSeconds: engagementSeconds)
+        if let alternative = await Self.bluetooth(for: options) { options.alternative = alternative }
+        let outcome = try await MdocQRReader.read(engagement: engagement, options: options, engagementTime: engagementTime)
         return Result(reader: "qr", outcome: outcome, reports: try await verify(outcome, options: options))
+    }
+
+    /// BLE through the adapters BlueZ has powered now, when the read may use it and was given no
+    /// other carrier; nil otherwise (no BlueZ, no powered adapter, `transport` nfc).
+    static func bluetooth(for options: MdocReadOptions) async -> MdocAlternativeCarrier? {
+        guard options.transport != .nfc, options.alternative == nil,
+              let adapters = (try? await BlueZ.adaptersOffPool())?.filter(\.powered), !adapters.isEmpty else { return nil }
+        return .ble(adapters: adapters, maximumMessage: options.responseLimits.maximumBytes + 64)
     }
 
     /// Each returned document verified against the IACAs trusted, its portrait re-encoded.

@@ -51,17 +51,4 @@ public enum QRScanner {
         }
         return found
     }
-
-    /// The grey levels of an RGB image (8 bits a channel, interleaved), ITU-R BT.601 weights.
-    public static func gray(rgb: [UInt8], width: Int, height: Int) -> [UInt8]? {
-        guard width > 0, height > 0, rgb.count == width * height * 3 else { return nil }
-        var out = [UInt8](repeating: 0, count: width * height)
-        rgb.withUnsafeBufferPointer { source in
-            for index in 0..<(width * height) {
-                let r = Int(source[3 * index]), g = Int(source[3 * index + 1]), b = Int(source[3 * index + 2])
-                out[index] = UInt8((299 * r + 587 * g + 114 * b + 500) / 1000)
-            }
-        }
-        return out
-    }
 }

@@ -241,12 +241,8 @@ case "qr":
             exit(0)
         }
         do {
-            let image = try decode(input, format)
-            guard let levels = QRScanner.gray(rgb: image.pixels, width: image.width, height: image.height) else {
-                answer(["ok": .bool(false), "code": .string("DECODER_UNAVAILABLE"), "reason": .string("the decoded image is not RGB")])
-                exit(0)
-            }
-            (gray, width, height) = (levels, image.width, image.height)
+            let levels = GrayImage(try decode(input, format))
+            (gray, width, height) = (levels.pixels, levels.width, levels.height)
         } catch {
             answer(failure(error))
             exit(0)

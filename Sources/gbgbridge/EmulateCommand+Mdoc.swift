@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import GBGBridgeHost
 import GBGBridgeRead
+import MRTD
 import MRTDCrypto
 import MRTDEmulator
 import BlueZ
@@ -137,11 +138,9 @@ extension EmulateCommand {
     /// A fresh QR engagement: its text printed, and written to `file` (whole, by a rename).
     static func showQRCode(_ holder: MdocHolder, file: String?) throws {
         guard let code = holder.engageByQR() else { return }
-        if let file {
-            let part = file + ".part"
-            try Data(code.utf8).write(to: URL(fileURLWithPath: part))
-            guard rename(part, file) == 0 else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: file]) }
-        }
+        // Not a secret (an ephemeral public key), but written as the project writes files: a new
+        // file renamed into place, never through a symlink.
+        if let file { try PrivateFile.write(Array(code.utf8), to: file, mode: 0o644) }
         print("QR engagement: \(code)")
     }
 }

@@ -215,7 +215,7 @@ struct MdocReadCommand: AsyncParsableCommand {
         let result: MdocReadJob.Result
         do {
             if let engaged = try await qrEngagement() {
-                result = try await job.run(qrEngagement: engaged.engagement, engagementSeconds: engaged.seconds)
+                result = try await job.run(qrEngagement: engaged.engagement, engagementTime: engaged.time)
             } else {
                 result = try await job.run(on: PCSCBackend())
             }
@@ -239,7 +239,7 @@ struct MdocReadCommand: AsyncParsableCommand {
 
     /// The QR engagement given (--qr-from-image, --qr-from-camera, --qr), and how long reading it
     /// took; nil for NFC.
-    func qrEngagement() async throws(MdocError) -> (engagement: DeviceEngagement, seconds: Double)? {
+    func qrEngagement() async throws(MdocError) -> (engagement: DeviceEngagement, time: Duration)? {
         let started = ContinuousClock.now
         let engagement: DeviceEngagement
         if let qrFromImage {
@@ -274,8 +274,7 @@ struct MdocReadCommand: AsyncParsableCommand {
         } else {
             return nil
         }
-        let elapsed = ContinuousClock.now - started
-        return (engagement, ((Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18) * 1000).rounded() / 1000)
+        return (engagement, ContinuousClock.now - started)
     }
 
     func loadReaderKey() throws -> ReaderAuthenticationKey? {
