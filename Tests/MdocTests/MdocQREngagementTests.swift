@@ -64,6 +64,15 @@ struct MdocQREngagementTests {
             ("mdoc:oA", .malformed),                              // {} : no version
             (Self.uri([0xA2, 0x00, 0x63] + Array("2.0".utf8) + [0x01, 0x80]), .unsupported),
             ("mdoc:" + String(repeating: "A", count: 4_000), .limitExceeded),
+            // What a keyboard-wedge scanner or a page may hand over instead of ASCII: full-width
+            // letters and digits, a combining mark, control characters, a NUL, a scheme in full width.
+            (String(good.prefix(20)) + "Ａ" + good.dropFirst(21), .engagement),
+            (String(good.prefix(20)) + "１" + good.dropFirst(21), .engagement),
+            (good + "\u{0301}", .engagement),
+            (String(good.prefix(20)) + "\t" + good.dropFirst(20), .engagement),
+            (String(good.prefix(20)) + "\u{0}" + good.dropFirst(20), .engagement),
+            ("ｍｄｏｃ:" + good.dropFirst(5), .engagement),
+            ("\u{1B}[2J" + good, .engagement),
         ]
         for (text, code) in cases {
             do {
