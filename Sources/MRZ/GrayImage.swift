@@ -54,6 +54,25 @@ public struct GrayImage: Sendable {
         return GrayImage(width: w, height: h, pixels: out)
     }
 
+    /// The image turned a quarter clockwise: what was its left edge is its top. `content` turns
+    /// with it.
+    package func turnedQuarter() -> GrayImage {
+        guard width > 0, height > 0 else { return self }
+        var out = [UInt8](repeating: 0, count: pixels.count)
+        // Pixel (x', y') of the turned image is (y', height - 1 - x') of this one.
+        pixels.withUnsafeBufferPointer { source in
+            out.withUnsafeMutableBufferPointer { target in
+                for y in 0..<height {
+                    let row = y * width, column = height - 1 - y
+                    for x in 0..<width { target[x * height + column] = source[row + x] }
+                }
+            }
+        }
+        var image = GrayImage(width: height, height: width, pixels: out)
+        image.content = (height - content.y - content.height, content.x, content.height, content.width)
+        return image
+    }
+
     /// Bilinear sample at (x, y), pixel centres at integer + 0.5; outside the image: the nearest edge.
     @inline(__always)
     package func sample(_ x: Float, _ y: Float) -> Float {

@@ -249,7 +249,10 @@ public struct MRZRecognizer: Sendable {
                                 _ body: (CellEvidence, Bool, Float) -> (stop: Bool, rank: Double)) -> (found: Bool, refusal: Refusal?) {
         let enlarged = Search.enlarged(photo)
         let enlargement = Float(enlarged.width) / Float(max(1, photo.width))
-        let gray = enlarged.padded(by: min(48, max(4, min(enlarged.width, enlarged.height) / 4)))
+        let padded = enlarged.padded(by: min(48, max(4, min(enlarged.width, enlarged.height) / 4)))
+        let search = Search(padded, workingSide: workingSide, deadline: deadline)
+        if let refusal = search.refusal { return (false, refusal) }
+        let gray = search.image
         // `known`: lines already read with these very cells (a shift of one line leaves the others).
         func evaluate(_ geometry: CellGeometry, measured: [[[Float]]]? = nil, retry: Bool = false,
                       known: [Int: CellReadings] = [:]) -> (stop: Bool, rank: Double, probabilities: [[[Float]]], cells: [CellReadings]) {
@@ -274,8 +277,6 @@ public struct MRZRecognizer: Sendable {
                                     measured != nil || retry, capHeight)
             return (stop, rank, probabilities, cells)
         }
-        let search = Search(gray, workingSide: workingSide, deadline: deadline)
-        if let refusal = search.refusal { return (false, refusal) }
         var found = false
         var ranked: [(geometry: CellGeometry, rank: Double, probabilities: [[[Float]]])] = []
         for hypothesis in search.hypotheses {

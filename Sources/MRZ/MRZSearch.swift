@@ -21,6 +21,9 @@ extension MRZRecognizer {
         var hypotheses: [Hypothesis] = []
         /// Set when the search ran out of time, or found only zones that are not one document's.
         var refusal: Refusal?
+        /// The image the hypotheses' cells lie in: the one searched, or it turned a quarter when
+        /// its text ran down the page (`init`).
+        var image: GrayImage
 
         /// Photos whose longer side is under this are enlarged before they are looked at.
         static let smallSide = 900
@@ -44,7 +47,16 @@ extension MRZRecognizer {
             return GrayImage(width: width, height: height, pixels: pixels)
         }
 
-        init(_ gray: GrayImage, workingSide: Int, deadline: Deadline) {
+        /// A photo whose text runs down the page (a data page photographed on its side, a scan
+        /// stored turned: the text's direction is found as well either way) is searched again
+        /// turned a quarter, its text across. The stages after the direction measure a glyph by
+        /// its upright box — its height is the box's height, the next glyph lies within so many
+        /// heights — and a quarter turn makes that the glyph's width: the real documents turned
+        /// a quarter lost a quarter of their keys (Germany's passports, which the set stores
+        /// turned, read at full size and were lost blurred or at half size). Upside down needs
+        /// no turn: every block is read both ways round.
+        init(_ gray: GrayImage, workingSide: Int, deadline: Deadline, mayTurn: Bool = true) {
+            image = gray
             let factor = max(1, Int((Float(max(gray.width, gray.height)) / Float(workingSide)).rounded(.up)))
             let work = gray.downscaled(by: factor)
             guard work.width >= 32, work.height >= 16 else { return }
@@ -55,6 +67,10 @@ extension MRZRecognizer {
             let blobs = LineFinder.characters(components, imageHeight: work.height)
             guard blobs.count >= 20 else { return }
             let angle = LineFinder.dominantAngle(blobs).angle
+            if mayTurn, angle > Float.pi / 4, angle < 3 * Float.pi / 4 {
+                self = Search(gray.turnedQuarter(), workingSide: workingSide, deadline: deadline, mayTurn: false)
+                return
+            }
             guard !deadline.expired else { refusal = .budgetExceeded; return }
             let lines = LineFinder.lines(blobs, angle: angle)
             guard !deadline.expired else { refusal = .budgetExceeded; return }

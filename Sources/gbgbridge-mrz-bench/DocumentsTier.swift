@@ -46,8 +46,22 @@ enum DocumentsTier {
         return ImageCodecs.RGBImage(width: width, height: height, pixels: pixels)
     }
 
-    /// Runs the tier; returns the false claims (false `accessKeyValid` + false `valid`).
-    static func run(recognizer: MRZRecognizer, listing: Bool, scale: Float = 1) -> Int {
+    /// `image` turned a quarter, clockwise or not: a page photographed on its side, a scan stored turned.
+    static func turned(_ image: ImageCodecs.RGBImage, clockwise: Bool) -> ImageCodecs.RGBImage {
+        var pixels = [UInt8](repeating: 0, count: image.pixels.count)
+        for y in 0..<image.height {
+            for x in 0..<image.width {
+                let (tx, ty) = clockwise ? (image.height - 1 - y, x) : (y, image.width - 1 - x)
+                let source = (y * image.width + x) * 3, target = (ty * image.height + tx) * 3
+                for channel in 0..<3 { pixels[target + channel] = image.pixels[source + channel] }
+            }
+        }
+        return ImageCodecs.RGBImage(width: image.height, height: image.width, pixels: pixels)
+    }
+
+    /// Runs the tier; returns the false claims (false `accessKeyValid` + false `valid`). `turned`:
+    /// each document read turned a quarter clockwise and again anticlockwise (twice the entries).
+    static func run(recognizer: MRZRecognizer, listing: Bool, scale: Float = 1, turned turning: Bool = false) -> Int {
         let truthFile = directory.appendingPathComponent("truth.json")
         guard let data = try? Data(contentsOf: truthFile), let entries = try? JSONDecoder().decode([Entry].self, from: data) else {
             print("documents skipped: no \(truthFile.path)")
@@ -55,13 +69,16 @@ enum DocumentsTier {
         }
         var eligible = 0, first = 0, any = 0, keyValid = 0, falseKey = 0, falseValid = 0, misprinted = 0, misprintedClaimed = 0
         var times: [Double] = []
+        let turns: [Bool?] = turning ? [true, false] : [nil]
         for entry in entries {
             guard let bytes = try? [UInt8](Data(contentsOf: directory.appendingPathComponent(entry.file))),
-                  var image = try? decode(bytes) else {
+                  var original = try? decode(bytes) else {
                 print("  unreadable: \(entry.file)")
                 continue
             }
-            if scale != 1 { image = shrunk(image, by: scale) }
+            if scale != 1 { original = shrunk(original, by: scale) }
+            for turn in turns {
+            let image = turn.map { turned(original, clockwise: $0) } ?? original
             let started = ContinuousClock.now
             let result = recognizer.read(image)
             let elapsed = ContinuousClock.now - started
@@ -80,7 +97,7 @@ enum DocumentsTier {
                 if let truthKey, keys.contains(truthKey) { any += 1 }
                 if let claimed, claimed == truthKey { keyValid += 1 }
                 if listing, keys.first != truthKey {
-                    print("  \(entry.file): first candidate \(keys.first ?? []) of \(keys.count), printed \(truthKey ?? []); read \(reading?.lines ?? [])")
+                    print("  \(entry.file)\(turn.map { $0 ? " turned clockwise" : " turned anticlockwise" } ?? ""): first candidate \(keys.first ?? []) of \(keys.count), printed \(truthKey ?? []); read \(reading?.lines ?? [])")
                 }
             } else {
                 misprinted += 1
@@ -94,10 +111,11 @@ enum DocumentsTier {
                 falseValid += 1
                 print("  false valid: \(entry.file): \(reading.lines) for \(entry.lines)")
             }
+            }
         }
         times.sort()
         func p(_ q: Double) -> String { times.isEmpty ? "-" : String(format: "%.0f", times[min(times.count - 1, Int(Double(times.count) * q))]) }
-        print("documents tier\(scale == 1 ? "" : " at \(scale)"): \(entries.count) images, \(eligible) whose printed key holds, \(misprinted) misprinted or without an MRZ")
+        print("documents tier\(scale == 1 ? "" : " at \(scale)")\(turning ? ", each turned a quarter both ways" : ""): \(entries.count * turns.count) images, \(eligible) whose printed key holds, \(misprinted) misprinted or without an MRZ")
         print("  key as first candidate " + percent(first, of: eligible) + ", among the candidates " + percent(any, of: eligible)
               + ", claimed accessKeyValid " + percent(keyValid, of: eligible)
               + "; false accessKeyValid \(falseKey), false valid \(falseValid), misprinted ones given a key \(misprintedClaimed); p50 \(p(0.5)) ms, p95 \(p(0.95)) ms")

@@ -25,7 +25,7 @@ let seed = UInt64(option("--seed") ?? "9303") ?? 9303
 let only = option("--only").flatMap { Int($0) }
 /// `--list`: each image whose MRZ was not claimed valid, and how it was read.
 let listing = arguments.contains("--list")
-let knownTiers = ["scan", "kiosk", "hard", "small", "tiny", "overprint", "font", "substitution", "interleave", "zeros", "real", "real-small", "documents", "documents-small"]
+let knownTiers = ["scan", "kiosk", "hard", "small", "tiny", "overprint", "font", "substitution", "interleave", "zeros", "real", "real-small", "documents", "documents-small", "documents-turned"]
 if arguments.contains("--help") || arguments.contains("-h") {
     print("""
         usage: gbgbridge-mrz-bench [--count N] [--tiers T,T,...] [--seed S] [--yardstick N] [--only N] [--list]
@@ -107,9 +107,10 @@ for tier in tiers {
         totalFalse += RealTier.run(recognizer: recognizer, scale: tier == "real-small" ? 0.4 : 1, listing: listing, dump: option("--dump"))
         continue
     }
-    // Real specimen documents (held out: never trained or tuned on), whole and at half their size.
+    // Real specimen documents (held out: never trained or tuned on), whole, at half their size and on their side.
     if tier.hasPrefix("documents") {
-        totalFalse += DocumentsTier.run(recognizer: recognizer, listing: listing, scale: tier == "documents-small" ? 0.5 : 1)
+        totalFalse += DocumentsTier.run(recognizer: recognizer, listing: listing, scale: tier == "documents-small" ? 0.5 : 1,
+                                        turned: tier == "documents-turned")
         continue
     }
     var ours = Tally()
