@@ -184,27 +184,11 @@ enum LineFinder {
     /// darkest is at least a third as far below its paper as the line's characters are.
     static func cellsOfInkAfter(_ line: TextLine, _ image: GrayImage, limit: Int = 16) -> Int {
         guard line.count >= 6, line.spacing > 0, line.capHeight > 0 else { return 0 }
-        let d = line.direction, pitch = line.spacing, cap = line.capHeight
+        let pitch = line.spacing
         let last = line.points[line.count - 1], sixth = line.points[line.count - 6]
         let slope = (line.across(last) - line.across(sixth)) / max(1, line.along(last) - line.along(sixth))
-        // Darkest and brightest of a box round (u, v), in the line's coordinates.
-        func contrast(_ u: Float, _ v: Float) -> Float? {
-            var darkest: Float = 255, brightest: Float = 0
-            for i in 0..<5 {
-                for j in 0..<7 {
-                    let du = (Float(i) / 4 - 0.5) * 0.7 * pitch, dv = (Float(j) / 6 - 0.5) * 1.3 * cap
-                    let x = (u + du) * d.x - (v + dv) * d.y, y = (u + du) * d.y + (v + dv) * d.x
-                    guard x >= 0, y >= 0, x < Float(image.width), y < Float(image.height) else { return nil }
-                    let value = image.sample(x, y)
-                    darkest = min(darkest, value)
-                    brightest = max(brightest, value)
-                }
-            }
-            return brightest - darkest
-        }
-        let own = line.points.compactMap { contrast(line.along($0), line.across($0)) }.sorted()
-        guard !own.isEmpty else { return 0 }
-        let reference = own[own.count / 2]
+        func contrast(_ u: Float, _ v: Float) -> Float? { boxContrast(line, image, u, v) }
+        let reference = ink(line, image)
         guard reference > 20 else { return 0 }
         var count = 0
         while count < limit {
@@ -213,6 +197,32 @@ enum LineFinder {
             count += 1
         }
         return count
+    }
+
+    /// Darkest and brightest of a cell's box round (u, v) — the line's coordinates, its pitch and
+    /// cap height — apart; nil when the box leaves the image.
+    static func boxContrast(_ line: TextLine, _ image: GrayImage, _ u: Float, _ v: Float) -> Float? {
+        let d = line.direction, pitch = line.spacing, cap = line.capHeight
+        var darkest: Float = 255, brightest: Float = 0
+        for i in 0..<5 {
+            for j in 0..<7 {
+                let du = (Float(i) / 4 - 0.5) * 0.7 * pitch, dv = (Float(j) / 6 - 0.5) * 1.3 * cap
+                let x = (u + du) * d.x - (v + dv) * d.y, y = (u + du) * d.y + (v + dv) * d.x
+                guard x >= 0, y >= 0, x < Float(image.width), y < Float(image.height) else { return nil }
+                let value = image.sample(x, y)
+                darkest = min(darkest, value)
+                brightest = max(brightest, value)
+            }
+        }
+        return brightest - darkest
+    }
+
+    /// How dark a line's characters stand on their paper: the median of its blobs' box contrasts
+    /// (0 when none lies inside the image).
+    static func ink(_ line: TextLine, _ image: GrayImage) -> Float {
+        guard line.spacing > 0, line.capHeight > 0 else { return 0 }
+        let own = line.points.compactMap { boxContrast(line, image, line.along($0), line.across($0)) }.sorted()
+        return own.isEmpty ? 0 : own[own.count / 2]
     }
 
     /// A chain cut where two neighbours are further apart than 2.1 × its median spacing.

@@ -16,18 +16,19 @@ struct MRZBlock: Sendable {
     }
 
     /// The blocks among `lines`, best first (at most `limit`).
-    static func candidates(_ lines: [TextLine], limit: Int = 4) -> [MRZBlock] {
+    static func candidates(_ lines: [TextLine], image: GrayImage? = nil, limit: Int = 4) -> [MRZBlock] {
         let long = lines.filter { $0.count >= 12 && $0.spacing > 0 }
         guard long.count >= 2 else { return [] }
         // Order by position across the direction; grow runs of two and three.
         let reference = long[0]
         let sorted = long.sorted { mean($0.points.map(reference.across)) < mean($1.points.map(reference.across)) }
+        let ink = image.map { image in sorted.map { LineFinder.ink($0, image) } }
         var blocks: [MRZBlock] = []
         for i in sorted.indices {
             for j in (i + 1)..<min(sorted.count, i + 4) where neighbours(sorted[i], sorted[j]) {
-                blocks.append(block([i, j], of: sorted))
+                blocks.append(block([i, j], of: sorted, ink: ink))
                 for k in (j + 1)..<min(sorted.count, j + 4) where neighbours(sorted[j], sorted[k]) {
-                    blocks.append(block([i, j, k], of: sorted))
+                    blocks.append(block([i, j, k], of: sorted, ink: ink))
                 }
             }
         }
@@ -48,10 +49,11 @@ struct MRZBlock: Sendable {
     }
 
     /// The block of `sorted[members]`, ambiguous when a line beside it (just before the first, just
-    /// after the last) or between its lines is like its lines (`alike`), or when its own lines
-    /// disagree. (A block may skip a line between two of its own: a line of other print; a line of
+    /// after the last) or between its lines is like its lines (`alike`) and printed at least half
+    /// as dark as the faintest of them (`ink`, each line's `LineFinder.ink`, when known), or when
+    /// its own lines disagree. (A block may skip a line between two of its own: a line of other print; a line of
     /// the zone's own kind there is another document's — A1 B2 A2 read as A1 A2.)
-    static func block(_ members: [Int], of sorted: [TextLine]) -> MRZBlock {
+    static func block(_ members: [Int], of sorted: [TextLine], ink: [Float]? = nil) -> MRZBlock {
         let lines = members.map { sorted[$0] }
         // Three lines as long as a TD3's or a TD2's: no format has them.
         var ambiguous = !agree(lines) || (lines.count == 3 && lines.allSatisfy { cells($0) > 37 })
@@ -60,7 +62,11 @@ struct MRZBlock: Sendable {
             let beside = outside < first ? neighbours(sorted[outside], sorted[first]) && outside >= first - 3
                 : outside > last ? neighbours(sorted[last], sorted[outside]) && outside <= last + 3
                 : overlaps(sorted[outside], sorted[first])
-            if beside, lines.allSatisfy({ alike($0, sorted[outside]) }) { ambiguous = true }
+            // A line as faint as a pattern is no document's: a guilloche's wave under a card's
+            // MRZ, resampled in a tilted photo, made a row of blobs at the zone's pitch (ink 40
+            // against the zone's 170–190) and the card was refused as two documents.
+            let printed = ink.map { ink in ink[outside] >= 0.5 * (members.map { ink[$0] }.min() ?? 0) } ?? true
+            if beside, printed, lines.allSatisfy({ alike($0, sorted[outside]) }) { ambiguous = true }
         }
         return MRZBlock(lines: lines, score: score(lines), ambiguous: ambiguous)
     }

@@ -74,7 +74,7 @@ extension MRZRecognizer {
             guard !deadline.expired else { refusal = .budgetExceeded; return }
             let lines = LineFinder.lines(blobs, angle: angle)
             guard !deadline.expired else { refusal = .budgetExceeded; return }
-            let blocks = MRZBlock.candidates(lines)
+            let blocks = MRZBlock.candidates(lines, image: work)
             let clean = blocks.filter { !$0.ambiguous }
             if clean.isEmpty, !blocks.isEmpty {
                 refusal = .ambiguousZone
