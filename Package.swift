@@ -287,7 +287,7 @@ let package = Package(
         .testTarget(
             name: "GBGBridgeServerTests",
             dependencies: [
-                "GBGBridgeMdoc", "MdocRead", "MdocEmulator", "Mdoc",
+                "GBGBridgeMdoc", "MdocRead", "MdocNFC", "MdocEmulator", "Mdoc",
                 "GBGBridgeServer", "GBGBridgeHost", "GBGBridgeRead", "GBGBridgeNFC", "GBGBridgeStubs", "GBGBridge", "MRTD", "MRTDEmulator", "CVCertificates", "SmartCard", "TestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based"),
                 .product(name: "Logging", package: "swift-log"),

@@ -12,6 +12,19 @@ import MdocRead
 /// up to it. Errors are `MdocError`s: no code in time `MDOC_TIMEOUT`, a code that is not a
 /// usable engagement its own refusal, the camera failing `MDOC_CAMERA`.
 package enum CameraQR {
+    /// mdoc.read's `qrCode: {"fromCamera": true}` with the document slot's camera: the device it
+    /// names, or for `auto` the first that offers a document frame when the read starts; nil for
+    /// the drawn stub (no camera to read a phone's screen with).
+    package static func engagement(from source: CameraSource) -> (@Sendable (Duration) async throws(MdocError) -> DeviceEngagement)? {
+        let camera: String?
+        switch source {
+        case .stub: return nil
+        case .auto: camera = nil
+        case .device(let path): camera = path
+        }
+        return { limit throws(MdocError) in try await read(camera: camera, within: limit, progress: { _ in }) }
+    }
+
     /// The first engagement a frame shows. A frame with two different engagements is passed over
     /// (which phone is meant is not the kiosk's guess); an `mdoc:` code that does not parse is
     /// remembered and, if no good one follows in time, is the failure's reason.

@@ -66,6 +66,7 @@ package final class HostApplication {
             let availability = await MdocBluetoothAvailability.probe()
             mdoc?.bluetoothAvailable = availability.isAvailable
         }
+        mdoc.qrCamera = CameraQR.engagement(from: settings.documentCamera.source)
         services = HostServices(nfc: nfc, mdoc: mdoc, countsRequests: countsRequests, documentCamera: settings.documentCamera, selfieCamera: settings.selfieCamera)
         var configuration = BridgeServerConfiguration()
         configuration.port = settings.port

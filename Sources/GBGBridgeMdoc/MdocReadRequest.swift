@@ -5,7 +5,8 @@ import MdocNFC
 /// A validated `mdoc.read` request (Docs/mdoc.md): `docType`, `elements` ({namespace: [names]})
 /// or `preset`, `intentToRetain`, `timeoutSeconds`, `readTimeoutSeconds`, `reader`, `handover`,
 /// `transport` (auto, nfc or ble: the carrier after the NFC engagement), `qrCode` (the holder's
-/// QR engagement as the page read it, `mdoc:…`: no NFC, the session over BLE).
+/// QR engagement as the page read it, `mdoc:…`, or `{"fromCamera": true}`: the kiosk's document
+/// camera looks for it; no NFC either way, the session over BLE).
 struct MdocReadRequest: Sendable {
     var request: MdocRequest
     var timeout: Duration = .seconds(30)
@@ -15,6 +16,11 @@ struct MdocReadRequest: Sendable {
     var transport: MdocReadOptions.Transport = .auto
     /// The holder's QR engagement, when the page gave one.
     var qrEngagement: DeviceEngagement?
+    /// `qrCode: {"fromCamera": true}`: the kiosk's document camera reads the holder's QR code.
+    var qrFromCamera = false
+
+    /// Whether the holder engages by a QR code (no NFC reader involved).
+    var engagesByQR: Bool { qrEngagement != nil || qrFromCamera }
 
     enum MdocReadOptionsHandover: String { case automatic = "auto", `static`, negotiated }
 
@@ -89,11 +95,20 @@ struct MdocReadRequest: Sendable {
             transport = carrier
         }
         if let value = fields["qrCode"], !value.isNull {
-            guard let text = value.stringValue, !text.isEmpty else { throw Invalid(message: "qrCode must be the text of the holder's QR code (mdoc:…)") }
-            do {
-                qrEngagement = try DeviceEngagement(qrCode: Array(text.utf8))
-            } catch {
-                throw Invalid(message: "qrCode: \(error.reason)")
+            if case .object(let object) = value {
+                guard object.count == 1, object["fromCamera"]?.boolValue == true else {
+                    throw Invalid(message: "qrCode must be the text of the holder's QR code (mdoc:…) or {\"fromCamera\": true}")
+                }
+                qrFromCamera = true
+            } else {
+                guard let text = value.stringValue, !text.isEmpty else {
+                    throw Invalid(message: "qrCode must be the text of the holder's QR code (mdoc:…) or {\"fromCamera\": true}")
+                }
+                do {
+                    qrEngagement = try DeviceEngagement(qrCode: Array(text.utf8))
+                } catch {
+                    throw Invalid(message: "qrCode: \(error.reason)")
+                }
             }
             if reader != nil || handover != .automatic { throw Invalid(message: "reader and handover are the NFC engagement's; a qrCode engagement has neither") }
             if transport == .nfc { throw Invalid(message: "a qrCode engagement retrieves over BLE: transport auto or ble") }

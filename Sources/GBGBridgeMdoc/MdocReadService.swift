@@ -27,6 +27,14 @@ public final class MdocReadService {
     /// The readers, as the nfc.read service sees them (nil: ask the back end).
     public var readers: (@MainActor () -> [ReaderInfo])?
 
+    /// Reads a holder's QR engagement with the kiosk's document camera within a time limit
+    /// (`qrCode: {"fromCamera": true}`); nil when the kiosk has no camera for it (the document
+    /// slot is the drawn stub). Typed errors: `MDOC_TIMEOUT` when no code showed in time,
+    /// `MDOC_CAMERA` when the camera failed, the engagement's own refusal for a bad code.
+    public var qrCamera: (@Sendable (Duration) async throws(MdocError) -> DeviceEngagement)? {
+        didSet { if (qrCamera == nil) != (oldValue == nil) { readersChanged() } }
+    }
+
     public private(set) var activeRead: String?
     /// Whether BLE data retrieval can be offered (a powered adapter BlueZ lists); announced in
     /// capability.query's `transports`.
@@ -77,6 +85,8 @@ public final class MdocReadService {
             "handover": .array([.string("static"), .string("negotiated")]),
             // How a holder may engage: at the NFC reader, or by the QR code the page read (qrCode), which needs BLE.
             "engagement": .array(([("nfc", true), ("qr", bluetoothAvailable)]).filter(\.1).map { .string($0.0) }),
+            // qrCode: {"fromCamera": true}: the kiosk's document camera reads the code (and BLE carries the session).
+            "qrFromCamera": .bool(bluetoothAvailable && qrCamera != nil),
             "presets": .array(MdocDocType.presetNames.map(JSONValue.string)),
             "readerAuthentication": .bool(readerKey != nil),
             "trustedIssuers": .number(Double(trust.anchors.count)),
@@ -96,8 +106,12 @@ public final class MdocReadService {
             responder.fail(.invalidRequest, message: error.message, recoverable: false)
             return
         }
+        if parsed.qrFromCamera, qrCamera == nil {
+            responder.fail(.unsupported, message: "qrCode.fromCamera: this kiosk has no document camera to read a QR code with (its document slot is the drawn stub); give the code's text as qrCode", recoverable: false)
+            return
+        }
         // A QR engagement needs no NFC reader: another read at the reader does not stand in its way.
-        if parsed.qrEngagement == nil, let other = readerBusyElsewhere?() {
+        if !parsed.engagesByQR, let other = readerBusyElsewhere?() {
             responder.fail(.busy, message: "\(other) is using the reader", recoverable: true)
             return
         }
@@ -113,8 +127,18 @@ public final class MdocReadService {
         options.transport = parsed.transport
         let job = MdocReadJob(reader: parsed.reader, options: options, cardTimeout: parsed.timeout, trust: trust)
         let backend = self.backend
+        let camera = parsed.qrFromCamera ? qrCamera : nil
         let outcome: Result<MdocReadJob.Result, MdocError> = await Task.detached {
             do throws(MdocError) {
+                if let camera {
+                    guard await MdocReadJob.canRetrieveOverBLE(options) else {
+                        throw MdocError(.unsupported, "a QR engagement needs BLE, which this kiosk cannot use now: BLE needs a powered Bluetooth adapter (doctor's bluetooth check says why)")
+                    }
+                    // The holder has timeoutSeconds to show the code, as to present the phone at the reader.
+                    let shown = ContinuousClock.now
+                    let engagement = try await camera(parsed.timeout)
+                    return .success(try await job.run(qrEngagement: engagement, engagementTime: ContinuousClock.now - shown))
+                }
                 if let engagement = parsed.qrEngagement { return .success(try await job.run(qrEngagement: engagement)) }
                 return .success(try await job.run(on: backend))
             } catch {
@@ -172,6 +196,7 @@ public final class MdocReadService {
         case .unsupported: return (.unsupported, true)
         case .transport: return (error.reason.contains("pcscd") || error.reason.contains("SERVICE_UNAVAILABLE") ? .nfcNotAvailable : .communicationError, true)
         case .readerKey: return (.communicationError, false)
+        case .cameraUnavailable: return (.cameraError, true)
         default: return (.chipError, true)
         }
     }

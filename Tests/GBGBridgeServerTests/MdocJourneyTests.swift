@@ -1,9 +1,12 @@
 import Foundation
 import GBGBridge
+import GBGBridgeHost
+@testable import GBGBridgeMdoc
 import MRTDCrypto
 import MRTDEmulator
 import Mdoc
 import MdocEmulator
+import MdocNFC
 import MdocRead
 import TestSupport
 import Testing
@@ -59,6 +62,55 @@ struct MdocJourneyTests {
         let answer = try await Self.exchange(rig, "mdoc.read", ["qrCode": .string(code), "readTimeoutSeconds": .number(5)])
         #expect(answer.payload.error?.code == "UNSUPPORTED", "\(String(describing: answer.payload.error))")
         #expect(answer.payload.error?.message.contains("BLE") == true, "\(String(describing: answer.payload.error))")
+    }
+
+    /// mdoc.read's `qrCode: {"fromCamera": true}`: the kiosk's document camera looks for the
+    /// holder's code. Checked before anything starts; a kiosk whose document slot is the drawn
+    /// stub has no camera for it (UNSUPPORTED, and capability.query says `qrFromCamera: false`);
+    /// one with a camera but no BLE refuses before the holder is asked to show the code; a camera
+    /// that fails is CAMERA_ERROR. (Reading a real camera's frames: the BLE VM's `qr-camera` case,
+    /// through the CLI's `--qr-from-camera`, which shares `CameraQR.read`.)
+    @Test func aQRCodeFromTheKioskCameraIsCheckedAndNeedsACameraAndBLE() async throws {
+        let rig = try await Self.rig()
+        defer { Task { await rig.stop() } }
+        for data: [String: JSONValue] in [["qrCode": .object(["fromCamera": .bool(false)])], ["qrCode": .object([:])],
+                                          ["qrCode": .object(["fromCamera": .bool(true), "device": .string("/dev/video0")])],
+                                          ["qrCode": .object(["fromCamera": .bool(true)]), "reader": .string("Virtual PCD 00 00")],
+                                          ["qrCode": .object(["fromCamera": .bool(true)]), "handover": .string("static")],
+                                          ["qrCode": .object(["fromCamera": .bool(true)]), "transport": .string("nfc")]] {
+            let answer = try await Self.exchange(rig, "mdoc.read", data)
+            #expect(answer.payload.error?.code == "INVALID_REQUEST", "\(data)")
+        }
+        let stub = try await Self.exchange(rig, "mdoc.read", ["qrCode": .object(["fromCamera": .bool(true)])])
+        #expect(stub.payload.error?.code == "UNSUPPORTED" && stub.payload.error?.message.contains("no document camera") == true,
+                "\(String(describing: stub.payload.error))")
+        let query = try await Self.exchange(rig, "capability.query")
+        #expect(query.payload.data?["capabilities"]?.objectValue?["mdoc.read"]?.objectValue?["constraints"]?.objectValue?["qrFromCamera"]?.boolValue == false)
+
+        let missing = "/dev/gbgbridge-test-no-such-camera"
+        let camera = try #require(CameraQR.engagement(from: .device(missing)))
+        #expect(CameraQR.engagement(from: .stub) == nil)
+        let withCamera = try await ServerRig.start(staticDirectory: TestFixtures.url("journey").path,
+                                                   backend: EmulatedReaderBackend(chip: MdocHolder(credential: try MdocCredential.load(profileAt: TestFixtures.url("mdoc/utopia-mdl.json")))),
+                                                   mdocTrust: MdocTrust(), configureMdoc: { $0.qrCamera = camera })
+        defer { Task { await withCamera.stop() } }
+        // Without BLE (no powered adapter, as on CI): refused before the holder is asked for the
+        // code; with it, the missing camera answers.
+        let answer = try await Self.exchange(withCamera, "mdoc.read", ["qrCode": .object(["fromCamera": .bool(true)]), "timeoutSeconds": .number(2)])
+        if await MdocReadJob.canRetrieveOverBLE(MdocReadOptions(requests: [])) {
+            #expect(answer.payload.error?.code == "CAMERA_ERROR", "\(String(describing: answer.payload.error))")
+        } else {
+            #expect(answer.payload.error?.code == "UNSUPPORTED" && answer.payload.error?.message.contains("BLE") == true, "\(String(describing: answer.payload.error))")
+        }
+        // The camera itself, failing: MDOC_CAMERA, which a page sees as CAMERA_ERROR (recoverable).
+        do {
+            _ = try await camera(.seconds(2))
+            Issue.record("a missing camera gave an engagement")
+        } catch {
+            #expect(error.code == .cameraUnavailable, "\(error.code.rawValue): \(error.reason)")
+        }
+        let (code, recoverable) = MdocReadService.bridgeCode(MdocError(.cameraUnavailable, "the camera went away"))
+        #expect(code == .cameraError && recoverable)
     }
 
     @Test func aPageReadsThePhoneAndGetsVerifiedElementsAndAReencodedPortrait() async throws {

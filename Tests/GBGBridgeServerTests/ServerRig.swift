@@ -34,6 +34,7 @@ final class ServerRig: Sendable {
                       passport: String = "utopia-td3-jpeg", chip: VirtualPassportChip? = nil,
                       backend: (any CardReaderBackend)? = nil, mdocTrust: MdocTrust? = nil, logLevel: Logger.Level = .error,
                       configure: (inout BridgeServerConfiguration) -> Void = { _ in },
+                      configureMdoc: @escaping @MainActor @Sendable (MdocReadService) -> Void = { _ in },
                       setUpHost extraSetUp: @escaping @MainActor @Sendable (BridgeHost) -> Void = { _ in }) async throws -> ServerRig {
         let chip = try chip ?? VirtualPassportChip(passport: try TestFixtures.passport(passport))
         var trust = TrustStore()
@@ -64,6 +65,7 @@ final class ServerRig: Sendable {
         // The pages get what `gbgbridge serve` gives them (HostServices), plus the rig's own.
         let services = await MainActor.run { () -> HostServices in
             let mdoc = mdocTrust.map { MdocReadService(backend: reader, trust: $0, logger: logger) }
+            if let mdoc { configureMdoc(mdoc) }
             return HostServices(nfc: nfc, mdoc: mdoc, countsRequests: false)
         }
         let server = try BridgeServer(configuration: configuration, logger: logger, setUpHost: { host in
