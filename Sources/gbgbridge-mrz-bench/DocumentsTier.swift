@@ -46,19 +46,6 @@ enum DocumentsTier {
         return ImageCodecs.RGBImage(width: width, height: height, pixels: pixels)
     }
 
-    /// `image` turned a quarter, clockwise or not: a page photographed on its side, a scan stored turned.
-    static func turned(_ image: ImageCodecs.RGBImage, clockwise: Bool) -> ImageCodecs.RGBImage {
-        var pixels = [UInt8](repeating: 0, count: image.pixels.count)
-        for y in 0..<image.height {
-            for x in 0..<image.width {
-                let (tx, ty) = clockwise ? (image.height - 1 - y, x) : (y, image.width - 1 - x)
-                let source = (y * image.width + x) * 3, target = (ty * image.height + tx) * 3
-                for channel in 0..<3 { pixels[target + channel] = image.pixels[source + channel] }
-            }
-        }
-        return ImageCodecs.RGBImage(width: image.height, height: image.width, pixels: pixels)
-    }
-
     /// Runs the tier; returns the false claims (false `accessKeyValid` + false `valid`). `turned`:
     /// each document read turned a quarter clockwise and again anticlockwise (twice the entries).
     static func run(recognizer: MRZRecognizer, listing: Bool, scale: Float = 1, turned turning: Bool = false) -> Int {
@@ -78,7 +65,7 @@ enum DocumentsTier {
             }
             if scale != 1 { original = shrunk(original, by: scale) }
             for turn in turns {
-            let image = turn.map { turned(original, clockwise: $0) } ?? original
+            let image = turn.map { original.turnedQuarter(clockwise: $0) } ?? original
             let started = ContinuousClock.now
             let result = recognizer.read(image)
             let elapsed = ContinuousClock.now - started

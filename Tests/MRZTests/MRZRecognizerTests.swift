@@ -171,21 +171,6 @@ struct MRZRecognizerTests {
         #expect(reading.format == format && reading.lines == lines && reading.valid)
     }
 
-    /// `image` turned a quarter clockwise (`clockwise`) or anticlockwise: a page photographed on
-    /// its side, or a scan stored turned.
-    static func turned(_ image: ImageCodecs.RGBImage, clockwise: Bool) -> ImageCodecs.RGBImage {
-        var pixels = [UInt8](repeating: 0, count: image.pixels.count)
-        for y in 0..<image.height {
-            for x in 0..<image.width {
-                // The turned image is height wide: (x, y) goes to (height-1-y, x) clockwise, (y, width-1-x) not.
-                let (tx, ty) = clockwise ? (image.height - 1 - y, x) : (y, image.width - 1 - x)
-                let source = (y * image.width + x) * 3, target = (ty * image.height + tx) * 3
-                pixels[target..<(target + 3)] = image.pixels[source..<(source + 3)]
-            }
-        }
-        return ImageCodecs.RGBImage(width: image.height, height: image.width, pixels: pixels)
-    }
-
     @Test("a page on its side (turned a quarter either way) reads as it does upright, every format", arguments: MRZFormat.allCases)
     func onItsSide(format: MRZFormat) async throws {
         let photographer = try #require(Self.photographer)
@@ -194,7 +179,7 @@ struct MRZRecognizerTests {
         let sample = MRZSample(format: format, generator: &generator)
         let frame = photographer.shoot(sample, .scan, generator: &generator).frame
         for clockwise in [true, false] {
-            let reading = try #require(try await Self.offPool { recognizer.read(Self.turned(frame, clockwise: clockwise)).reading },
+            let reading = try #require(try await Self.offPool { recognizer.read(frame.turnedQuarter(clockwise: clockwise)).reading },
                                        "nothing read turned \(clockwise ? "clockwise" : "anticlockwise")")
             #expect(reading.lines == sample.lines && reading.accessKeyValid, "read \(reading.lines) for \(sample.lines)")
         }
@@ -215,7 +200,7 @@ struct MRZRecognizerTests {
         let bytes = Array(try Data(contentsOf: TestFixtures.sharedURL("mrz-real-documents/\(name)")))
         let image = name.hasSuffix(".png") ? try ImageCodecs.decodePNG(bytes) : try ImageCodecs.decodeJPEG(bytes)
         for clockwise in [true, false] {
-            let result = try await Self.offPool { recognizer.read(Self.turned(image, clockwise: clockwise)) }
+            let result = try await Self.offPool { recognizer.read(image.turnedQuarter(clockwise: clockwise)) }
             #expect(result.candidates.first?.key == key, "\(name) turned \(clockwise ? "clockwise" : "anticlockwise"): \(result.candidates.map(\.key))")
         }
     }
