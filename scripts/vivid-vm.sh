@@ -180,10 +180,35 @@ run() {
   local accel=tcg
   [ -w /dev/kvm ] && grep -qE 'vmx|svm' /proc/cpuinfo && accel=kvm
   set +e
-  timeout --kill-after=10 "$timeout" qemu-system-x86_64 -accel "$accel" -m "$memory" -smp "$cpus" -nographic -no-reboot \
-    -kernel "$(kernel_tree)" -initrd "$initramfs" -append "console=ttyS0 quiet panic=-1 rdinit=/init" \
-    "${net[@]}" -virtfs "local,path=$share,mount_tag=share,security_model=none,id=share" "${host[@]}" > "$share/console.log" 2>&1
-  local qemu=$?
+  # A guest whose kernel never reaches init (under qemu's emulation, once in a few hundred boots:
+  # the console stays at the firmware's lines) is booted again, once, after boot_limit seconds —
+  # not left to the whole run's timeout. A guest that started is never booted again.
+  local boot_limit=180 attempt qemu
+  for attempt in 1 2; do
+    timeout --kill-after=10 "$timeout" qemu-system-x86_64 -accel "$accel" -m "$memory" -smp "$cpus" -nographic -no-reboot \
+      -kernel "$(kernel_tree)" -initrd "$initramfs" -append "console=ttyS0 quiet panic=-1 rdinit=/init" \
+      "${net[@]}" -virtfs "local,path=$share,mount_tag=share,security_model=none,id=share" "${host[@]}" > "$share/console.log" 2>&1 &
+    local vm=$! waited=0 started=0
+    while kill -0 "$vm" 2>/dev/null; do
+      if grep -q VM-READY "$share/console.log" 2>/dev/null; then started=1; break; fi
+      [ "$waited" -ge "$boot_limit" ] && break
+      sleep 1
+      waited=$((waited + 1))
+    done
+    if [ "$started" = 0 ] && kill -0 "$vm" 2>/dev/null; then
+      kill "$vm" 2>/dev/null
+      wait "$vm" 2>/dev/null
+      if [ "$attempt" = 1 ]; then
+        echo "vivid-vm: the guest did not start within ${boot_limit} s (last console lines: $(tail -2 "$share/console.log" | tr '\n' ' ')); booting it again" >&2
+        continue
+      fi
+      qemu=124
+      break
+    fi
+    wait "$vm"
+    qemu=$?
+    break
+  done
   set -e
   rm -f "$initramfs"
   [ -f "$share/status" ] || die "the guest did not finish (qemu exit $qemu; last console lines: $(tail -5 "$share/console.log" | tr '\n' ' '))"
