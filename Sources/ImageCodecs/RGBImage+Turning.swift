@@ -1,16 +1,30 @@
-extension ImageCodecs.RGBImage {
-    /// The image turned a quarter, clockwise or not: a page photographed on its side, or a scan
-    /// stored turned (what an EXIF orientation of 6 or 8 asks a viewer to undo).
-    public func turnedQuarter(clockwise: Bool) -> ImageCodecs.RGBImage {
+extension ImageCodecs {
+    /// `pixels` (`width` × `height`, `channels` bytes a pixel, rows without padding) turned a
+    /// quarter, clockwise or not: a page photographed on its side, or a scan stored turned (what
+    /// an EXIF orientation of 6 or 8 asks a viewer to undo). The turned image is `height` wide.
+    public static func turnedQuarter(_ pixels: [UInt8], width: Int, height: Int, channels: Int, clockwise: Bool) -> [UInt8] {
+        precondition(width >= 0 && height >= 0 && channels > 0 && pixels.count == width * height * channels)
         var turned = [UInt8](repeating: 0, count: pixels.count)
-        for y in 0..<height {
-            for x in 0..<width {
-                // The turned image is `height` wide: (x, y) goes to (height-1-y, x) clockwise, (y, width-1-x) not.
-                let (tx, ty) = clockwise ? (height - 1 - y, x) : (y, width - 1 - x)
-                let source = (y * width + x) * 3, target = (ty * height + tx) * 3
-                for channel in 0..<3 { turned[target + channel] = pixels[source + channel] }
+        pixels.withUnsafeBufferPointer { source in
+            turned.withUnsafeMutableBufferPointer { target in
+                for y in 0..<height {
+                    for x in 0..<width {
+                        // (x, y) goes to (height-1-y, x) clockwise, (y, width-1-x) not.
+                        let (tx, ty) = clockwise ? (height - 1 - y, x) : (y, width - 1 - x)
+                        let from = (y * width + x) * channels, to = (ty * height + tx) * channels
+                        for channel in 0..<channels { target[to + channel] = source[from + channel] }
+                    }
+                }
             }
         }
-        return ImageCodecs.RGBImage(width: height, height: width, pixels: turned)
+        return turned
+    }
+}
+
+extension ImageCodecs.RGBImage {
+    /// The image turned a quarter, clockwise or not (`ImageCodecs.turnedQuarter`).
+    public func turnedQuarter(clockwise: Bool) -> ImageCodecs.RGBImage {
+        ImageCodecs.RGBImage(width: height, height: width,
+                             pixels: ImageCodecs.turnedQuarter(pixels, width: width, height: height, channels: 3, clockwise: clockwise))
     }
 }

@@ -58,17 +58,8 @@ public struct GrayImage: Sendable {
     /// with it.
     package func turnedQuarter() -> GrayImage {
         guard width > 0, height > 0 else { return self }
-        var out = [UInt8](repeating: 0, count: pixels.count)
-        // Pixel (x', y') of the turned image is (y', height - 1 - x') of this one.
-        pixels.withUnsafeBufferPointer { source in
-            out.withUnsafeMutableBufferPointer { target in
-                for y in 0..<height {
-                    let row = y * width, column = height - 1 - y
-                    for x in 0..<width { target[x * height + column] = source[row + x] }
-                }
-            }
-        }
-        var image = GrayImage(width: height, height: width, pixels: out)
+        var image = GrayImage(width: height, height: width,
+                              pixels: ImageCodecs.turnedQuarter(pixels, width: width, height: height, channels: 1, clockwise: true))
         image.content = (height - content.y - content.height, content.x, content.height, content.width)
         return image
     }
