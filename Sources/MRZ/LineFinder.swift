@@ -187,13 +187,12 @@ enum LineFinder {
         let pitch = line.spacing
         let last = line.points[line.count - 1], sixth = line.points[line.count - 6]
         let slope = (line.across(last) - line.across(sixth)) / max(1, line.along(last) - line.along(sixth))
-        func contrast(_ u: Float, _ v: Float) -> Float? { boxContrast(line, image, u, v) }
         let reference = ink(line, image)
         guard reference > 20 else { return 0 }
         var count = 0
         while count < limit {
             let step = Float(count + 1) * pitch
-            guard let value = contrast(line.along(last) + step, line.across(last) + slope * step), value > reference / 3 else { break }
+            guard let value = boxContrast(line, image, line.along(last) + step, line.across(last) + slope * step), value > reference / 3 else { break }
             count += 1
         }
         return count

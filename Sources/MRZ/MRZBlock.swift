@@ -57,6 +57,7 @@ struct MRZBlock: Sendable {
         let lines = members.map { sorted[$0] }
         // Three lines as long as a TD3's or a TD2's: no format has them.
         var ambiguous = !agree(lines) || (lines.count == 3 && lines.allSatisfy { cells($0) > 37 })
+        let faintest = ink.map { ink in members.map { ink[$0] }.min() ?? 0 }
         for outside in sorted.indices where !members.contains(outside) {
             guard let first = members.first, let last = members.last else { break }
             let beside = outside < first ? neighbours(sorted[outside], sorted[first]) && outside >= first - 3
@@ -65,7 +66,7 @@ struct MRZBlock: Sendable {
             // A line as faint as a pattern is no document's: a guilloche's wave under a card's
             // MRZ, resampled in a tilted photo, made a row of blobs at the zone's pitch (ink 40
             // against the zone's 170–190) and the card was refused as two documents.
-            let printed = ink.map { ink in ink[outside] >= 0.5 * (members.map { ink[$0] }.min() ?? 0) } ?? true
+            let printed = ink.map { $0[outside] >= 0.5 * (faintest ?? 0) } ?? true
             if beside, printed, lines.allSatisfy({ alike($0, sorted[outside]) }) { ambiguous = true }
         }
         return MRZBlock(lines: lines, score: score(lines), ambiguous: ambiguous)

@@ -375,9 +375,10 @@ public struct MRZRecognizer: Sendable {
     }
 
     /// Every way the image could hold an MRZ: each candidate block, at each line length its
-    /// shape allows, both ways round. Coordinates of the full image. (No time budget: the lab's.)
+    /// shape allows, both ways round. Coordinates of the full image as given: never turned a
+    /// quarter, as `read` turns a page whose text runs down it. (No time budget: the lab's.)
     package static func hypotheses(_ gray: GrayImage, workingSide: Int = 1600) -> [Hypothesis] {
-        Search(gray, workingSide: workingSide, deadline: Deadline(after: .seconds(3600))).hypotheses
+        Search(gray, workingSide: workingSide, deadline: Deadline(after: .seconds(3600)), mayTurn: false).hypotheses
     }
 
     /// What localization saw, in words (the lab's `locate`).

@@ -65,39 +65,39 @@ enum DocumentsTier {
             }
             if scale != 1 { original = shrunk(original, by: scale) }
             for turn in turns {
-            let image = turn.map { original.turnedQuarter(clockwise: $0) } ?? original
-            let started = ContinuousClock.now
-            let result = recognizer.read(image)
-            let elapsed = ContinuousClock.now - started
-            times.append(Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15)
-            let hasMRZ = entry.format != "none" && !entry.lines.isEmpty
-            let checks = entry.checks ?? [:]
-            let keyHolds = hasMRZ && checks["number"] == true && checks["birth"] == true && checks["expiry"] == true
-            let truth = hasMRZ ? MRZReading(text: entry.lines) : nil
-            let truthKey = truth.map { [$0.documentNumber, $0.dateOfBirth, $0.dateOfExpiry] }
-            let keys = result.candidates.map(\.key)
-            let reading = result.reading
-            let claimed = reading.flatMap { $0.accessKeyValid ? [$0.documentNumber, $0.dateOfBirth, $0.dateOfExpiry] : nil }
-            if keyHolds {
-                eligible += 1
-                if keys.first == truthKey { first += 1 }
-                if let truthKey, keys.contains(truthKey) { any += 1 }
-                if let claimed, claimed == truthKey { keyValid += 1 }
-                if listing, keys.first != truthKey {
-                    print("  \(entry.file)\(turn.map { $0 ? " turned clockwise" : " turned anticlockwise" } ?? ""): first candidate \(keys.first ?? []) of \(keys.count), printed \(truthKey ?? []); read \(reading?.lines ?? [])")
+                let image = turn.map { original.turnedQuarter(clockwise: $0) } ?? original
+                let started = ContinuousClock.now
+                let result = recognizer.read(image)
+                let elapsed = ContinuousClock.now - started
+                times.append(Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15)
+                let hasMRZ = entry.format != "none" && !entry.lines.isEmpty
+                let checks = entry.checks ?? [:]
+                let keyHolds = hasMRZ && checks["number"] == true && checks["birth"] == true && checks["expiry"] == true
+                let truth = hasMRZ ? MRZReading(text: entry.lines) : nil
+                let truthKey = truth.map { [$0.documentNumber, $0.dateOfBirth, $0.dateOfExpiry] }
+                let keys = result.candidates.map(\.key)
+                let reading = result.reading
+                let claimed = reading.flatMap { $0.accessKeyValid ? [$0.documentNumber, $0.dateOfBirth, $0.dateOfExpiry] : nil }
+                if keyHolds {
+                    eligible += 1
+                    if keys.first == truthKey { first += 1 }
+                    if let truthKey, keys.contains(truthKey) { any += 1 }
+                    if let claimed, claimed == truthKey { keyValid += 1 }
+                    if listing, keys.first != truthKey {
+                        print("  \(entry.file)\(turn.map { $0 ? " turned clockwise" : " turned anticlockwise" } ?? ""): first candidate \(keys.first ?? []) of \(keys.count), printed \(truthKey ?? []); read \(reading?.lines ?? [])")
+                    }
+                } else {
+                    misprinted += 1
+                    if claimed != nil { misprintedClaimed += 1 }
                 }
-            } else {
-                misprinted += 1
-                if claimed != nil { misprintedClaimed += 1 }
-            }
-            if let claimed, !(keyHolds && claimed == truthKey) {
-                falseKey += 1
-                print("  false accessKeyValid: \(entry.file): \(claimed) (printed \(truthKey ?? []), its key's check digits \(keyHolds ? "hold" : "fail"))")
-            }
-            if let reading, reading.valid, !(keyHolds && reading.lines == entry.lines) {
-                falseValid += 1
-                print("  false valid: \(entry.file): \(reading.lines) for \(entry.lines)")
-            }
+                if let claimed, !(keyHolds && claimed == truthKey) {
+                    falseKey += 1
+                    print("  false accessKeyValid: \(entry.file): \(claimed) (printed \(truthKey ?? []), its key's check digits \(keyHolds ? "hold" : "fail"))")
+                }
+                if let reading, reading.valid, !(keyHolds && reading.lines == entry.lines) {
+                    falseValid += 1
+                    print("  false valid: \(entry.file): \(reading.lines) for \(entry.lines)")
+                }
             }
         }
         times.sort()

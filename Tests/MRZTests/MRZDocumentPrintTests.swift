@@ -142,8 +142,7 @@ import TestTraits
     func realDocuments() async throws {
         let recognizer = try #require(MRZHostilePictureTests.recognizer)
         func read(_ name: String) async throws -> MRZRecognizer.Result {
-            let bytes = Array(try Data(contentsOf: TestFixtures.sharedURL("mrz-real-documents/\(name)")))
-            let image = name.hasSuffix(".png") ? try ImageCodecs.decodePNG(bytes) : try ImageCodecs.decodeJPEG(bytes)
+            let image = try MRZRecognizerTests.realDocument(name)
             return try await MRZRecognizerTests.offPool { recognizer.read(image) }
         }
         let card = try await read("uscutil-DE-IDD_Personalausweis_Rueckseite_scan.jpg")

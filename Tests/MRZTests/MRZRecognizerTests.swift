@@ -171,6 +171,12 @@ struct MRZRecognizerTests {
         #expect(reading.format == format && reading.lines == lines && reading.valid)
     }
 
+    /// A real document of `../shared/fixtures/mrz-real-documents` (PNG or JPEG), decoded.
+    static func realDocument(_ name: String) throws -> ImageCodecs.RGBImage {
+        let bytes = Array(try Data(contentsOf: TestFixtures.sharedURL("mrz-real-documents/\(name)")))
+        return name.hasSuffix(".png") ? try ImageCodecs.decodePNG(bytes) : try ImageCodecs.decodeJPEG(bytes)
+    }
+
     @Test("a page on its side (turned a quarter either way) reads as it does upright, every format", arguments: MRZFormat.allCases)
     func onItsSide(format: MRZFormat) async throws {
         let photographer = try #require(Self.photographer)
@@ -197,8 +203,7 @@ struct MRZRecognizerTests {
                       ("arg0s1080-id_cards-Serbia.png", ["955555546", "680229", "130724"])])
     func realDocumentsOnTheirSide(name: String, key: [String]) async throws {
         let recognizer = try #require(Self.recognizer)
-        let bytes = Array(try Data(contentsOf: TestFixtures.sharedURL("mrz-real-documents/\(name)")))
-        let image = name.hasSuffix(".png") ? try ImageCodecs.decodePNG(bytes) : try ImageCodecs.decodeJPEG(bytes)
+        let image = try Self.realDocument(name)
         for clockwise in [true, false] {
             let result = try await Self.offPool { recognizer.read(image.turnedQuarter(clockwise: clockwise)) }
             #expect(result.candidates.first?.key == key, "\(name) turned \(clockwise ? "clockwise" : "anticlockwise"): \(result.candidates.map(\.key))")
@@ -256,7 +261,7 @@ struct MRZRecognizerTests {
     @Test("a real card tilted 8° over a guilloche is one document: its printed key first", .needsSharedFixtures)
     func realCardTilted() async throws {
         let recognizer = try #require(Self.recognizer)
-        let image = try ImageCodecs.decodePNG(Array(try Data(contentsOf: TestFixtures.sharedURL("mrz-real-documents/arg0s1080-id_cards-Serbia.png"))))
+        let image = try Self.realDocument("arg0s1080-id_cards-Serbia.png")
         let result = try await Self.offPool { recognizer.read(Self.tilted(image, degrees: -8)) }
         #expect(result.refusal == nil && result.candidates.first?.key == ["955555546", "680229", "130724"],
                 "\(result.refusal.map(\.rawValue) ?? "") \(result.candidates.map(\.key))")
