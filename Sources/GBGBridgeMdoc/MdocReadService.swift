@@ -131,9 +131,11 @@ public final class MdocReadService {
         let outcome: Result<MdocReadJob.Result, MdocError> = await Task.detached {
             do throws(MdocError) {
                 if let camera {
-                    guard await MdocReadJob.canRetrieveOverBLE(options) else {
+                    guard let carrier = await MdocReadJob.bluetooth(for: job.options) else {
                         throw MdocError(.unsupported, "a QR engagement needs BLE, which this kiosk cannot use now: BLE needs a powered Bluetooth adapter (doctor's bluetooth check says why)")
                     }
+                    var job = job
+                    job.options.alternative = carrier
                     // The holder has timeoutSeconds to show the code, as to present the phone at the reader.
                     let shown = ContinuousClock.now
                     let engagement = try await camera(parsed.timeout)

@@ -77,15 +77,11 @@ public struct MdocReadJob: Sendable {
         return Result(reader: "qr", outcome: outcome, reports: try await verify(outcome, options: options))
     }
 
-    /// Whether a read with `options` could retrieve over BLE now (`bluetooth(for:)`): asked before
-    /// a holder is asked to show a QR code the read could not use.
-    public static func canRetrieveOverBLE(_ options: MdocReadOptions) async -> Bool {
-        await bluetooth(for: options) != nil
-    }
-
     /// BLE through the adapters BlueZ has powered now, when the read may use it and was given no
-    /// other carrier; nil otherwise (no BlueZ, no powered adapter, `transport` nfc).
-    static func bluetooth(for options: MdocReadOptions) async -> MdocAlternativeCarrier? {
+    /// other carrier; nil otherwise (no BlueZ, no powered adapter, `transport` nfc). Asked by the
+    /// bridge before a holder is asked to show a QR code the read could not use, and then given
+    /// to the job as its `options.alternative` (so not asked again).
+    public static func bluetooth(for options: MdocReadOptions) async -> MdocAlternativeCarrier? {
         guard options.transport != .nfc, options.alternative == nil,
               let adapters = (try? await BlueZ.adaptersOffPool())?.filter(\.powered), !adapters.isEmpty else { return nil }
         return .ble(adapters: adapters, maximumMessage: options.responseLimits.maximumBytes + 64)

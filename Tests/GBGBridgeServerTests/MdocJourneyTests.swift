@@ -97,7 +97,7 @@ struct MdocJourneyTests {
         // Without BLE (no powered adapter, as on CI): refused before the holder is asked for the
         // code; with it, the missing camera answers.
         let answer = try await Self.exchange(withCamera, "mdoc.read", ["qrCode": .object(["fromCamera": .bool(true)]), "timeoutSeconds": .number(2)])
-        if await MdocReadJob.canRetrieveOverBLE(MdocReadOptions(requests: [])) {
+        if await MdocReadJob.bluetooth(for: MdocReadOptions(requests: [])) != nil {
             #expect(answer.payload.error?.code == "CAMERA_ERROR", "\(String(describing: answer.payload.error))")
         } else {
             #expect(answer.payload.error?.code == "UNSUPPORTED" && answer.payload.error?.message.contains("BLE") == true, "\(String(describing: answer.payload.error))")
