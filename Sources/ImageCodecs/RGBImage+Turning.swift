@@ -2,7 +2,8 @@ extension ImageCodecs {
     /// `pixels` (`width` × `height`, `channels` bytes a pixel, rows without padding) turned a
     /// quarter, clockwise or not: a page photographed on its side, or a scan stored turned (what
     /// an EXIF orientation of 6 or 8 asks a viewer to undo). The turned image is `height` wide.
-    public static func turnedQuarter(_ pixels: [UInt8], width: Int, height: Int, channels: Int, clockwise: Bool) -> [UInt8] {
+    package static func turnedQuarter(_ pixels: [UInt8], width: Int, height: Int, channels: Int, clockwise: Bool) -> [UInt8] {
+        // trap: called only with an image's own pixels and size (RGBImage, MRZ's GrayImage), never with a size from outside.
         precondition(width >= 0 && height >= 0 && channels > 0 && pixels.count == width * height * channels)
         var turned = [UInt8](repeating: 0, count: pixels.count)
         pixels.withUnsafeBufferPointer { source in
