@@ -39,12 +39,13 @@ public final class BlueZGATTServer: @unchecked Sendable {
     }
 
     /// Exports the service `serviceUUID` with `characteristics` (State, Client2Server,
-    /// Server2Client, Ident — in that order) whose Ident reads `ident`, and an advertisement of
-    /// it, on each of `adapters`; waits at most `timeout` for BlueZ to accept them.
+    /// Server2Client, Ident — in that order — and a fifth, L2CAP, reading `l2capValue`, when that
+    /// is given) whose Ident reads `ident`, and an advertisement of it, on each of `adapters`;
+    /// waits at most `timeout` for BlueZ to accept them.
     public static func open(address: String? = nil, adapters: [String], serviceUUID: String, characteristics: [String], ident: [UInt8],
-                            inboxLimit: Int, timeout: Duration = BlueZSession.callTimeout) async throws(BlueZError) -> BlueZGATTServer {
-        guard characteristics.count == 4, !adapters.isEmpty, ident.count <= 64 else {
-            throw BlueZError(code: .failed, reason: "a GATT server needs 4 characteristics, an adapter and an Ident of at most 64 bytes", fix: "")
+                            l2capValue: [UInt8]? = nil, inboxLimit: Int, timeout: Duration = BlueZSession.callTimeout) async throws(BlueZError) -> BlueZGATTServer {
+        guard characteristics.count == (l2capValue == nil ? 4 : 5), !adapters.isEmpty, ident.count <= 64, (l2capValue?.count ?? 0) <= 8 else {
+            throw BlueZError(code: .failed, reason: "a GATT server needs 4 characteristics (5 with L2CAP's value of at most 8 bytes), an adapter and an Ident of at most 64 bytes", fix: "")
         }
         let server = BlueZGATTServer()
         try await server.run { () throws(BlueZError) in
@@ -56,8 +57,12 @@ public final class BlueZGATTServer: @unchecked Sendable {
             let microseconds = max(1, BlueZ.microseconds(timeout))
             try BlueZSession.check(BlueZSession.withError { error, length in
                 pointers.withUnsafeBufferPointer { list in
-                    CBlueZShim_server_open(&opened, address, adapters.joined(separator: "\n"), serviceUUID.lowercased(), list.baseAddress,
-                                           ident, ident.count, max(inboxLimit, 1), microseconds, error, length)
+                    if let l2capValue {
+                        return CBlueZShim_server_open(&opened, address, adapters.joined(separator: "\n"), serviceUUID.lowercased(), list.baseAddress,
+                                                      ident, ident.count, l2capValue, l2capValue.count, max(inboxLimit, 1), microseconds, error, length)
+                    }
+                    return CBlueZShim_server_open(&opened, address, adapters.joined(separator: "\n"), serviceUUID.lowercased(), list.baseAddress,
+                                                  ident, ident.count, nil, 0, max(inboxLimit, 1), microseconds, error, length)
                 }
             })
             server.server = opened

@@ -107,6 +107,16 @@ public final class BlueZSession: @unchecked Sendable {
         }
     }
 
+    /// A string property (a device's `Address` and `AddressType`, an adapter's `Address`), at most 255 bytes.
+    public func string(_ path: String, _ interface: String, _ property: String) async throws(BlueZError) -> String {
+        try await run { () throws(BlueZError) -> String in
+            let bus = try self.connected()
+            var out = [CChar](repeating: 0, count: 256)
+            try Self.check(Self.withError { CBlueZShim_get_string(bus, path, interface, property, &out, out.count, $0, $1) })
+            return BlueZ.text(out)
+        }
+    }
+
     /// The paths of `device`'s service `service` characteristics `uuids` (nil where absent); nil
     /// when the service is not (yet) resolved.
     public func characteristics(device: String, service: String, uuids: [String]) async throws(BlueZError) -> [String?]? {

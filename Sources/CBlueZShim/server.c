@@ -21,7 +21,7 @@
 #define MAX_ADAPTERS 8
 #define MAX_VALUE 512
 
-enum { STATE = 0, CLIENT2SERVER = 1, SERVER2CLIENT = 2, IDENT = 3, CHARACTERISTICS = 4 };
+enum { STATE = 0, CLIENT2SERVER = 1, SERVER2CLIENT = 2, IDENT = 3, L2CAP = 4, CHARACTERISTICS = 5 };
 
 struct characteristic {
     struct CBlueZServer *server;
@@ -36,8 +36,11 @@ struct CBlueZServer {
     sd_bus *bus;
     char service_uuid[40];
     struct characteristic characteristics[CHARACTERISTICS];
+    int characteristic_count;  // 4, or 5 with the L2CAP characteristic
     unsigned char ident[64];
     size_t ident_length;
+    unsigned char psm[8];      // the L2CAP characteristic's value
+    size_t psm_length;
     sd_bus_slot *slots[16];
     int slot_count;
     // Pieces the holder wrote to Client2Server, each stored as 2 bytes of length then the bytes.
@@ -111,14 +114,15 @@ static int read_options(sd_bus_message *m, unsigned *mtu) {
 
 static int method_read_value(sd_bus_message *m, void *userdata, sd_bus_error *error) {
     struct characteristic *c = userdata;
-    if (c->index != IDENT) return sd_bus_error_set(error, "org.bluez.Error.NotPermitted", "not readable");
+    if (c->index != IDENT && c->index != L2CAP) return sd_bus_error_set(error, "org.bluez.Error.NotPermitted", "not readable");
     unsigned mtu = 0;
     int r = read_options(m, &mtu);
     if (r < 0) return r;
     if (mtu) c->server->mtu = mtu;
     sd_bus_message *reply = NULL;
     r = sd_bus_message_new_method_return(m, &reply);
-    if (r >= 0) r = sd_bus_message_append_array(reply, 'y', c->server->ident, c->server->ident_length);
+    if (r >= 0 && c->index == IDENT) r = sd_bus_message_append_array(reply, 'y', c->server->ident, c->server->ident_length);
+    if (r >= 0 && c->index == L2CAP) r = sd_bus_message_append_array(reply, 'y', c->server->psm, c->server->psm_length);
     if (r >= 0) r = sd_bus_send(NULL, reply, NULL);
     sd_bus_message_unref(reply);
     return r < 0 ? r : 1;
@@ -257,11 +261,12 @@ static int add_slot(CBlueZServer *s, int r, sd_bus_slot *slot) {
 }
 
 int CBlueZShim_server_open(CBlueZServer **out, const char *address, const char *adapters, const char *service_uuid,
-                           const char *const *uuids, const unsigned char *ident, size_t ident_length, size_t inbox_limit,
+                           const char *const *uuids, const unsigned char *ident, size_t ident_length,
+                           const unsigned char *psm, size_t psm_length, size_t inbox_limit,
                            unsigned long long timeout_usec, char *error, size_t error_length) {
     if (error_length > 0) error[0] = 0;
     *out = NULL;
-    if (ident_length > sizeof(((CBlueZServer *)0)->ident) || strlen(service_uuid) >= 40) {
+    if (ident_length > sizeof(((CBlueZServer *)0)->ident) || psm_length > sizeof(((CBlueZServer *)0)->psm) || strlen(service_uuid) >= 40) {
         set_error(error, error_length, "arguments", "an Ident or service UUID out of bounds");
         return -EINVAL;
     }
@@ -275,13 +280,16 @@ int CBlueZShim_server_open(CBlueZServer **out, const char *address, const char *
     snprintf(s->service_uuid, sizeof s->service_uuid, "%s", service_uuid);
     memcpy(s->ident, ident, ident_length);
     s->ident_length = ident_length;
+    s->characteristic_count = psm ? CHARACTERISTICS : L2CAP;
+    if (psm) memcpy(s->psm, psm, psm_length);
+    s->psm_length = psm ? psm_length : 0;
     int r = CBlueZShim_open(&s->bus, address, error, error_length, timeout_usec);
     if (r < 0) { free(s->inbox); free(s); return r; }
 
     sd_bus_slot *slot = NULL;
     r = add_slot(s, sd_bus_add_object_manager(s->bus, &slot, SERVER_ROOT), slot);
     if (r >= 0) r = add_slot(s, sd_bus_add_object_vtable(s->bus, &slot, SERVICE_PATH, "org.bluez.GattService1", service_vtable, s), slot);
-    for (int i = 0; r >= 0 && i < CHARACTERISTICS; i++) {
+    for (int i = 0; r >= 0 && i < s->characteristic_count; i++) {
         struct characteristic *c = &s->characteristics[i];
         c->server = s;
         c->index = i;

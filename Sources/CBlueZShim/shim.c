@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <systemd/sd-bus.h>
 
@@ -228,6 +229,17 @@ int CBlueZShim_get_bool(sd_bus *bus, const char *path, const char *interface, co
     sd_bus_error bus_error = SD_BUS_ERROR_NULL;
     int r = sd_bus_get_property_trivial(bus, "org.bluez", path, interface, property, &bus_error, 'b', value);
     if (r < 0) return failed(r, &bus_error, error, error_length, property);
+    return 0;
+}
+
+int CBlueZShim_get_string(sd_bus *bus, const char *path, const char *interface, const char *property, char *out, size_t out_length,
+                          char *error, size_t error_length) {
+    sd_bus_error bus_error = SD_BUS_ERROR_NULL;
+    char *value = NULL;
+    int r = sd_bus_get_property_string(bus, "org.bluez", path, interface, property, &bus_error, &value);
+    if (r < 0) return failed(r, &bus_error, error, error_length, property);
+    if (out_length > 0) snprintf(out, out_length, "%s", value ? value : "");
+    free(value);
     return 0;
 }
 

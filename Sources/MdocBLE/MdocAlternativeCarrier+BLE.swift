@@ -10,7 +10,12 @@ extension MdocBLECentral: MdocSessionChannel {
         return ["scan": Self.seconds(timings.scan), "connect": Self.seconds(timings.connect), "transfer": Self.seconds(timings.transfer)]
     }
 
-    public var garbledAnswerHint: String? { Self.enhancedATTHint() }
+    public var garbledAnswerHint: String? { l2cap == nil ? Self.enhancedATTHint() : nil }
+
+    public var link: MdocCarrierLink? {
+        MdocCarrierLink(mode: MdocBLEMode.peripheralServer.rawValue, channel: l2cap == nil ? "gatt" : "l2cap", mtu: mtu,
+                        psm: l2cap.map { Int($0.psm) }, l2capNotUsed: l2capNotUsed)
+    }
 
     /// Why a BLE answer may arrive garbled on this kiosk (nil when BlueZ uses one ATT channel).
     static func enhancedATTHint() -> String? {
@@ -28,6 +33,8 @@ extension MdocBLECentral: MdocSessionChannel {
 
 extension MdocBLEPeripheral {
     public var garbledAnswerHint: String? { MdocBLECentral.enhancedATTHint() }
+
+    public var link: MdocCarrierLink? { MdocCarrierLink(mode: MdocBLEMode.centralClient.rawValue, channel: "gatt", mtu: mtu) }
 }
 
 extension MdocAlternativeCarrier {
@@ -36,7 +43,9 @@ extension MdocAlternativeCarrier {
     /// engagement or Handover Select offers it — mdoc peripheral server mode first (the kiosk
     /// scans every adapter and connects, `MdocBLECentral`), else mdoc central client mode (the
     /// kiosk advertises on every adapter and serves GATT, `MdocBLEPeripheral`).
-    public static func ble(adapters: [BlueZAdapter], maximumMessage: Int, busAddress: String? = nil) -> MdocAlternativeCarrier {
+    /// `l2cap`: whether a holder's L2CAP channel is opened when its service offers one.
+    public static func ble(adapters: [BlueZAdapter], maximumMessage: Int, busAddress: String? = nil,
+                           l2cap: MdocBLEL2CAP.Policy = .auto) -> MdocAlternativeCarrier {
         MdocAlternativeCarrier(
             name: "ble",
             offered: { engagement, select in !plans(engagement, select).isEmpty },
@@ -46,7 +55,8 @@ extension MdocAlternativeCarrier {
                 switch plan.mode {
                 case .peripheralServer:
                     return try await MdocBLECentral.connect(plan: plan, adapters: paths, deviceKeyBytes: engagement.deviceKeyBytes.taggedBytes,
-                                                            deadline: deadline, maximumMessage: maximumMessage, busAddress: busAddress)
+                                                            deadline: deadline, maximumMessage: maximumMessage, busAddress: busAddress,
+                                                            l2cap: l2cap)
                 case .centralClient:
                     return try await MdocBLEPeripheral.open(plan: plan, adapters: paths, deviceKeyBytes: engagement.deviceKeyBytes.taggedBytes,
                                                             deadline: deadline, maximumMessage: maximumMessage, busAddress: busAddress)

@@ -11,7 +11,9 @@ import Glibc
 /// (AcquireNotify), write State 0x01, then each message in pieces to Client2Server
 /// (AcquireWrite, else WriteValue without response) and the holder's answer assembled from its
 /// notifications. Everything inside the read's deadline, every buffer bounded; `end()` writes
-/// State 0x02 and disconnects.
+/// State 0x02 and disconnects. A holder whose service offers the L2CAP characteristic is read
+/// over an LE credit-based channel to its PSM instead (`MdocBLEL2CAP`; policy `auto`), and over
+/// GATT when that channel cannot be opened (`l2capNotUsed` says why).
 public final class MdocBLECentral: @unchecked Sendable {
     public struct Timings: Sendable, Equatable {
         /// Scanning until the holder was seen.
@@ -31,16 +33,25 @@ public final class MdocBLECentral: @unchecked Sendable {
     let deadline: ContinuousClock.Instant
     let maximumMessage: Int
     let characteristics: (state: String, client2Server: String, server2Client: String)
-    let notify: Int32
+    let notify: Int32?
     let write: Int32?
+    /// The L2CAP channel the session runs on, when the holder offered one and it opened.
+    public let l2cap: MdocBLEL2CAP.Link?
+    /// Why a holder's L2CAP characteristic was not used (the session ran over GATT), if it offered one.
+    public private(set) var l2capNotUsed: String?
     private let io = DispatchQueue(label: "gbgbridge.mdoc-ble.io")
     private var closed = false
+
+    /// How long opening a holder's L2CAP channel may take (at most half of what the read has
+    /// left): a channel that does not open leaves the time to read over GATT.
+    static let l2capConnectTimeout: Duration = .seconds(5)
 
     /// How often BlueZ is asked whether the holder was seen, or its services resolved.
     static let pollInterval: Duration = .milliseconds(200)
 
     private init(plan: MdocBLEPlan, adapter: String, device: String, mtu: Int, session: BlueZSession, deadline: ContinuousClock.Instant,
-                 maximumMessage: Int, characteristics: (String, String, String), notify: Int32, write: Int32?) {
+                 maximumMessage: Int, characteristics: (String, String, String), notify: Int32?, write: Int32?,
+                 l2cap: MdocBLEL2CAP.Link? = nil, l2capNotUsed: String? = nil) {
         self.plan = plan
         self.adapter = adapter
         self.device = device
@@ -51,10 +62,12 @@ public final class MdocBLECentral: @unchecked Sendable {
         self.characteristics = characteristics
         self.notify = notify
         self.write = write
+        self.l2cap = l2cap
+        self.l2capNotUsed = l2capNotUsed
     }
 
     deinit {
-        close(notify)
+        if let notify { close(notify) }
         if let write { close(write) }
     }
 
@@ -63,7 +76,8 @@ public final class MdocBLECentral: @unchecked Sendable {
     /// controller never sees its own advertisements) sees it first. `deviceKeyBytes`
     /// (EDeviceKeyBytes, tagged) checks Ident when offered.
     public static func connect(plan: MdocBLEPlan, adapters: [String], deviceKeyBytes: [UInt8]?, deadline: ContinuousClock.Instant,
-                               maximumMessage: Int, busAddress: String? = nil) async throws(MdocError) -> MdocBLECentral {
+                               maximumMessage: Int, busAddress: String? = nil,
+                               l2cap: MdocBLEL2CAP.Policy = .auto) async throws(MdocError) -> MdocBLECentral {
         guard !adapters.isEmpty else { throw MdocError(.bleTransport, "BLE needs a powered Bluetooth adapter; BlueZ lists none") }
         guard plan.mode == .peripheralServer else {
             throw MdocError(.unsupported, "the kiosk is the GATT client only in mdoc peripheral server mode (central client mode: MdocBLEPeripheral)")
@@ -72,7 +86,7 @@ public final class MdocBLECentral: @unchecked Sendable {
         do { session = try await BlueZSession.open(address: busAddress) } catch { throw Self.error(error, "connecting to BlueZ") }
         do {
             return try await connect(plan: plan, adapters: adapters, session: session, deviceKeyBytes: deviceKeyBytes, deadline: deadline,
-                                     maximumMessage: maximumMessage)
+                                     maximumMessage: maximumMessage, l2cap: l2cap)
         } catch {
             await session.close()
             throw error
@@ -80,7 +94,7 @@ public final class MdocBLECentral: @unchecked Sendable {
     }
 
     private static func connect(plan: MdocBLEPlan, adapters: [String], session: BlueZSession, deviceKeyBytes: [UInt8]?,
-                                deadline: ContinuousClock.Instant, maximumMessage: Int) async throws(MdocError) -> MdocBLECentral {
+                                deadline: ContinuousClock.Instant, maximumMessage: Int, l2cap: MdocBLEL2CAP.Policy) async throws(MdocError) -> MdocBLECentral {
         let service = plan.serviceUUID.description
         let address = plan.address.map { bytes in bytes.map { byte -> String in
             let text = String(byte, radix: 16, uppercase: true)
@@ -151,7 +165,7 @@ public final class MdocBLECentral: @unchecked Sendable {
                 if resolved {
                     found = try await bluez("finding the holder's characteristics") {
                         try await session.characteristics(device: device, service: service,
-                                                          uuids: [wanted.state, wanted.client2Server, wanted.server2Client, wanted.ident].map(\.description))
+                                                          uuids: [wanted.state, wanted.client2Server, wanted.server2Client, wanted.ident, wanted.l2cap].map(\.description))
                     }
                     if found != nil { break }
                 }
@@ -164,6 +178,24 @@ public final class MdocBLECentral: @unchecked Sendable {
                 let value = try await bluez("reading the holder's Ident") { try await session.readValue(ident, maximum: 64) }
                 try MdocBLEIdent.check(value, deviceKeyBytes: deviceKeyBytes)
             }
+            var l2capNotUsed: String?
+            if let offered = found[4] {
+                if l2cap == .never {
+                    l2capNotUsed = "the holder offers L2CAP; this read was asked to keep to GATT"
+                } else {
+                    switch await openL2CAP(offered, adapter: adapter, device: device, session: session, deadline: deadline, maximumMessage: maximumMessage) {
+                    case .success(let link):
+                        let central = MdocBLECentral(plan: plan, adapter: adapter, device: device, mtu: link.sendMTU, session: session, deadline: deadline,
+                                                     maximumMessage: maximumMessage, characteristics: (state, client2Server, server2Client),
+                                                     notify: nil, write: nil, l2cap: link)
+                        central.bleTimings.scan = scanned - started
+                        central.bleTimings.connect = ContinuousClock.now - scanned
+                        return central
+                    case .failure(let why):
+                        l2capNotUsed = why.reason
+                    }
+                }
+            }
             let (notify, notifyMTU) = try await bluez("subscribing to Server2Client") { try await session.acquire(server2Client, "AcquireNotify") }
             var write: Int32?
             var mtu = notifyMTU
@@ -173,7 +205,8 @@ public final class MdocBLECentral: @unchecked Sendable {
             }
             let central = MdocBLECentral(plan: plan, adapter: adapter, device: device, mtu: min(max(mtu, MdocBLEFraming.minimumMTU), MdocBLEFraming.maximumMTU),
                                          session: session, deadline: deadline, maximumMessage: maximumMessage,
-                                         characteristics: (state, client2Server, server2Client), notify: notify, write: write)
+                                         characteristics: (state, client2Server, server2Client), notify: notify, write: write,
+                                         l2capNotUsed: l2capNotUsed)
             try await bluez("writing State start") { try await session.writeValue(state, [MdocBLEState.start.rawValue], type: "command") }
             central.bleTimings.scan = scanned - started
             central.bleTimings.connect = ContinuousClock.now - scanned
@@ -189,6 +222,8 @@ public final class MdocBLECentral: @unchecked Sendable {
     public func exchange(_ message: [UInt8]) async throws(MdocError) -> [UInt8] {
         let started = ContinuousClock.now
         defer { bleTimings.transfer += ContinuousClock.now - started }
+        if let l2cap { return try await l2cap.exchange(message, deadline: deadline) }
+        guard let notify else { throw MdocError(.bleTransport, "the BLE session has no channel") }
         for piece in MdocBLEFraming.fragments(message, mtu: mtu, write: true) {
             if let write {
                 try await blocking { () throws(MdocError) in try Self.send(piece, to: write) }
@@ -197,7 +232,7 @@ public final class MdocBLECentral: @unchecked Sendable {
                 try await Self.bluez("writing to Client2Server") { try await session.writeValue(path, piece, type: "command") }
             }
         }
-        let notify = self.notify, deadline = self.deadline, mtu = self.mtu, maximumMessage = self.maximumMessage
+        let deadline = self.deadline, mtu = self.mtu, maximumMessage = self.maximumMessage
         return try await blocking { () throws(MdocError) -> [UInt8] in
             var assembler = MdocBLEAssembler(maximumBytes: maximumMessage)
             while true {
@@ -212,16 +247,56 @@ public final class MdocBLECentral: @unchecked Sendable {
     public func end() async {
         guard !closed else { return }
         closed = true
+        if let l2cap {
+            // Over L2CAP the session ends with SessionData status 20 (ISO 18013-5 §9.1.1.4): no
+            // State write there. Best effort within 2 s.
+            try? await l2cap.send(SessionMessage.data(nil, status: SessionMessage.statusTermination), deadline: min(deadline, ContinuousClock.now + .seconds(2)))
+            await l2cap.close()
+        }
         // Our ends of the notification and write sockets first: a holder streaming into them stops.
-        shutdown(notify, Int32(SHUT_RDWR))
+        if let notify { shutdown(notify, Int32(SHUT_RDWR)) }
         if let write { shutdown(write, Int32(SHUT_RDWR)) }
         await session.setCallTimeout(.seconds(2))
-        try? await session.writeValue(characteristics.state, [MdocBLEState.end.rawValue], type: "command")
+        if l2cap == nil { try? await session.writeValue(characteristics.state, [MdocBLEState.end.rawValue], type: "command") }
         try? await session.call(device, "org.bluez.Device1", "Disconnect")
         await session.close()
     }
 
     // MARK: - Helpers
+
+    /// Reads the holder's PSM and opens a channel to it from `adapter`; or why not.
+    private static func openL2CAP(_ characteristic: String, adapter: String, device: String, session: BlueZSession,
+                                  deadline: ContinuousClock.Instant, maximumMessage: Int) async -> Result<MdocBLEL2CAP.Link, MdocError> {
+        do throws(MdocError) {
+            let value = try await bluez("reading the holder's L2CAP PSM") { try await session.readValue(characteristic, maximum: 16) }
+            guard let psm = MdocBLEL2CAP.psm(value) else {
+                throw MdocError(.bleTransport, "the holder's L2CAP characteristic holds no LE PSM (\(value.count) bytes)")
+            }
+            let peer = try await bluez("asking for the holder's address") { try await session.string(device, "org.bluez.Device1", "Address") }
+            let typeName = try await bluez("asking for the holder's address type") { try await session.string(device, "org.bluez.Device1", "AddressType") }
+            let local = try? await session.string(adapter, "org.bluez.Adapter1", "Address")
+            guard let type = BlueZL2CAP.AddressType(rawValue: typeName) else {
+                throw MdocError(.bleTransport, "BlueZ gives the holder an address type '\(typeName.prefix(16))', neither public nor random")
+            }
+            let timeout = min(l2capConnectTimeout, (deadline - ContinuousClock.now) / 2)
+            let opened: Result<BlueZL2CAP.Channel, BlueZError> = await withCheckedContinuation { continuation in
+                DispatchQueue.global().async {
+                    continuation.resume(returning: Result { () throws(BlueZError) in
+                        try BlueZL2CAP.connect(localAddress: local, peer: peer, type: type, psm: psm, timeout: timeout)
+                    })
+                }
+            }
+            switch opened {
+            case .success(let channel):
+                return .success(MdocBLEL2CAP.Link(fd: channel.fd, psm: psm, sendMTU: channel.sendMTU, receiveMTU: channel.receiveMTU,
+                                                   maximumMessage: maximumMessage))
+            case .failure(let error):
+                throw MdocError(.bleTransport, "opening the holder's L2CAP channel (PSM \(psm)): \(error.reason)")
+            }
+        } catch {
+            return .failure(error)
+        }
+    }
 
     private func blocking<T: Sendable>(_ body: @escaping @Sendable () throws(MdocError) -> T) async throws(MdocError) -> T {
         let result: Result<T, MdocError> = await withCheckedContinuation { continuation in

@@ -16,7 +16,7 @@ public final class MdocBLEPeripheral: MdocSessionChannel, @unchecked Sendable {
     let server: BlueZGATTServer
     let deadline: ContinuousClock.Instant
     let maximumMessage: Int
-    private var mtu = MdocBLEFraming.minimumMTU
+    private(set) var mtu = MdocBLEFraming.minimumMTU
     private var closed = false
     /// Pieces that arrived before they were asked for (the holder's answer may start at once).
     private var pending: [[UInt8]] = []

@@ -22,6 +22,8 @@ public struct MdocReadOptions: Sendable {
     /// Which carrier moves the session: `auto` follows the holder (NFC when it offers NFC, else
     /// `alternative` when it offers that), `nfc` or `ble` insist.
     public var transport: Transport = .auto
+    /// Over BLE, whether a holder's L2CAP channel is used when its service offers one (else GATT).
+    public var l2cap = true
     /// A carrier other than NFC this kiosk can use now (BLE with a powered adapter), or nil.
     public var alternative: MdocAlternativeCarrier?
 
@@ -67,6 +69,8 @@ public struct MdocReadOutcome: Sendable {
     public var carrier: String = "nfc"
     /// Seconds: `engagement` (NFC), then the carrier's own phases (`scan`, `connect`, `transfer`).
     public var timings: [String: Double] = [:]
+    /// How the BLE link ran (nil for NFC).
+    public var link: MdocCarrierLink?
 }
 
 /// Reads an mdoc presented over NFC (ISO 18013-5): engagement through the Type 4 Tag (static or
@@ -207,6 +211,7 @@ public enum MdocNFCReader {
                                       responseBytes: responseBytes, response: response, readerEphemeralKey: established.readerKey,
                                       exchanges: exchanges, commandLength: 0, responseLength: 0)
         outcome.carrier = session.carrier
+        outcome.link = session.link
         outcome.timings = session.timings.merging(["engagement": engagementSeconds]) { $1 }
         return outcome
     }

@@ -84,7 +84,7 @@ public struct MdocReadJob: Sendable {
     public static func bluetooth(for options: MdocReadOptions) async -> MdocAlternativeCarrier? {
         guard options.transport != .nfc, options.alternative == nil,
               let adapters = (try? await BlueZ.adaptersOffPool())?.filter(\.powered), !adapters.isEmpty else { return nil }
-        return .ble(adapters: adapters, maximumMessage: options.responseLimits.maximumBytes + 64)
+        return .ble(adapters: adapters, maximumMessage: options.responseLimits.maximumBytes + 64, l2cap: options.l2cap ? .auto : .never)
     }
 
     /// Each returned document verified against the IACAs trusted, its portrait re-encoded.

@@ -43,6 +43,8 @@ public struct MdocReport: Sendable {
         public var apdus: Int
         public var commandLength: Int
         public var responseLength: Int
+        /// How a BLE session ran (mode, GATT or L2CAP, MTU, PSM); nil for NFC.
+        public var link: MdocCarrierLink?
     }
 
     /// Whether everything returned verified: issuer and device valid, no element withheld for its digest.
@@ -71,7 +73,7 @@ public struct MdocReport: Sendable {
         validFrom = verification.validFrom.map(MdocTime.dateTime)
         validUntil = verification.validUntil.map(MdocTime.dateTime)
         transport = outcome.map { Transport(carrier: $0.carrier, timings: $0.timings, handover: $0.handover, apdus: $0.exchanges,
-                                            commandLength: $0.commandLength, responseLength: $0.responseLength) }
+                                            commandLength: $0.commandLength, responseLength: $0.responseLength, link: $0.link) }
         verifiedAt = MdocTime.dateTime(time)
     }
 
@@ -134,6 +136,12 @@ public struct MdocReport: Sendable {
             var fields: [String: JSONValue] = ["carrier": .string(transport.carrier), "handover": .string(transport.handover), "apdus": .number(Double(transport.apdus)),
                                                "commandLength": .number(Double(transport.commandLength)), "responseLength": .number(Double(transport.responseLength))]
             if !transport.timings.isEmpty { fields["timings"] = .object(transport.timings.mapValues { .number($0) }) }
+            if let link = transport.link {
+                var ble: [String: JSONValue] = ["mode": .string(link.mode), "channel": .string(link.channel), "mtu": .number(Double(link.mtu))]
+                if let psm = link.psm { ble["psm"] = .number(Double(psm)) }
+                if let why = link.l2capNotUsed { ble["l2capNotUsed"] = .string(why) }
+                fields["ble"] = .object(ble)
+            }
             object["transport"] = .object(fields)
         }
         return .object(object)

@@ -31,6 +31,7 @@ extension EmulateCommand {
         if pn532PTY { throw ValidationError("--pn532-pty emulates a passport chip; an mdoc holder goes into vpcd") }
         guard ["nfc", "ble"].contains(transport) else { throw ValidationError("--transport is nfc or ble") }
         if bluetoothAdapter != nil, transport != "ble" { throw ValidationError("--bluetooth-adapter goes with --transport ble") }
+        if l2cap, transport != "ble" { throw ValidationError("--l2cap goes with --transport ble") }
     }
 
     /// The adapters the BLE holder advertises on: the one named, or every powered one.
@@ -105,13 +106,14 @@ extension EmulateCommand {
                 // No NFC: the code's text shown (and written), a new engagement after each session.
                 try showQRCode(holder)
                 let qrFile = self.qrFile
-                await MdocBLEHolder.serve(serviceUUID: service, adapters: bleAdapters, engagement: { holder.currentEngagement },
+                await MdocBLEHolder.serve(serviceUUID: service, adapters: bleAdapters, l2cap: l2cap, engagement: { holder.currentEngagement },
                                           respond: { holder.respondOverBLE($0) }, log: { print($0) },
                                           afterSession: { try? Self.showQRCode(holder, file: qrFile) })
                 return
             }
+            let l2cap = self.l2cap
             bleTask = Task {
-                await MdocBLEHolder.serve(serviceUUID: service, adapters: bleAdapters, engagement: { holder.currentEngagement },
+                await MdocBLEHolder.serve(serviceUUID: service, adapters: bleAdapters, l2cap: l2cap, engagement: { holder.currentEngagement },
                                           respond: { holder.respondOverBLE($0) }, log: { print($0) })
             }
         }

@@ -89,6 +89,9 @@ struct EmulateCommand: AsyncParsableCommand {
     @Option(name: .customLong("bluetooth-adapter"), help: ArgumentHelp("With --transport ble: the adapter to advertise on (hci0 …); every powered one by default.", valueName: "name"))
     var bluetoothAdapter: String?
 
+    @Flag(name: .long, help: "With --transport ble: also offer an L2CAP channel (the service's L2CAP characteristic gives its PSM); a reader that opens it is answered there, others over GATT.")
+    var l2cap = false
+
     @Option(name: .long, help: "A directory of EF dumps (EF_COM.bin, EF_SOD.bin, DG1.bin …) to serve as they are.")
     var dump: String?
 

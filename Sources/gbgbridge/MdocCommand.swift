@@ -141,6 +141,9 @@ struct MdocReadCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Data retrieval after the NFC engagement: auto (NFC when the holder offers it, else BLE with a powered adapter), nfc or ble.", valueName: "carrier"))
     var transport = "auto"
 
+    @Option(name: .long, help: ArgumentHelp("Over BLE, a holder's L2CAP channel: auto (used when its service offers one, else GATT) or never (GATT only).", valueName: "auto|never"))
+    var l2cap = "auto"
+
     @Option(name: .customLong("qr-from-image"), help: ArgumentHelp("Engage by the holder's QR code in this picture (PNG or JPEG of its screen) instead of NFC; the session runs over BLE.", valueName: "file"))
     var qrFromImage: String?
 
@@ -176,6 +179,8 @@ struct MdocReadCommand: AsyncParsableCommand {
         guard MdocReadOptions.Transport(rawValue: transport) != nil else {
             throw ValidationError("--transport is auto, nfc or ble")
         }
+        guard ["auto", "never"].contains(l2cap) else { throw ValidationError("--l2cap is auto or never") }
+        if l2cap == "never", transport == "nfc" { throw ValidationError("--l2cap is BLE's: not with --transport nfc") }
         guard MdocReadOptions.Handover(rawValue: handover == "auto" ? "automatic" : handover) != nil else {
             throw ValidationError("--handover is auto, static or negotiated")
         }
@@ -204,6 +209,7 @@ struct MdocReadCommand: AsyncParsableCommand {
         var options = MdocReadOptions(requests: [request], timeout: .milliseconds(Int(timeout * 1000)),
                                       handover: MdocReadOptions.Handover(rawValue: handover == "auto" ? "automatic" : handover) ?? .automatic)
         options.transport = MdocReadOptions.Transport(rawValue: transport) ?? .auto
+        options.l2cap = l2cap != "never"
         do {
             options.readerKey = try loadReaderKey()
         } catch {

@@ -2,6 +2,7 @@ import COSE
 import Foundation
 import Mdoc
 import MdocBLE
+import MdocNFC
 import MRTDCrypto
 import TestSupport
 import Testing
@@ -21,10 +22,12 @@ struct MdocBLECentralTests {
         var error: MdocError?
         var timings: MdocBLECentral.Timings?
         var mtu: Int?
+        var link: MdocCarrierLink?
     }
 
     /// Connects to a holder in `mode`, sends `message`, ends; what happened and the holder's log.
-    static func run(_ mode: String, message: [UInt8], seconds: Int = 60, maximumMessage: Int = 64 << 10) async throws -> (Run, String) {
+    static func run(_ mode: String, message: [UInt8], seconds: Int = 60, maximumMessage: Int = 64 << 10,
+                    l2cap: MdocBLEL2CAP.Policy = .auto) async throws -> (Run, String) {
         let key = COSEKey(curve: .p256, publicKey: try EllipticCurve.nistP256.generateKeyPair().publicKey)
         let engagement = try #require(DeviceEngagement.make(deviceKey: key, retrievalMethods: [
             .ble(peripheralServer: true, centralClient: false, peripheralUUID: BLEUUID(service)?.bytes, centralUUID: nil, address: nil),
@@ -36,8 +39,10 @@ struct MdocBLECentralTests {
             var run = Run()
             do throws(MdocError) {
                 let central = try await MdocBLECentral.connect(plan: plan, adapters: ["/org/bluez/hci0"], deviceKeyBytes: keyBytes,
-                                                               deadline: .now + .seconds(seconds), maximumMessage: maximumMessage, busAddress: address)
+                                                               deadline: .now + .seconds(seconds), maximumMessage: maximumMessage, busAddress: address,
+                                                               l2cap: l2cap)
                 run.mtu = central.mtu
+                run.link = central.link
                 do throws(MdocError) {
                     run.answer = try await central.exchange(message)
                 } catch {
@@ -68,6 +73,20 @@ struct MdocBLECentralTests {
         #expect(log.contains("state 01 (command)") && log.contains("state 02 (command)"), "\(log)")
         #expect(log.contains("disconnected; states ['01', '02']"), "\(log)")
         #expect((run.timings?.transfer ?? .zero) > .zero)
+    }
+
+    @Test("a holder whose L2CAP characteristic gives no PSM, or a PSM no channel reaches, is read over GATT, and the link says why",
+          arguments: [("l2cap-garbage", "no LE PSM (3 bytes)"), ("l2cap-unreachable", "PSM 128")])
+    func l2capFallsBackToGATT(mode: String, why: String) async throws {
+        let (run, log) = try await Self.run(mode, message: Self.message)
+        #expect(run.answer == Self.expected, "\(String(describing: run.error)) — \(log)")
+        #expect(log.contains("L2CAP read") && log.contains("state 01 (command)") && log.contains("state 02 (command)"), "\(log)")
+        #expect(run.link?.channel == "gatt" && run.link?.psm == nil, "\(String(describing: run.link))")
+        #expect(run.link?.l2capNotUsed?.contains(why) == true, "\(String(describing: run.link))")
+        // Asked to keep to GATT, the reader does not even read the PSM.
+        let plain = try await Self.run(mode, message: Self.message, l2cap: .never)
+        #expect(plain.0.answer == Self.expected && !plain.1.contains("L2CAP read"), "\(plain.1)")
+        #expect(plain.0.link?.l2capNotUsed?.contains("keep to GATT") == true, "\(String(describing: plain.0.link))")
     }
 
     @Test("a holder BlueZ knows already is connected without a scan")

@@ -27,7 +27,8 @@ struct MdocBLEVMTests {
     /// an artefact of the emulated radio we could not pin down in the time we had (Docs/mdoc.md).
     static let groups = ["one:good:negotiated", "one:good:static", "one:wrong-ident:static", "one:disconnect:static", "one:endless:static",
                          "one:central-good:negotiated", "one:central-good:static", "one:central-never-start:static",
-                         "one:emulated:static", "one:emulated:negotiated", "default:good:negotiated", "one:good:qr", "one:emulated:qr", "one:good:qr-camera"].map { [$0] }
+                         "one:emulated:static", "one:emulated:negotiated", "default:good:negotiated", "one:good:qr", "one:emulated:qr", "one:good:qr-camera",
+                         "one:l2cap:negotiated", "one:l2cap-huge:static", "one:l2cap-dead:static", "one:emulated-l2cap:static"].map { [$0] }
     static var cases: [String] { groups.flatMap { $0 } }
 
     static func unavailable() async -> String? {
@@ -103,7 +104,34 @@ struct MdocBLEVMTests {
             #expect(elements?["family_name"] as? String == "Independent")
             // The holder saw the session start and end (State 0x01, then 0x02).
             #expect(read.holder.contains("State 01") && read.holder.contains("State 02"), "\(read.holder)")
+            // A holder that offers no L2CAP channel is read over GATT, and the report says so.
+            let link = transport["ble"] as? [String: Any] ?? [:]
+            #expect(link["mode"] as? String == "peripheral-server" && link["channel"] as? String == "gatt" && (link["mtu"] as? Int ?? 0) >= 23
+                    && link["psm"] == nil && link["l2capNotUsed"] == nil, "\(transport)")
         }
+
+        // L2CAP (the holder's L2CAP characteristic names the PSM of an LE credit-based channel):
+        // the messages length-led over the channel, no State write, SessionData status 20 to end.
+        let l2cap = outcome("one-l2cap-negotiated")
+        let l2capLink = expectVerifiedOverBLE(l2cap, "L2CAP")["ble"] as? [String: Any] ?? [:]
+        #expect(l2capLink["channel"] as? String == "l2cap" && (0x80...0xFF).contains(l2capLink["psm"] as? Int ?? 0), "\(l2capLink)")
+        #expect(l2cap.holder.contains("L2CAP channel opened") && l2cap.holder.contains("L2CAP message of 9 bytes")
+                && l2cap.holder.contains("L2CAP channel closed by the reader") && !l2cap.holder.contains("State 01"), "\(l2cap.holder)")
+        // An answer announcing 2 GiB over the channel: refused when its length arrives.
+        let huge = outcome("one-l2cap-huge-static")
+        #expect(huge.status != 0 && huge.error.contains("over L2CAP"), "\(huge.error)")
+        #expect((huge.report["error"] as? [String: Any])?["code"] as? String == "MDOC_LIMIT_EXCEEDED", "\(huge.report)")
+        #expect(huge.seconds < 75, "\(huge.seconds) s")
+        // A PSM nothing listens on: the channel is refused, the session runs over GATT, the report says why.
+        let dead = outcome("one-l2cap-dead-static")
+        let deadLink = expectVerifiedOverBLE(dead, "L2CAP refused")["ble"] as? [String: Any] ?? [:]
+        #expect(deadLink["channel"] as? String == "gatt" && (deadLink["l2capNotUsed"] as? String ?? "").contains("PSM"), "\(deadLink)")
+        #expect(dead.holder.contains("L2CAP PSM read") && dead.holder.contains("State 01"), "\(dead.holder)")
+        // The project's own test wallet offering L2CAP (emulate --l2cap).
+        let emulatedL2CAP = outcome("one-emulated-l2cap-static")
+        #expect((expectVerifiedOverBLE(emulatedL2CAP, "emulated, L2CAP")["ble"] as? [String: Any])?["channel"] as? String == "l2cap")
+        #expect(emulatedL2CAP.holder.contains("BLE: the reader opened the L2CAP channel")
+                && emulatedL2CAP.holder.contains("BLE: the reader ended the session"), "\(emulatedL2CAP.holder)")
 
         let wrongIdent = outcome("one-wrong-ident-static")
         #expect(wrongIdent.status != 0 && wrongIdent.error.contains("Ident"), "\(wrongIdent.error) / \(wrongIdent.holder.suffix(400))")

@@ -49,14 +49,16 @@ int CBlueZShim_acquire(sd_bus *bus, const char *characteristic, const char *meth
                        char *error, size_t error_length);
 
 // A GATT server for mdoc central client mode (server.c): the kiosk's service with State,
-// Client2Server, Server2Client and Ident (uuids[0..3]), exported on its own bus connection and
+// Client2Server, Server2Client and Ident (uuids[0..3]) — and, when `psm` is not NULL, an L2CAP
+// characteristic (uuids[4], read: those bytes) —, exported on its own bus connection and
 // registered, with an LE advertisement of the service, on each adapter of `adapters` (object
 // paths, one per line). Single-threaded like the client: every call from one thread.
 typedef struct CBlueZServer CBlueZServer;
 /// Registers everything and waits (pumping the bus) for BlueZ's answers, at most `timeout_usec`.
 /// `inbox_limit` bounds the bytes of Client2Server pieces kept until taken (more: overflow).
 int CBlueZShim_server_open(CBlueZServer **server, const char *address, const char *adapters, const char *service_uuid,
-                           const char *const *uuids, const unsigned char *ident, size_t ident_length, size_t inbox_limit,
+                           const char *const *uuids, const unsigned char *ident, size_t ident_length,
+                           const unsigned char *psm, size_t psm_length, size_t inbox_limit,
                            unsigned long long timeout_usec, char *error, size_t error_length);
 /// Handles what BlueZ sent, waiting at most `timeout_usec` for something to arrive. 0 or -errno.
 int CBlueZShim_server_pump(CBlueZServer *server, unsigned long long timeout_usec);
@@ -70,4 +72,22 @@ int CBlueZShim_server_take_piece(CBlueZServer *server, unsigned char *out, size_
 int CBlueZShim_server_notify(CBlueZServer *server, int characteristic, const unsigned char *bytes, size_t length,
                              char *error, size_t error_length);
 void CBlueZShim_server_close(CBlueZServer *server);
+
+/// A string property (Device1.Address, Device1.AddressType, Adapter1.Address) into `out`.
+int CBlueZShim_get_string(sd_bus *bus, const char *path, const char *interface, const char *property, char *out, size_t out_length,
+                          char *error, size_t error_length);
+
+// LE credit-based L2CAP channels (l2cap.c): the kernel's Bluetooth sockets, SOCK_SEQPACKET (each
+// send one SDU of at most the send MTU, each receive one SDU), non-blocking. Addresses as
+// "AA:BB:CC:DD:EE:FF"; a local address NULL or "" binds BDADDR_ANY.
+#define CBLUEZSHIM_LE_PUBLIC 1
+#define CBLUEZSHIM_LE_RANDOM 2
+/// Connects to `peer_address` (of `peer_type`) on `psm` from the adapter at `local_address`,
+/// waiting at most `timeout_usec`: 0 with the socket in `*fd` and the channel's MTUs, or -errno.
+int CBlueZShim_l2cap_connect(const char *local_address, const char *peer_address, int peer_type, unsigned psm, int *fd,
+                             unsigned *send_mtu, unsigned *receive_mtu, unsigned long long timeout_usec, char *error, size_t error_length);
+/// Listens on a dynamic LE PSM (the kernel picks it, 0x80–0xFF): 0 with the socket and the PSM, or -errno.
+int CBlueZShim_l2cap_listen(const char *local_address, int *fd, unsigned *psm, char *error, size_t error_length);
+/// Accepts one waiting connection: 1 with it in `*fd`, 0 when none waits, or -errno.
+int CBlueZShim_l2cap_accept(int listener, int *fd, unsigned *send_mtu, unsigned *receive_mtu, char *error, size_t error_length);
 #endif

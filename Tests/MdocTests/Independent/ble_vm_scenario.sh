@@ -6,9 +6,11 @@
 # `gbgbridge mdoc read --transport auto` (which looks on every powered adapter).
 # Usage: ble_vm_scenario.sh GBGBRIDGE OUT_DIR CASE... where CASE is CONFIG:MODE:HANDOVER
 #   CONFIG  one (main.conf [GATT] Channels = 1) | default (BlueZ's own: Enhanced ATT, 3 channels)
-#   MODE    good | wrong-ident | endless | never-ends | disconnect (bluez_peripheral_holder.py: mdoc peripheral
-#           server mode), or central-good | central-never-start (bluez_central_holder.py: mdoc central client mode),
-#           or emulated (the project's own test wallet: gbgbridge emulate --mdoc-profile utopia-mdl --transport ble)
+#   MODE    good | wrong-ident | endless | never-ends | disconnect | l2cap | l2cap-huge | l2cap-dead
+#           (bluez_peripheral_holder.py: mdoc peripheral server mode; l2cap* also offer an L2CAP channel),
+#           or central-good | central-never-start (bluez_central_holder.py: mdoc central client mode),
+#           or emulated | emulated-l2cap (the project's own test wallet: gbgbridge emulate --mdoc-profile utopia-mdl
+#           --transport ble [--l2cap])
 #   HANDOVER static | negotiated (NFC engagement through vpcd) | qr (the holder shows a QR code: its text drawn by
 #           qrencode, read by `mdoc read --qr-from-image`; no vpcd) | qr-camera (the same code looped through vivid's
 #           HDMI input, read by `mdoc read --qr-from-camera --camera /dev/video0`)
@@ -71,15 +73,17 @@ for case in "$@"; do
   rm -f /tmp/iaca.pem /tmp/holder.out /tmp/code.txt /tmp/code.png
   engage=qr:/tmp/code.txt
   case "$handover" in qr*) ;; *) engage=$handover ;; esac
-  if [ "$mode" = emulated ]; then
+  if [ "${mode%-l2cap}" = emulated ]; then
     cp "$here/../../../Fixtures/mdoc/iaca.cert.pem" /tmp/iaca.pem
+    offer=""
+    [ "$mode" = emulated-l2cap ] && offer=--l2cap
     if [ "$handover" != static ] && [ "$handover" != negotiated ]; then
       # No vpcd: the code's text in /tmp/code.txt; ready once BlueZ took the service and advertisement.
-      "$binary" emulate --mdoc-profile utopia-mdl --handover qr --qr-file /tmp/code.txt --transport ble --bluetooth-adapter hci0 \
+      "$binary" emulate --mdoc-profile utopia-mdl --handover qr --qr-file /tmp/code.txt --transport ble --bluetooth-adapter hci0 $offer \
         > "$out/$name.holder" 2>&1 &
       ready="BLE: advertising"
     else
-      "$binary" emulate --mdoc-profile utopia-mdl --handover "$handover" --transport ble --bluetooth-adapter hci0 --vpcd-port 35963 \
+      "$binary" emulate --mdoc-profile utopia-mdl --handover "$handover" --transport ble --bluetooth-adapter hci0 --vpcd-port 35963 $offer \
         > "$out/$name.holder" 2>&1 &
       ready="Waiting for vpcd"
     fi

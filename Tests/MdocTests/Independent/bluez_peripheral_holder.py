@@ -9,11 +9,23 @@ in pieces led by 0x01 (more) or 0x00 (last); answers leave as notifications of a
 link's ATT MTU − 3 bytes (the "mtu" BlueZ gives each WriteValue) and never more than an attribute
 value's 512, led the same way.
 
+With an l2cap MODE the service also has the L2CAP characteristic (…0A, read: the PSM, 4 bytes
+big-endian, as the Android holders publish it) of an LE credit-based channel the kernel listens on
+(socket(AF_BLUETOOTH, SOCK_SEQPACKET, BTPROTO_L2CAP) bound with an LE address type through ctypes:
+CPython's own L2CAP addresses have no address type); a reader that connects sends each message led
+by its length (4 bytes, big-endian), in SDUs of its MTU, and is answered the same way.
+
 Imported by mdoc_holder.py (the wallet-like holder: NFC engagement in vpcd, the session here):
 serve(bus, adapter, service, ident, respond, mode) registers everything; the caller runs GLib's loop.
-MODE: good | wrong-ident | endless | never-ends | disconnect
+MODE: good | wrong-ident | endless | never-ends | disconnect | l2cap | l2cap-huge (over L2CAP the answer
+announces 2 GiB) | l2cap-dead (the characteristic names a PSM nothing listens on: the reader must fall
+back to GATT)
 Writes what the reader did to stderr."""
+import ctypes
+import socket
+import struct
 import sys
+import threading
 
 import dbus
 import dbus.exceptions
@@ -22,6 +34,8 @@ from gi.repository import GLib
 
 BASE = "-a123-48ce-896b-4c76973373e6"
 STATE, C2S, S2C, IDENT_UUID = ("0000000%d" % n + BASE for n in (1, 2, 3, 8))
+L2CAP_UUID = "0000000a" + BASE
+SOL_BLUETOOTH, BT_SNDMTU = 274, 12
 ROOT = "/org/gbgbridge/holder"
 PROPS = "org.freedesktop.DBus.Properties"
 CHAR = "org.bluez.GattCharacteristic1"
@@ -80,6 +94,9 @@ class Characteristic(dbus.service.Object):
 
     @dbus.service.method(CHAR, in_signature="a{sv}", out_signature="ay")
     def ReadValue(self, options):
+        if self.uuid == L2CAP_UUID:
+            log("L2CAP PSM read (%d)" % self.holder["psm"])
+            return dbus.Array(struct.pack(">I", self.holder["psm"]), signature="y")
         if self.uuid != IDENT_UUID:
             raise dbus.exceptions.DBusException("not readable", name="org.bluez.Error.NotPermitted")
         value = self.holder["ident"]() if self.holder["mode"] != "wrong-ident" else bytes(16)
@@ -132,15 +149,65 @@ class Advertisement(dbus.service.Object):
         log("advertisement released")
 
 
+def l2cap_listener():
+    """A listening LE L2CAP socket on a PSM the kernel picks: (socket, psm)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    sock = socket.socket(socket.AF_BLUETOOTH, socket.SOCK_SEQPACKET, socket.BTPROTO_L2CAP)
+    # struct sockaddr_l2: family, psm (le16), bdaddr (BDADDR_ANY), cid, bdaddr_type (1: LE public), padding.
+    address = struct.pack("<HH6sHBx", socket.AF_BLUETOOTH, 0, bytes(6), 0, 1)
+    if libc.bind(sock.fileno(), ctypes.c_char_p(address), len(address)) != 0:
+        raise OSError(ctypes.get_errno(), "bind")
+    sock.listen(1)
+    bound = ctypes.create_string_buffer(16)
+    length = ctypes.c_uint(16)
+    if libc.getsockname(sock.fileno(), bound, ctypes.byref(length)) != 0:
+        raise OSError(ctypes.get_errno(), "getsockname")
+    return sock, struct.unpack_from("<H", bound.raw, 2)[0]
+
+
+def serve_l2cap(listener, respond, mode):
+    """Accepts the reader's channel and answers its length-led messages until it closes."""
+    conn, _ = listener.accept()
+    mtu = struct.unpack("<H", conn.getsockopt(SOL_BLUETOOTH, BT_SNDMTU, 2))[0] or 23
+    log("L2CAP channel opened (send MTU %d)" % mtu)
+    buffer = b""
+    while True:
+        sdu = conn.recv(65535)
+        if not sdu:
+            log("L2CAP channel closed by the reader")
+            return
+        buffer += sdu
+        while len(buffer) >= 4 and len(buffer) >= 4 + int.from_bytes(buffer[:4], "big"):
+            length = int.from_bytes(buffer[:4], "big")
+            message, buffer = buffer[4:4 + length], buffer[4 + length:]
+            log("L2CAP message of %d bytes" % len(message))
+            reply = respond(message)
+            if not reply:
+                continue
+            framed = (0x7FFFFFFF).to_bytes(4, "big") + reply if mode == "l2cap-huge" else len(reply).to_bytes(4, "big") + reply
+            for offset in range(0, len(framed), mtu):
+                conn.send(framed[offset:offset + mtu])
+            log("L2CAP answered %d bytes" % len(reply))
+
+
 def serve(bus, adapter, service, ident, respond, mode="good"):
     """Registers the holder's GATT application and advertisement on `adapter` (/org/bluez/hci0)."""
-    holder = {"ident": ident, "mode": mode}
+    holder = {"ident": ident, "mode": mode, "psm": 0}
     application = Application(bus)
     service_object = Service(bus, service.lower())
     chars = [Characteristic(bus, 0, STATE, ["notify", "write-without-response"], holder),
              Characteristic(bus, 1, C2S, ["write-without-response"], holder),
              Characteristic(bus, 2, S2C, ["notify"], holder),
              Characteristic(bus, 3, IDENT_UUID, ["read"], holder)]
+    if mode.startswith("l2cap"):
+        listener, holder["psm"] = l2cap_listener()
+        if mode == "l2cap-dead":
+            listener.close()  # the PSM published, nothing listening on it
+            log("L2CAP PSM %d offered, nothing listening" % holder["psm"])
+        else:
+            log("L2CAP listening on PSM %d" % holder["psm"])
+            threading.Thread(target=serve_l2cap, args=(listener, respond, mode), daemon=True).start()
+        chars.append(Characteristic(bus, 4, L2CAP_UUID, ["read"], holder))
     application.children = [service_object] + chars
     server2client = chars[2]
 

@@ -9,6 +9,8 @@ For a host without a Bluetooth stack; the real bluetoothd is exercised in the BL
 
 Usage: fake_bluez_holder.py SERVICE_UUID IDENT_HEX MODE
 MODE: good | known | wrong-ident | endless | never-ends | disconnect | bad-lead | oversized | no-state | hidden
+      | l2cap-garbage (an L2CAP characteristic of 3 bytes: no PSM) | l2cap-unreachable (a PSM no channel can reach
+      here: the stand-in has no radio) — the reader reads both over GATT
 Prints "ready" once it owns org.bluez; writes what the reader did to stderr.
 Imported (mdoc_holder.py's BLE side): serve(bus, service, ident, respond) with a real holder's
 ident() and respond(message) in place of the echo."""
@@ -25,6 +27,7 @@ IDENT = lambda: b""  # noqa: E731
 RESPOND = lambda message: b"ANSWER:" + message[::-1]  # noqa: E731
 BASE = "-a123-48ce-896b-4c76973373e6"
 STATE, C2S, S2C, IDENT_UUID = ("0000000%d" % n + BASE for n in (1, 2, 3, 8))
+L2CAP_UUID = "0000000a" + BASE
 ADAPTER = "/org/bluez/hci0"
 DEVICE = ADAPTER + "/dev_00_11_22_33_44_55"
 GATT = DEVICE + "/service0010"
@@ -52,6 +55,8 @@ def objects():
                                                                      "Primary": dbus.Boolean(True)}}
             chars = [(STATE, "0011", ["write-without-response"]), (C2S, "0013", ["write-without-response"]),
                      (S2C, "0015", ["notify"]), (IDENT_UUID, "0017", ["read"])]
+            if MODE.startswith("l2cap"):
+                chars.append((L2CAP_UUID, "0019", ["read"]))
             for uuid, handle, flags in chars:
                 if MODE == "no-state" and uuid == STATE:
                     continue
@@ -149,6 +154,8 @@ class Device(dbus.service.Object):
     def Get(self, interface, name):
         if name in ("ServicesResolved", "Connected"):
             return dbus.Boolean(state["connected"])
+        if name in ("Address", "AddressType"):
+            return dbus.String({"Address": "00:11:22:33:44:55", "AddressType": "random"}[name])
         raise dbus.exceptions.DBusException("no " + name, name="org.freedesktop.DBus.Error.InvalidArgs")
 
 
@@ -159,6 +166,9 @@ class Characteristic(dbus.service.Object):
 
     @dbus.service.method("org.bluez.GattCharacteristic1", in_signature="a{sv}", out_signature="ay")
     def ReadValue(self, options):
+        if self.uuid == L2CAP_UUID:
+            log("L2CAP read")
+            return dbus.Array(b"\x00\x80\x00" if MODE == "l2cap-garbage" else b"\x00\x00\x00\x80", signature="y")
         if self.uuid != IDENT_UUID:
             raise dbus.exceptions.DBusException("Not permitted", name="org.bluez.Error.NotPermitted")
         value = IDENT() if MODE != "wrong-ident" else bytes(16)
@@ -198,7 +208,7 @@ def serve(bus, service, ident, respond, mode="good"):
     state["seen"] = mode == "known"
     name = dbus.service.BusName("org.bluez", bus)
     keep = [name, Root(bus, "/"), Adapter(bus, ADAPTER), Device(bus, DEVICE)]
-    for uuid, handle in ((STATE, "0011"), (C2S, "0013"), (S2C, "0015"), (IDENT_UUID, "0017")):
+    for uuid, handle in ((STATE, "0011"), (C2S, "0013"), (S2C, "0015"), (IDENT_UUID, "0017"), (L2CAP_UUID, "0019")):
         keep.append(Characteristic(bus, GATT + "/char" + handle, uuid))
     return keep
 
