@@ -75,6 +75,12 @@ public enum MdocBLEL2CAP {
         /// A whole message already kept, if any.
         public mutating func next() throws(MdocError) -> [UInt8]? {
             if expected == nil {
+                // A CBOR map where a length belongs (any length this reader takes starts 0x00):
+                // a peer of the older convention, each message its bare CBOR.
+                if let first = buffer.first, (0xA0...0xBF).contains(first) {
+                    throw MdocError(.bleTransport, "\(peer) sent bare CBOR over L2CAP, no length first (an older convention this reader does not "
+                                    + "speak); read it over GATT (mdoc read --l2cap never)")
+                }
                 guard buffer.count >= 4 else { return nil }
                 let length = buffer.prefix(4).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
                 guard length <= UInt64(maximumBytes) else {

@@ -48,6 +48,14 @@ struct MdocBLEL2CAPTests {
         }
         var bounded = MdocBLEL2CAP.Assembler(maximumBytes: 999)
         #expect(throws: MdocError.self) { _ = try bounded.take(Array(MdocBLEL2CAP.frame(first).prefix(4))) }
+        // A peer of the older convention (bare CBOR, no length): named, not taken for a length of gigabytes.
+        var bare = MdocBLEL2CAP.Assembler(maximumBytes: 1 << 20)
+        do {
+            _ = try bare.take([0xA1, 0x66] + Array("status".utf8) + [0x0B])
+            Issue.record("bare CBOR was taken")
+        } catch {
+            #expect(error.code == .bleTransport && error.reason.contains("bare CBOR") && error.reason.contains("--l2cap never"), "\(error)")
+        }
         var refused = MdocBLEL2CAP.Assembler(maximumBytes: 1 << 20)
         do {
             _ = try refused.take([0x7F, 0xFF, 0xFF, 0xFF, 1, 2, 3])
