@@ -110,13 +110,8 @@ public enum MdocBLEHolder {
                         try await server.notify(.server2Client, chunk)
                     }
                     log("BLE: answered \(answer.count) bytes")
-                } catch let error as MdocError {
-                    log("BLE: \(error.reason)")
-                    return
-                } catch let error as BlueZError {
-                    log("BLE: \(error.reason)")
-                    return
                 } catch {
+                    if let reason = Self.reason(error) { log("BLE: \(reason)") }
                     return
                 }
             }
@@ -139,15 +134,21 @@ public enum MdocBLEHolder {
                 guard !answer.isEmpty else { continue }
                 try await link.send(answer, deadline: ContinuousClock.now + .seconds(10))
                 log("BLE: answered \(answer.count) bytes over L2CAP")
-            } catch let error as MdocError {
-                log(error.reason.contains("closed the L2CAP channel") ? "BLE: the reader ended the session (closed the L2CAP channel)" : "BLE: \(error.reason)")
-                return
-            } catch let error as BlueZError {
-                log("BLE: \(error.reason)")
-                return
             } catch {
+                if let reason = Self.reason(error) {
+                    log(reason.contains("closed the L2CAP channel") ? "BLE: the reader ended the session (closed the L2CAP channel)" : "BLE: \(reason)")
+                }
                 return
             }
+        }
+    }
+
+    /// What ended a session, in words (nil: cancelled).
+    static func reason(_ error: any Error) -> String? {
+        switch error {
+        case let error as MdocError: return error.reason
+        case let error as BlueZError: return error.reason
+        default: return nil
         }
     }
 }
