@@ -147,6 +147,17 @@ extension MRZDecoder {
         }.map { picks[$0.0][$0.1].foreign }.sorted(by: >)
     }
 
+    /// The cells of `positions` read `O` where the field allows `0` too, unsurely (under
+    /// `Policy.sureO`) — or at all under small capitals (`Policy.zeroOFloor` set: there `0` and `O`
+    /// are a pixel apart) — where the document's own `0`s did not vouch for a `0`.
+    func doubtfulOs(_ positions: [(Int, Int)], text: [[MRZGlyph]], picks: [[Pick]]) -> Int {
+        let classes = MRZLayout.classes(format), o = MRZGlyph("O")
+        return positions.filter { line, position in
+            text[line][position] == o && classes[line][position].allows(MRZGlyph("0")) && !vouchedZeros.contains([line, position])
+                && (policy.zeroOFloor != nil || picks[line][position].probabilities[o.index] < policy.sureO)
+        }.count
+    }
+
     /// Whether every access-key group of `text` is far more likely than any rival reading its
     /// check digit would also accept (the long document number of TD1/TD2 included); under the
     /// smallest capitals the floor's rivals and the classifier's own each against their ratio
@@ -157,6 +168,7 @@ extension MRZDecoder {
             let sure = chosenProbabilities(group.positions, text: text, picks: picks)
             if sure.count > 1, sure[0] < policy.keyUnsurePair.least, sure[1] < policy.keyUnsurePair.second { return false }
             if doubtfulLookAlikes(group.positions, text: text, picks: picks).count > 1 { return false }
+            if doubtfulOs(group.positions, text: text, picks: picks) > policy.doubtfulOsMaximum { return false }
             let rival = strongestRival(positions: group.positions, check: group.check, text: text, picks: picks)
             guard let floorRatio = policy.floorRivalRatio else { return rival <= ratio }
             return rival <= floorRatio && strongestRival(positions: group.positions, check: group.check, text: text, picks: picks, floored: false) <= ratio

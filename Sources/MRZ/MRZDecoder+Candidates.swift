@@ -97,7 +97,7 @@ extension MRZDecoder {
         guard let number = groups.first(where: { $0.name == "documentNumber" }), let birth = groups.first(where: { $0.name == "dateOfBirth" }),
               let expiry = groups.first(where: { $0.name == "dateOfExpiry" }) else { return [] }
         let perGroup = 4
-        let national = nationalNumberRule(scores)
+        let national = nationalNumberRule(scores, lenient: policy.candidatesFollowLaw)
         // A TD1/TD2 long document number (its check digit a filler, the number going on in the
         // optional data) is taken as the best reading has it, when its check digit holds there.
         var numbers = groupReadings(number, scores: scores, national: national, limit: perGroup)

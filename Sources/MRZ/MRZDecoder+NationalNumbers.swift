@@ -38,12 +38,22 @@ extension MRZDecoder {
         }
     }
 
+    /// How sure a reading of a character the law forbids must be to set the law aside for the key
+    /// candidates (`nationalNumberRule(_:lenient:)`).
+    static let lawContradiction: Float = 0.5
+
     /// The serial letters of Germany's passports and identity cards (PassV, Anlage 11).
     static let germanSerialLetters = Set("CFGHJKLMNPRTVWXYZ".map { MRZGlyph($0) })
 
     /// The rule for the document these cells hold, from their best reading of the document code
-    /// and the issuer.
-    func nationalNumberRule(_ scores: [[Scores]]) -> NationalNumberRule {
+    /// and the issuer. For the verdicts the number's best reading must keep the law; for the key
+    /// candidates (`lenient`) it must only not contradict it surely: at 5-pixel pitch the
+    /// classifier calls most of a German temporary passport's `0`s "not OCR-B" and gives `0`,
+    /// `O` and `D` a few thousandths each, and the noise picking `O` there was no evidence against
+    /// a law that says `0` — the key `H<0000000` was never offered. A character the law forbids,
+    /// read at least `lawContradiction` and three times as likely as every lawful one, still
+    /// takes the number to ICAO's rules (another generator's German number `CA1X00T47`).
+    func nationalNumberRule(_ scores: [[Scores]], lenient: Bool = false) -> NationalNumberRule {
         let fields = MRZLayout.fields(format)
         guard let code = fields.first(where: { $0.name == .documentCode }), let issuer = fields.first(where: { $0.name == .issuingState }),
               let number = fields.first(where: { $0.name == .documentNumber }), scores.count > max(code.line, issuer.line, number.line) else {
@@ -58,7 +68,11 @@ extension MRZDecoder {
         // drawing), and ICAO's rules hold for it.
         for (offset, position) in number.range.enumerated() where offset < alphabet.count {
             let cell = floored(scores[number.line][position], line: number.line, position: position, national: .none)
-            guard alphabet[offset].contains(Self.pick(cell, allowed: number.kind).glyph) else { return .none }
+            let pick = Self.pick(cell, allowed: number.kind)
+            guard !alphabet[offset].contains(pick.glyph) else { continue }
+            guard lenient else { return .none }
+            let lawful = alphabet[offset].map { cell[$0.index] }.max() ?? 0
+            if pick.probability >= Self.lawContradiction && pick.probability >= 3 * lawful { return .none }
         }
         var rule = NationalNumberRule()
         for (offset, position) in number.range.enumerated() where offset < alphabet.count {

@@ -36,10 +36,20 @@ extension MRZDecoder {
         // Everything else: confident, and well formed.
         var restConfident = true
         let keySet = Set(key.map { [$0.0, $0.1] })
+        let covered = Set(groups.flatMap { ($0.positions + [$0.check]).map { [$0.0, $0.1] } })
         for (line, cells) in picks.enumerated() {
             for (position, pick) in cells.enumerated() where !keySet.contains([line, position]) {
                 let chosen = text[line][position]
                 let p = pick.probabilities[chosen.index]
+                if !covered.contains([line, position]) {
+                    if p < policy.validUncoveredMinimum { restConfident = false }
+                    // A digit/letter look-alike no check digit covers (a visa's optional data), read
+                    // less than surely by the classifier itself: nothing but its word chooses
+                    // between `0` and `O` there (seed 8585, small tier, image 468: `0VHYSX2N` as
+                    // `OVHYSX2N`, valid).
+                    let own = pick.classifier.isEmpty ? p : pick.classifier[chosen.index]
+                    if classes[line][position] == .any, Self.hasLookAlike(chosen), own < policy.sureLookAlike { restConfident = false }
+                }
                 let runnerUp = pick.probabilities.enumerated().filter { $0.offset != chosen.index }.map(\.element).max() ?? 0
                 if corrected.contains([line, position]) || contrast[line][position] < CellSampler.faintRatio || p < policy.validMinimum || p - runnerUp < policy.validMargin
                     || pick.foreign > policy.validForeignMaximum {

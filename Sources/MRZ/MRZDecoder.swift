@@ -22,6 +22,14 @@ struct MRZDecoder {
         /// Every other character: at least this probability and this margin over its runner-up.
         var validMinimum: Float = 0.8
         var validMargin: Float = 0.5
+        /// The characters no check digit covers (names, states, sex, the document code, a visa's
+        /// optional data): each at least this for `valid` (the others `validMinimum`). At 0.8 a
+        /// name's `I` was read `T` at just over it, the rest sure (hard tier: seed 7474 image 46
+        /// `CHIOMA`, seed 8585 image 59 `MAI`); 0.85 refused both. Costs exact MRZs, never keys.
+        var validUncoveredMinimum: Float = 0.9
+        /// The key candidates follow an issuer's law for its numbers unless a reading contradicts
+        /// it surely (`nationalNumberRule(_:lenient:)`); false: only where the best reading keeps it.
+        var candidatesFollowLaw = true
         var minimumRunnerUp: Float = 0.08
         var maximumCorrections = 2
         /// Where a field allows both a digit and the letter it looks like in OCR-B (document
@@ -71,6 +79,17 @@ struct MRZDecoder {
         /// pair raised so cost 18–26 points of the small tier (Docs/mrz.md, "Verdicts").
         var smallLookAlikeHeight: Float = 12
         var smallZeroOFloor: Float = 0.35
+        /// The most cells of one key group read `O` where a `0` may stand, unsurely (under
+        /// `sureO`; under `smallLookAlikeHeight` any, unvouched), for the group to earn a key. Each
+        /// is a `0` at the floor's 0.3 of it, and three of them can cancel in the check digit where
+        /// no two do (24 × (1 + 3 + 1) ≡ 0): a Swiss card's `XQ0Q00O00` was claimed as `XQ0Q0OOOO`,
+        /// its three misread `0`s at 0.78–0.90, its best rival 0.09 and the chosen reading a
+        /// quarter of all that the check digit accepts (zeros tier, seed 4646, tier place 4, image 125).
+        var doubtfulOsMaximum = 1
+        var sureO: Float = 0.95
+        /// A look-alike in a field no check digit covers (a visa's optional data) counts towards
+        /// `valid` only when the classifier itself read it at least this surely.
+        var sureLookAlike: Float = 0.95
         /// The floor of `0`/`O` when it is not `lookAlikeFloor`.
         var zeroOFloor: Float?
         /// Whether a number's `0` the document's own `0`s vouch for is held to `lookAlikeFloor`

@@ -68,8 +68,14 @@ public struct MRZRecognizer: Sendable {
     /// rule refused a reading).
     package func loosened(keyMinimum: Float? = nil, keyUndetectableRatio: Float? = nil, keyForeignMaximum: Float? = nil,
                           validForeignMaximum: Float? = nil, smallGlyphHeight: Float? = nil, keyForeignPair: Float? = nil,
-                          smallLookAlikeHeight: Float? = nil, documentPrint: Bool? = nil, smallFloorRivalRatio: Float? = nil) -> MRZRecognizer {
+                          smallLookAlikeHeight: Float? = nil, documentPrint: Bool? = nil, smallFloorRivalRatio: Float? = nil,
+                          validMinimum: Float? = nil, validUncoveredMinimum: Float? = nil, candidatesFollowLaw: Bool? = nil,
+                          doubtfulOsMaximum: Int? = nil) -> MRZRecognizer {
         var policy = self.policy
+        if let doubtfulOsMaximum { policy.doubtfulOsMaximum = doubtfulOsMaximum }
+        if let candidatesFollowLaw { policy.candidatesFollowLaw = candidatesFollowLaw }
+        if let validMinimum { policy.validMinimum = validMinimum }
+        if let validUncoveredMinimum { policy.validUncoveredMinimum = validUncoveredMinimum }
         if let smallFloorRivalRatio { policy.smallFloorRivalRatio = smallFloorRivalRatio }
         if let documentPrint { policy.documentPrintVouches = documentPrint }
         if let smallLookAlikeHeight { policy.smallLookAlikeHeight = smallLookAlikeHeight }
@@ -93,8 +99,9 @@ public struct MRZRecognizer: Sendable {
 
     /// Reads `gray` within `budget` (wall clock): past it the search stops and claims nothing.
     public func read(_ gray: GrayImage, budget: Duration = MRZRecognizer.imageBudget) -> Result {
-        var best: (reading: MRZReading, score: Double)?
+        var best: (reading: MRZReading, score: Double, retry: Bool)?
         var keys = Set<[String]>()
+        var primaryKeys = Set<[String]>()
         var candidates = CandidatePool()
         let deadline = Deadline(after: budget)
         let outcome = eachHypothesis(gray, deadline: deadline) { cells, retry, capHeight in
@@ -102,17 +109,22 @@ public struct MRZRecognizer: Sendable {
             let decoders = decoders(cells, capHeight: capHeight)
             for (decoder, scores, _) in decoders {
                 candidates.add(decoder.keyCandidates(scores))
+                if policy.candidatesFollowLaw, !candidates.lawHeld, !decoder.nationalNumberRule(scores, lenient: true).allowed.isEmpty { candidates.lawHeld = true }
             }
             for reading in decoded(decoders, cells, retry: retry) {
-                if reading.accessKeyValid { keys.insert([reading.documentNumber, reading.dateOfBirth, reading.dateOfExpiry]) }
+                let key = [reading.documentNumber, reading.dateOfBirth, reading.dateOfExpiry]
+                if reading.accessKeyValid { keys.insert(key) }
+                if !retry, Self.keyChecksHold(reading) { primaryKeys.insert(key) }
                 let score = Self.score(reading)
                 rank = max(rank, score)
-                if best == nil || score > best?.score ?? 0 { best = (reading, score) }
+                if best == nil || score > best?.score ?? 0 { best = (reading, score, retry) }
             }
             return (best?.reading.valid == true, rank)
         }
         if let refusal = outcome.refusal { return Result(reading: nil, found: refusal == .ambiguousZone, refusal: refusal) }
-        let reading = best.map { Self.withoutConflict($0.reading, keysClaimed: keys) }
+        let reading = best.map { best in
+            Self.withoutConflict(best.retry ? Self.withoutPrimaryConflict(best.reading, primaryKeys: primaryKeys) : best.reading, keysClaimed: keys)
+        }
         return Result(reading: reading, found: outcome.found, candidates: candidates.ranked(first: best?.reading))
     }
 
@@ -120,6 +132,9 @@ public struct MRZRecognizer: Sendable {
     /// reading's own key first when its check digits hold, the rest by score.
     struct CandidatePool {
         private var byKey: [[String]: MRZKeyCandidate] = [:]
+        /// Some hypothesis read the number without contradicting its issuer's law (a German
+        /// passport's, `MRZDecoder.nationalNumberRule(_:lenient:)`).
+        var lawHeld = false
 
         mutating func add(_ candidates: [MRZKeyCandidate]) {
             for candidate in candidates where candidate.score > byKey[candidate.key]?.score ?? -1 { byKey[candidate.key] = candidate }
@@ -128,12 +143,26 @@ public struct MRZRecognizer: Sendable {
         /// A hypothesis whose cells read another issuer (a line a cell off) offers numbers the
         /// best reading's issuer never prints (`CO1XQ0T47` beside Germany's `C01X00T47`): those go,
         /// when the best reading's own number keeps that issuer's law.
+        ///
+        /// And when some hypothesis read the number within the law while the best reading breaks it
+        /// (a German temporary passport at 5-pixel pitch: `A<0000000` read within the law at 0.67,
+        /// a shifted hypothesis's `AW000000O` at 0.72 — a `W` and an `O` whose values cancel), the
+        /// lawful candidates go first and the others after them: a real German number is lawful,
+        /// and another generator's unlawful one stays among the candidates.
         func ranked(first reading: MRZReading?) -> [MRZKeyCandidate] {
             var ranked = byKey.values.sorted { $0.score != $1.score ? $0.score > $1.score : $0.key.joined() < $1.key.joined() }
-            if let reading, MRZDecoder.nationalNumberAllows(reading.documentNumber, documentCode: reading.documentCode, issuer: reading.issuingState) {
-                ranked.removeAll { !MRZDecoder.nationalNumberAllows($0.documentNumber, documentCode: reading.documentCode, issuer: reading.issuingState) }
+            func lawful(_ number: String) -> Bool {
+                guard let reading else { return true }
+                return MRZDecoder.nationalNumberAllows(number, documentCode: reading.documentCode, issuer: reading.issuingState)
             }
-            if let reading, ["documentNumber", "dateOfBirth", "dateOfExpiry"].allSatisfy({ reading.checkDigits[$0] == true }),
+            var lawFirst = false
+            if let reading, lawful(reading.documentNumber) {
+                ranked.removeAll { !lawful($0.documentNumber) }
+            } else if lawHeld, ranked.contains(where: { lawful($0.documentNumber) }) {
+                ranked = ranked.filter { lawful($0.documentNumber) } + ranked.filter { !lawful($0.documentNumber) }
+                lawFirst = true
+            }
+            if !lawFirst, let reading, ["documentNumber", "dateOfBirth", "dateOfExpiry"].allSatisfy({ reading.checkDigits[$0] == true }),
                let index = ranked.firstIndex(where: { $0.key == [reading.documentNumber, reading.dateOfBirth, reading.dateOfExpiry] }) {
                 ranked.insert(ranked.remove(at: index), at: 0)
             }
@@ -151,6 +180,26 @@ public struct MRZRecognizer: Sendable {
         reading.accessKeyValid = false
         reading.valid = false
         return reading
+    }
+
+    /// A key claimed only on a second look — a cap height chosen again, cells shifted — where the
+    /// search's own hypotheses read another key whose check digits hold (claimed or not): one of
+    /// them is wrong, and the second look chose its height or cells for the check digits to
+    /// hold. No verdict. (Seed 8585, hard tier, image 80: four looks read `DGOBUA58K`, refused; a
+    /// cap height tried again read `DG0BUA58E` — an `O` as `0` and a `K` as `E`, cancelling — and
+    /// claimed it.)
+    static func withoutPrimaryConflict(_ reading: MRZReading, primaryKeys: Set<[String]>) -> MRZReading {
+        guard reading.accessKeyValid, primaryKeys.contains(where: { $0 != [reading.documentNumber, reading.dateOfBirth, reading.dateOfExpiry] }) else {
+            return reading
+        }
+        var reading = reading
+        reading.accessKeyValid = false
+        reading.valid = false
+        return reading
+    }
+
+    static func keyChecksHold(_ reading: MRZReading) -> Bool {
+        ["documentNumber", "dateOfBirth", "dateOfExpiry"].allSatisfy { reading.checkDigits[$0] == true }
     }
 
     /// The reading whose key checks hold with the strongest evidence, and that evidence, with no

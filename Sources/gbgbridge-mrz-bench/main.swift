@@ -29,7 +29,7 @@ let knownTiers = ["scan", "kiosk", "hard", "small", "tiny", "overprint", "font",
 if arguments.contains("--help") || arguments.contains("-h") {
     print("""
         usage: gbgbridge-mrz-bench [--count N] [--tiers T,T,...] [--seed S] [--yardstick N] [--only N] [--list]
-                                   [--dump DIR] [--model glyph-model.bin] [--key-foreign P] [--valid-foreign P] [--small-glyph H] [--foreign-pair P] [--small-lookalike H] [--no-document-print] [--floor-rival P]
+                                   [--dump DIR] [--model glyph-model.bin] [--key-foreign P] [--valid-foreign P] [--small-glyph H] [--foreign-pair P] [--small-lookalike H] [--no-document-print] [--floor-rival P] [--valid-minimum P] [--valid-uncovered P] [--strict-law] [--doubtful-os N]
           --count N       images a drawn tier (default 1000)
           --tiers         \(knownTiers.joined(separator: ",")) (default scan,kiosk,hard,real,real-small)
           --seed S        the corpus's seed (default 9303; a seed never tuned on for an honest figure)
@@ -80,6 +80,13 @@ if CommandLine.arguments.contains("--no-document-print") { recognizer = recogniz
 // `--floor-rival P`: under 8-pixel capitals, the ratio a rival resting on the look-alike floor is
 // held to (0.1 by default; 0.05, the classifier's own rivals' twentieth, is the one ratio as before).
 if let ratio = option("--floor-rival").flatMap(Float.init) { recognizer = recognizer.loosened(smallFloorRivalRatio: ratio) }
+// `--valid-minimum P --valid-uncovered P`: what every character outside the key needs for `valid`, and one no check digit covers.
+if let minimum = option("--valid-minimum").flatMap(Float.init) { recognizer = recognizer.loosened(validMinimum: minimum) }
+if let uncovered = option("--valid-uncovered").flatMap(Float.init) { recognizer = recognizer.loosened(validUncoveredMinimum: uncovered) }
+// `--strict-law`: key candidates follow an issuer's number law only where the best reading keeps it (before 2026-12-01).
+if CommandLine.arguments.contains("--strict-law") { recognizer = recognizer.loosened(candidatesFollowLaw: false) }
+// `--doubtful-os N`: the most cells of a key group read `O` unsurely where `0` may stand (1 by default; 9: no limit, as before).
+if let most = option("--doubtful-os").flatMap(Int.init) { recognizer = recognizer.loosened(doubtfulOsMaximum: most) }
 let photographer = Photographer(renderer: try PageRenderer())
 let workDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("gbgbridge-mrz-bench-\(getpid())")
 try FileManager.default.createDirectory(at: workDirectory, withIntermediateDirectories: true)

@@ -87,4 +87,23 @@ struct MRZNationalNumberTests {
         #expect(!reading.accessKeyValid, "the O rival stands when the law does not")
         #expect(decoder.keyCandidates(Self.scores(lines)).first?.documentNumber == number)
     }
+
+    @Test("a German temporary passport at 5-pixel pitch: noise picking O where the law says 0 does not set the law aside for the candidates; a sure unlawful A does")
+    func temporaryPassportAtFivePixels() throws {
+        // The real specimen's (uscutil-DE-PPD_Reisepass_Vorlaeufig) lines; at half its size the
+        // classifier gave the filler 0.03 and two of the 0s nothing but "not OCR-B", O a hair ahead.
+        let lines = ["PPD<<MUSTERMANN<<ERIKA<<<<<<<<<<<<<<<<<<<<<<", "H<00000009D<<6408125F1310317<<<<<<<<<<<<<<<4"]
+        let noise: [Character: Float] = ["O": 0.004, "0": 0.003, "D": 0.003]
+        let decoder = MRZDecoder(format: .td3, policy: Self.smallCapitals)
+        let scores = MRZDecoderTests.scores(lines, sure: 0.99, overrides: [[1, 1]: ["<": 0.03], [1, 3]: noise, [1, 8]: noise])
+        let candidates = decoder.keyCandidates(scores)
+        #expect(candidates.first?.documentNumber == "H<0000000", "\(candidates.map(\.documentNumber))")
+        #expect(candidates.allSatisfy { !$0.documentNumber.contains("O") && !$0.documentNumber.contains("D") }, "\(candidates.map(\.documentNumber))")
+        // The verdicts keep the strict gate: nothing is claimed on noise.
+        #expect(decoder.decode(scores)?.accessKeyValid != true)
+        // A sure A in the number's fourth place (the law forbids vowels past the first): another
+        // generator's number, read by ICAO's rules — H<0A00000 holds the check digit (A ≡ 0).
+        let generator = decoder.keyCandidates(MRZDecoderTests.scores(lines, sure: 0.99, overrides: [[1, 1]: ["<": 0.03], [1, 3]: ["A": 0.95, "0": 0.02]]))
+        #expect(generator.first?.documentNumber == "H<0A00000", "\(generator.map(\.documentNumber))")
+    }
 }
