@@ -48,7 +48,7 @@ limit="${GBGBRIDGE_TEST_LIMIT:-1200}"
 # the rest, one at a time: beside 600 tests in parallel on two cores a read's cooperative threads
 # can wait tens of seconds, and another test's sockets count as this one's descriptors (README,
 # "Run the tests").
-solo='ReadDeadlineTests|overallDeadline|inspectorEvictsTheLongestIdle|inspectorClosesIdleConnections|thousandDecodesStayFlat|metricsCardinality|manyScans|cancellationOfAStalledRead|wrongMRZIsDeniedQuickly|waitTimesOutAndCanBeCancelled|concurrentDecodes|MdocHostileHolderTests|everyHostileHolderThenAGoodOneThroughOneHost|MdocBLECentralTests|walletLikeHolder|mdocReadThenLook|MdocBLEVMTests|duplicateCorrelationIdCannotOrphanARead|unmodifiedJourneyCompletesQueryCaptureAndNFCRead'
+solo='ReadDeadlineTests|MdocBLEL2CAPTests|overallDeadline|inspectorEvictsTheLongestIdle|inspectorClosesIdleConnections|thousandDecodesStayFlat|metricsCardinality|manyScans|cancellationOfAStalledRead|wrongMRZIsDeniedQuickly|waitTimesOutAndCanBeCancelled|concurrentDecodes|MdocHostileHolderTests|everyHostileHolderThenAGoodOneThroughOneHost|MdocBLECentralTests|walletLikeHolder|mdocReadThenLook|MdocBLEVMTests|duplicateCorrelationIdCannotOrphanARead|unmodifiedJourneyCompletesQueryCaptureAndNFCRead'
 run_tests() {
   local name=$1; shift
   begin "$name"
