@@ -64,7 +64,12 @@ struct MdocBLEVMTests {
                 H=/host
                 [ -d $H/usr ] || { echo "the host's root is not shared"; exit 20; }
                 mount -t proc proc $H/proc && mount -t sysfs sys $H/sys && mount -t devtmpfs dev $H/dev || exit 21
+                # A checkout under /tmp (the scenario, the built gbgbridge, the holders) would vanish under the
+                # tmpfs: set the host's /tmp aside and bind the package back into the new one.
+                P=\(Self.root.standardizedFileURL.path)
+                case $P in /tmp/*) mkdir -p /hosttmp && mount --bind $H/tmp /hosttmp || exit 24 ;; esac
                 mount -t tmpfs run $H/run && mount -t tmpfs tmp $H/tmp && mount -t tmpfs lib $H/var/lib/bluetooth || exit 22
+                case $P in /tmp/*) mkdir -p $H$P && mount --bind /hosttmp${P#/tmp} $H$P || exit 25 ;; esac
                 mkdir -p $H/tmp/share && mount --bind /share $H/tmp/share || exit 23
                 chroot $H /bin/sh \(Self.scenario) \(GBGBridgeBinary.path) /tmp/share/out \(group.joined(separator: " "))
 
