@@ -80,7 +80,10 @@ enum VividScenario {
         done
         # A fatal streaming error, and the camera pulled away, in the middle of a capture.
         $G camera capture --device /dev/video0 --width 640 --height 360 --warmup 120 --frame-timeout 5 --out $S/fatal.png > $S/fatal.out 2> $S/fatal.err & c=$!
-        sleep 2; v4l2-ctl -d /dev/video0 -c inject_fatal_streaming_error=1; wait $c; echo $? > $S/fatal.status
+        # Injected again every half second until the capture ends: vivid ignores it until streaming has
+        # started, and one injection 2 s in missed a whole capture on a loaded host (status 0).
+        sleep 1; while kill -0 $c 2>/dev/null; do v4l2-ctl -d /dev/video0 -c inject_fatal_streaming_error=1; sleep 0.5; done
+        wait $c; echo $? > $S/fatal.status
         $G camera capture --device /dev/video0 --width 640 --height 360 --warmup 120 --frame-timeout 5 --out $S/gone.png > $S/gone.out 2> $S/gone.err & c=$!
         sleep 2; v4l2-ctl -d /dev/video0 -c disconnect=1; wait $c; echo $? > $S/gone.status
         reload; bars; chmod 0600 /dev/video0
