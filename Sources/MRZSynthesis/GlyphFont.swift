@@ -72,4 +72,31 @@ public final class GlyphFont: @unchecked Sendable {  // immutable after init
     }
 
     public func glyph(_ character: Character) -> Glyph? { glyphs[character] }
+
+    private init(copying font: GlyphFont, glyphs: [Character: Glyph]) {
+        (path, pixelSize, ascender, descender, capHeight) = (font.path, font.pixelSize, font.ascender, font.descender, font.capHeight)
+        self.glyphs = glyphs
+    }
+
+    /// The same font drawing, for each key of `substitutes`, the glyph of its value instead (a
+    /// character the font has loaded): OCR-B's own glyphs outside the MRZ's alphabet (`Ξ`, `$`,
+    /// `ü`) in a key field's cells, the look a reader must call "not OCR-B" though the font is.
+    public func drawing(_ substitutes: [Character: Character]) -> GlyphFont {
+        var drawn = glyphs
+        for (character, substitute) in substitutes {
+            if let glyph = glyphs[substitute] { drawn[character] = glyph }
+        }
+        return GlyphFont(copying: self, glyphs: drawn)
+    }
+
+    /// OCR-B's glyphs (as Debian's fonts-ocr-b has them) that are no MRZ character: punctuation,
+    /// lower case, accented and Greek capitals, arrows.
+    public static let ocrbOutsideMRZ: String = {
+        var characters = ""
+        for value in 0x21...0x7E {
+            let c = Character(Unicode.Scalar(UInt8(value)))
+            if !("0"..."9").contains(c), !("A"..."Z").contains(c), c != "<" { characters.append(c) }
+        }
+        return characters + "¡¤§¿ÄÆÖØÜßäæöøüıŒœΓΘΛΞΠΣΥΦΨΩ↑↓∆"
+    }()
 }

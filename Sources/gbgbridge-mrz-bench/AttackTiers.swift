@@ -29,11 +29,20 @@ struct BenchImage: Sendable {
 ///   characters (`0O0O00D8Q`), photographed small (5–11-pixel capitals) or tiny (8–12): every
 ///   `O` a `0` could be, where the document's own `0`s vouch for the number's at small capitals
 ///   (`MRZDocumentPrint`, issue 50). A key claimed with an `O` read as `0` is false;
+/// - `outside`: kiosk frames (14–28-pixel capitals) whose document number has one or two cells
+///   drawn with OCR-B's own glyphs outside the MRZ's alphabet, those most like MRZ characters
+///   (`Ξ Λ Θ Ø $ ß ↑ ü …`): no MRZ is printed, so every key claimed is false — what the classifier's
+///   "not OCR-B" stops (issue 50; the candidates may still offer keys: the chip refuses them);
 /// - `overprint`, `tiny`, `small` are photographers' conditions (`Photographer.Conditions`).
 enum AttackTiers {
-    static let names: Set<String> = ["font", "substitution", "interleave", "zeros"]
+    static let names: Set<String> = ["font", "substitution", "interleave", "zeros", "outside"]
 
     static let heldOutFonts = ForeignFonts.load(ForeignFonts.heldOut)
+
+    /// OCR-B's glyphs outside the MRZ most like MRZ characters, and the font that draws them.
+    static let outsideGlyphs = Array("ΞΛΠΣΘØÖÜÄ$~↑üßΓ∆Ω|lo!ıΥΦΨ")
+    static let outsideFont = try? GlyphFont(path: GlyphFont.ocrbPaths[0], pixelSize: 96,
+                                            characters: PageRenderer.mrzCharacters + String(outsideGlyphs))
 
     static func image(tier: String, index: Int, seed: UInt64, tierPlace: Int, photographer: Photographer) -> BenchImage {
         var generator = SeededGenerator(seed: seed &+ UInt64(index) &* 104_729 &+ UInt64(tierPlace) << 40)
@@ -54,6 +63,21 @@ enum AttackTiers {
             }
             let shot = photographer.shoot(sample, conditions, foreign: fonts, generator: &generator)
             return truth(shot.frame, sample.lines)
+        case "outside":
+            var conditions = Photographer.Conditions.kiosk
+            conditions.capHeight = 14...28
+            var fonts: [[GlyphFont?]] = sample.lines.map { $0.map { _ in nil } }
+            let number = Array(sample.lines[numberLine])
+            for _ in 0..<Int.random(in: 1...2, using: &generator) {
+                guard let outsideFont else { break }
+                let position = numberStart + Int.random(in: 0..<9, using: &generator)
+                let glyph = outsideGlyphs[Int.random(in: 0..<outsideGlyphs.count, using: &generator)]
+                fonts[numberLine][position] = outsideFont.drawing([number[position]: glyph])
+            }
+            let shot = photographer.shoot(sample, conditions, foreign: fonts, generator: &generator)
+            var image = truth(shot.frame, sample.lines)
+            image.noDocument = true
+            return image
         case "zeros":
             let conditions: Photographer.Conditions = index % 2 == 0 ? .small : .tiny
             let shot = photographer.shoot(sample, conditions, generator: &generator)

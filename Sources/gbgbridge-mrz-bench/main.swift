@@ -25,7 +25,7 @@ let seed = UInt64(option("--seed") ?? "9303") ?? 9303
 let only = option("--only").flatMap { Int($0) }
 /// `--list`: each image whose MRZ was not claimed valid, and how it was read.
 let listing = arguments.contains("--list")
-let knownTiers = ["scan", "kiosk", "hard", "small", "tiny", "overprint", "font", "substitution", "interleave", "zeros", "real", "real-small", "documents", "documents-small", "documents-turned"]
+let knownTiers = ["scan", "kiosk", "hard", "small", "tiny", "overprint", "font", "substitution", "interleave", "zeros", "outside", "real", "real-small", "documents", "documents-small", "documents-turned"]
 if arguments.contains("--help") || arguments.contains("-h") {
     print("""
         usage: gbgbridge-mrz-bench [--count N] [--tiers T,T,...] [--seed S] [--yardstick N] [--only N] [--list]

@@ -37,12 +37,41 @@ enum Training {
     static func examples(shots: Int, seed: UInt64, capJitter: Float = 0.05, foreignEvery: Int = 4) throws -> [Example] {
         let photographers = try GlyphFont.ocrbPaths.map { Photographer(renderer: try PageRenderer(ocrbPath: $0)) }
         let ocrb = try GlyphFont(path: GlyphFont.ocrbPaths[0], pixelSize: 96, characters: PageRenderer.mrzCharacters)
-        let foreign = ForeignFonts.load(ForeignFonts.training)
+        let otherFonts = ForeignFonts.load(ForeignFonts.training)
+        // OCR-B's own glyphs outside the MRZ's alphabet, drawn where an MRZ character stands
+        // (six fonts, each its own draw of which glyph for which character): "not OCR-B" to the
+        // reader although the font is OCR-B — `~ Ξ $ Λ ↑ ü` in a key field were read as MRZ
+        // characters surely. Only on shots whose capitals are 12 pixels or more: smaller, a
+        // punctuation mark or a lower-case letter is a blob the reader cannot call anything.
+        let outsideFonts: [GlyphFont] = try {
+            let full = try GlyphFont(path: GlyphFont.ocrbPaths[0], pixelSize: 96,
+                                     characters: PageRenderer.mrzCharacters + GlyphFont.ocrbOutsideMRZ)
+            let outside = Array(GlyphFont.ocrbOutsideMRZ)
+            var draw = SeededGenerator(seed: seed ^ 0x0CB0)
+            return (0..<6).map { _ in
+                let shuffled = outside.shuffled(using: &draw)
+                return full.drawing(Dictionary(uniqueKeysWithValues: PageRenderer.mrzCharacters.enumerated().map { ($0.element, shuffled[$0.offset % shuffled.count]) }))
+            }
+        }()
+        let foreign = otherFonts + outsideFonts
         // Whether each foreign font's glyph of each character is OCR-B's shape.
         let alike: [[Character: Bool]] = foreign.map { font in
             Dictionary(uniqueKeysWithValues: PageRenderer.mrzCharacters.map { ($0, ForeignFonts.similarity(ocrb, font, $0) >= ForeignFonts.sameShape) })
         }
-        print("foreign fonts: \(foreign.count) of \(ForeignFonts.training.count) installed")
+        // And whether it is at small capitals, by the capitals' height in whole pixels
+        // (`ForeignFonts.resemblesAt`): there a glyph OCR-B's at that size is taught as its
+        // character, not as "not OCR-B".
+        let smallSizes = Array(3..<Int(ForeignFonts.smallCapitals))
+        let alikeSmall: [[Int: Set<Character>]] = foreign.map { font in
+            Dictionary(uniqueKeysWithValues: smallSizes.map { size in
+                (size, Set(PageRenderer.mrzCharacters.filter { ForeignFonts.resemblesAt(size, ocrb: ocrb, font: font, $0) }))
+            })
+        }
+        let smallAlike = smallSizes.map { size in alikeSmall.reduce(0) { $0 + ($1[size]?.count ?? 0) } }
+        print("foreign fonts: \(otherFonts.count) of \(ForeignFonts.training.count) installed, and \(outsideFonts.count) of OCR-B's glyphs outside the MRZ; glyphs OCR-B's at "
+              + zip(smallSizes, smallAlike).map { "\($0) px: \($1)" }.joined(separator: ", ")
+              + " (of \(foreign.count * PageRenderer.mrzCharacters.count); at full size "
+              + "\(alike.reduce(0) { $0 + $1.values.filter { $0 }.count }))")
         let collected = Mutex<(examples: [Example], located: Int, foreignCells: Int)>(([], 0, 0))
         DispatchQueue.concurrentPerform(iterations: shots) { index in
             var generator = SeededGenerator(seed: seed &+ UInt64(index) &* 7919)
@@ -53,20 +82,28 @@ enum Training {
             var fonts: [[GlyphFont?]]?
             var labels = sample.lines.map { $0.map { MRZGlyph($0).index } }
             var foreignCells = 0
-            if foreignEvery > 0, index % foreignEvery == 1, !foreign.isEmpty {
+            var drawnIn: [(line: Int, position: Int, font: Int)] = []
+            if foreignEvery > 0, index % foreignEvery == 1, !otherFonts.isEmpty {
                 fonts = sample.lines.map { line in line.map { _ in nil } }
                 for (l, line) in sample.lines.enumerated() {
-                    for (p, character) in line.enumerated() where Float.random(in: 0...1, using: &generator) < 0.2 {
-                        let f = Int.random(in: 0..<foreign.count, using: &generator)
+                    for p in 0..<line.count where Float.random(in: 0...1, using: &generator) < 0.2 {
+                        let f = Int.random(in: 0..<(conditions.capHeight.lowerBound >= 12 ? foreign.count : otherFonts.count), using: &generator)
                         fonts?[l][p] = foreign[f]
-                        if alike[f][character] != true {
-                            labels[l][p] = GlyphClassifier.notOCRB
-                            foreignCells += 1
-                        }
+                        drawnIn.append((l, p, f))
                     }
                 }
             }
             let shot = photographers[index % 7 == 0 ? 1 : 0].shoot(sample, conditions, foreign: fonts, generator: &generator)
+            // The foreign cells' labels, by what the shot's capitals show of them.
+            let capPixels = Int(shot.capHeight.rounded())
+            for (l, p, f) in drawnIn {
+                let character = sample.lines[l][sample.lines[l].index(sample.lines[l].startIndex, offsetBy: p)]
+                let same = alike[f][character] == true || alikeSmall[f][capPixels]?.contains(character) == true
+                if !same {
+                    labels[l][p] = GlyphClassifier.notOCRB
+                    foreignCells += 1
+                }
+            }
             let gray = GrayImage(shot.frame)
             var examples: [Example] = []
             // Where the locator finds the zone the right way round, its own cells.
@@ -105,7 +142,9 @@ enum Training {
     /// Cells of real MRZ lines (`RealLines`, one part of the split), each zone read at four sizes
     /// (as cropped, and 0.6, 0.4, 0.28 of it: 9–20-pixel pitches) where the locator's cells of
     /// the zone's layout agree with the printed text on at least four in five characters (so the
-    /// labels sit on their cells). A cell whose label the current classifier contradicts surely
+    /// labels sit on their cells); and at 0.2 and 0.15 of it (5–7-pixel pitches, the half-size
+    /// documents' print) on the cells read as cropped, scaled with the zone — at that size the
+    /// locator's own cells rarely agree with a classifier taught no real print that small. A cell whose label the current classifier contradicts surely
     /// (over 0.97) on a line no check digit vouches for is left out: the collection's text has a
     /// few mistakes (`O` for a printed `0`), and a wrong label would teach the very confusion the
     /// check digits cannot see.
@@ -116,13 +155,25 @@ enum Training {
             let item = cases[index]
             var examples: [Example] = []
             var zones = 0, skipped = 0
-            for scale: Float in [1, 0.6, 0.4, 0.28] {
+            var asCropped: CellGeometry?
+            for scale: Float in [1, 0.6, 0.4, 0.28, 0.2, 0.15] {
                 let gray = scale == 1 ? item.image : RealZone.scaled(item.image, by: scale)
                 let layout = item.truth.map { $0.map { MRZGlyph($0).index } }
                 var best: (cells: [[[Float]]], agreement: Float)?
-                for hypothesis in MRZRecognizer.hypotheses(gray) where hypothesis.geometry.lines.count == layout.count
-                    && hypothesis.geometry.lines[0].count == layout[0].count {
-                    let samples = hypothesis.geometry.lines.map { CellSampler.sample(gray, $0) }
+                var geometries: [CellGeometry] = []
+                if scale >= 0.25 {
+                    geometries = MRZRecognizer.hypotheses(gray).map(\.geometry)
+                } else {
+                    // The cells read as cropped, scaled with the image (a pixel's edges scale exactly).
+                    guard let asCropped else { break }
+                    geometries = [CellGeometry(lines: asCropped.lines.map { line in
+                        line.map { CellGeometry.Cell(x: $0.x * scale, y: $0.y * scale, along: $0.along, pitch: $0.pitch * scale,
+                                                     capHeight: $0.capHeight * scale) }
+                    })]
+                }
+                var bestGeometry: CellGeometry?
+                for geometry in geometries where geometry.lines.count == layout.count && geometry.lines[0].count == layout[0].count {
+                    let samples = geometry.lines.map { CellSampler.sample(gray, $0) }
                     var agree = 0, total = 0
                     for (line, cells) in zip(layout, samples) {
                         for (label, features) in zip(line, cells) {
@@ -132,9 +183,14 @@ enum Training {
                         }
                     }
                     let agreement = Float(agree) / Float(max(1, total))
-                    if agreement > best?.agreement ?? 0 { best = (samples, agreement) }
+                    if best == nil || agreement > best?.agreement ?? 0 { best = (samples, agreement); bestGeometry = geometry }
+                }
+                if scale < 0.25, let found = best {
+                    // Scaled cells sit where the cropped ones did: no agreement asked of them.
+                    best = (found.cells, 1)
                 }
                 guard let best, best.agreement >= 0.8 else { continue }
+                if scale == 1 { asCropped = bestGeometry }
                 zones += 1
                 let vouched = item.keyHolds
                 for (line, cells) in zip(layout, best.cells) {

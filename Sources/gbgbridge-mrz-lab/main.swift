@@ -85,6 +85,11 @@ case "fonts":
         let same = scores.filter { $0.1 >= ForeignFonts.sameShape }
         print("\((font.path as NSString).lastPathComponent): \(same.count) alike (\(String(same.map(\.0)))); "
               + scores.map { "\($0.0)\(String(format: "%.2f", $0.1))" }.joined(separator: " "))
+        // And what it draws as OCR-B's at small capitals (ForeignFonts.resemblesAt: taught as its character there).
+        let small = [5, 7, 9, 11].map { size in
+            "\(size) px: " + String(PageRenderer.mrzCharacters.filter { ForeignFonts.resemblesAt(size, ocrb: ocrb, font: font, $0) })
+        }
+        print("    OCR-B's at " + small.joined(separator: "; "))
     }
 case "samples":
     guard arguments.count > 2 else { print("usage: samples DIR"); exit(2) }
