@@ -10,6 +10,16 @@ let arguments = CommandLine.arguments
 func option(_ name: String) -> String? { zip(arguments, arguments.dropFirst()).first { $0.0 == name }?.1 }
 
 
+/// The reader, with `--model FILE` a `glyph-model.bin` the trainer wrote instead of the built-in one.
+func labRecognizer() -> MRZRecognizer? {
+    guard let path = option("--model") else { return MRZRecognizer() }
+    guard let data = FileManager.default.contents(atPath: path), let classifier = try? GlyphModelFile.classifier(from: Array(data)) else {
+        print("\(path): not a glyph model that can be read")
+        exit(2)
+    }
+    return MRZRecognizer(classifier: classifier)
+}
+
 /// `--count` photographs (default 8) of a tier, formats in turn, from `--seed` (default 1).
 func forEachShot(tier: String, _ body: (Int, MRZFormat, MRZSample, Photographer.Shot) throws -> Void) throws {
     var generator = SeededGenerator(seed: UInt64(option("--seed") ?? "1") ?? 1)
@@ -42,7 +52,7 @@ case "diagnose":
     }
 case "cells":
     // Each cell of each hypothesis in image files, its three likeliest characters: `cells FILE…`.
-    guard let recognizer = MRZRecognizer() else { print("no trained model"); exit(1) }
+    guard let recognizer = labRecognizer() else { print("no trained model"); exit(1) }
     let paths = arguments.indices.dropFirst(2).filter { !arguments[$0].hasPrefix("--") && !arguments[$0 - 1].hasPrefix("--") }.map { arguments[$0] }
     for path in paths {
         let gray = GrayImage(try ImageCodecs.decodePNG(Array(try Data(contentsOf: URL(fileURLWithPath: path)))))
@@ -60,8 +70,9 @@ case "cells":
     }
 case "why":
     // Why image files' best readings whose key checks hold were (not) claimed: `why FILE…`.
-    guard let recognizer = MRZRecognizer() else { print("no trained model"); exit(1) }
-    for path in arguments.dropFirst(2) {
+    guard let recognizer = labRecognizer() else { print("no trained model"); exit(1) }
+    let modelPath = option("--model")
+    for path in arguments.dropFirst(2) where path != "--model" && path != modelPath {
         // PNG or JPEG, within the limits `gbgbridge mrz` decodes with.
         let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
         let limits = ImageCodecs.Limits(maxPixels: 60 << 20, maxBytes: 768 << 20, scaleToPixels: 16 << 20)
@@ -147,7 +158,7 @@ case "glyphs":
     try source.write(toFile: option("--out") ?? "Sources/MRZ/OCRBGlyphs.swift", atomically: true, encoding: .utf8)
 case "evaluate":
     // A quick measure on freshly made photographs (the benchmark, gbgbridge-mrz-bench, is the full one).
-    guard let recognizer = MRZRecognizer() else { print("no trained model"); exit(1) }
+    guard let recognizer = labRecognizer() else { print("no trained model"); exit(1) }
     let tier = option("--tier") ?? "kiosk", count = Int(option("--count") ?? "100") ?? 100
     var generator = SeededGenerator(seed: UInt64(option("--seed") ?? "77") ?? 77)
     let photographer = Photographer(renderer: try PageRenderer())
@@ -188,7 +199,7 @@ case "vouch":
     // How far the number's cells lie from a drawn document's own 0s (`MRZDocumentPrint`), by what
     // they truly are: numbers of 0, O and a few others, small and tiny photographs, true cells.
     // `vouch [--count 400] [--seed 5]`.
-    guard let recognizer = MRZRecognizer() else { print("no trained model"); exit(1) }
+    guard let recognizer = labRecognizer() else { print("no trained model"); exit(1) }
     let count = Int(option("--count") ?? "400") ?? 400, seed = UInt64(option("--seed") ?? "5") ?? 5
     let photographer = Photographer(renderer: try PageRenderer())
     var byTruth: [Character: [(spreads: Float, fromO: Float?)]] = [:]
@@ -224,7 +235,7 @@ case "vouch":
 case "analyze":
     // Why the benchmark's images are not read: its own seeds (`--tier-index` is the tier's place in
     // the bench's --tiers, 2 for hard in the default run), each failure put in one bin.
-    guard let recognizer = MRZRecognizer() else { print("no trained model"); exit(1) }
+    guard let recognizer = labRecognizer() else { print("no trained model"); exit(1) }
     let tier = option("--tier") ?? "hard", count = Int(option("--count") ?? "200") ?? 200
     let seed = UInt64(option("--seed") ?? "9303") ?? 9303, tierIndex = Int(option("--tier-index") ?? "2") ?? 2
     let photographer = Photographer(renderer: try PageRenderer())
@@ -311,7 +322,7 @@ case "analyze":
 case "evidence":
     // Every reading whose key checks hold, with no threshold: right or wrong, and its evidence
     // (one line each, for sorting): what a verdict rule would let through.
-    guard let recognizer = MRZRecognizer() else { print("no trained model"); exit(1) }
+    guard let recognizer = labRecognizer() else { print("no trained model"); exit(1) }
     let tier = option("--tier") ?? "hard", count = Int(option("--count") ?? "200") ?? 200
     let seed = UInt64(option("--seed") ?? "9303") ?? 9303, tierIndex = Int(option("--tier-index") ?? "2") ?? 2
     let photographer = Photographer(renderer: try PageRenderer())
