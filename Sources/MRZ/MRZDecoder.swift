@@ -106,10 +106,8 @@ struct MRZDecoder {
         /// check digit is one equation; two unsure unknowns in it can be wrong together and still
         /// hold it — an `F` at a cell of contrast 0.26 read `Y` (0.45) and an `O` read `D` (0.73),
         /// their values compensating (seed 8181, hard tier, photographed again). Costs 8 of 1,130
-        /// right hard-tier keys (Docs/mrz.md, "Verdicts"). The second went to 0.85 on 2026-12-02: the
-        /// model trained that day read that frame's `D` at 0.80 and claimed the key; 0.85 cost it 1
-        /// of 551 right keys on a fresh seed (5353, hard).
-        var keyUnsurePair: (least: Float, second: Float) = (0.5, 0.85)
+        /// right hard-tier keys (Docs/mrz.md, "Verdicts").
+        var keyUnsurePair: (least: Float, second: Float) = (0.5, 0.8)
         /// Two look-alike cells of one key group (0/O, 0/D, 8/B … in a field allowing both) each at
         /// least this much "not OCR-B": two doubtful glyphs the floor lets the check digit choose
         /// between are two unknowns in one check digit's equation. A font-tier
