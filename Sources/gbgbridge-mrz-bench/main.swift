@@ -51,10 +51,9 @@ var recognizer: MRZRecognizer
 if let path = option("--model") {
     let classifier: GlyphClassifier
     do {
-        guard let data = FileManager.default.contents(atPath: path) else { print("\(path): cannot be read"); exit(2) }
-        classifier = try GlyphModelFile.classifier(from: Array(data))
+        classifier = try GlyphModelFile.classifier(atPath: path)
     } catch {
-        print("\(path): \(error)")
+        print("\(error)")
         exit(2)
     }
     recognizer = MRZRecognizer(classifier: classifier)

@@ -13,11 +13,17 @@ func option(_ name: String) -> String? { zip(arguments, arguments.dropFirst()).f
 /// The reader, with `--model FILE` a `glyph-model.bin` the trainer wrote instead of the built-in one.
 func labRecognizer() -> MRZRecognizer? {
     guard let path = option("--model") else { return MRZRecognizer() }
-    guard let data = FileManager.default.contents(atPath: path), let classifier = try? GlyphModelFile.classifier(from: Array(data)) else {
-        print("\(path): not a glyph model that can be read")
+    do {
+        return MRZRecognizer(classifier: try GlyphModelFile.classifier(atPath: path))
+    } catch {
+        print("\(error)")
         exit(2)
     }
-    return MRZRecognizer(classifier: classifier)
+}
+
+/// The command's file arguments: those after the command that are neither an option nor an option's value.
+func fileArguments() -> [String] {
+    arguments.indices.dropFirst(2).filter { !arguments[$0].hasPrefix("--") && !arguments[$0 - 1].hasPrefix("--") }.map { arguments[$0] }
 }
 
 /// `--count` photographs (default 8) of a tier, formats in turn, from `--seed` (default 1).
@@ -46,15 +52,14 @@ func zoneCrop(_ shot: Photographer.Shot) -> ImageCodecs.RGBImage {
 switch arguments.dropFirst().first {
 case "diagnose":
     // What the locator sees in image files: `diagnose FILE…`.
-    for path in arguments.dropFirst(2) {
+    for path in fileArguments() {
         let image = try ImageCodecs.decodePNG(Array(try Data(contentsOf: URL(fileURLWithPath: path))))
         print("\(path): " + MRZRecognizer.diagnose(GrayImage(image)))
     }
 case "cells":
     // Each cell of each hypothesis in image files, its three likeliest characters: `cells FILE…`.
     guard let recognizer = labRecognizer() else { print("no trained model"); exit(1) }
-    let paths = arguments.indices.dropFirst(2).filter { !arguments[$0].hasPrefix("--") && !arguments[$0 - 1].hasPrefix("--") }.map { arguments[$0] }
-    for path in paths {
+    for path in fileArguments() {
         let gray = GrayImage(try ImageCodecs.decodePNG(Array(try Data(contentsOf: URL(fileURLWithPath: path)))))
         let limit = Int(option("--hypotheses") ?? "1") ?? 1
         for (number, hypothesis) in MRZRecognizer.hypotheses(gray).prefix(limit).enumerated() {
@@ -71,8 +76,7 @@ case "cells":
 case "why":
     // Why image files' best readings whose key checks hold were (not) claimed: `why FILE…`.
     guard let recognizer = labRecognizer() else { print("no trained model"); exit(1) }
-    let modelPath = option("--model")
-    for path in arguments.dropFirst(2) where path != "--model" && path != modelPath {
+    for path in fileArguments() {
         // PNG or JPEG, within the limits `gbgbridge mrz` decodes with.
         let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
         let limits = ImageCodecs.Limits(maxPixels: 60 << 20, maxBytes: 768 << 20, scaleToPixels: 16 << 20)
