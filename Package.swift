@@ -242,7 +242,7 @@ let package = Package(
         // Reading benchmark (release build, prints figures; not a test).
         .executableTarget(name: "gbgbridge-bench", dependencies: ["MRTD", "MRTDEmulator", "SmartCard", "TestSupport", "ImageCodecs", "ImageSandbox", "ChildProcesses"]),
         // The MRZ reader's workshop: synthetic frames, the classifier's training (release build; not a test).
-        .executableTarget(name: "gbgbridge-mrz-lab", dependencies: ["MRZ", "MRZSynthesis", "ImageCodecs", "MRTDCrypto"]),
+        .executableTarget(name: "gbgbridge-mrz-lab", dependencies: ["MRZ", "MRZSynthesis", "ImageCodecs", "MRTDCrypto", "GBGBridgeStubs"]),
         // The MRZ reader's benchmark, with PassportEye + Tesseract as the yardstick (release build; not a test).
         // The parsers strangers feed, as fuzz targets (issue 44; not in the .deb), and the binary
         // scripts/fuzz.sh builds with -sanitize=fuzzer,address (a replayer in ordinary builds).

@@ -139,6 +139,16 @@ enum Training {
         return all
     }
 
+    /// The real lines' cells, apart by size: the trainer weighs the 5–7-pixel pitches on their own
+    /// (`--small-copies`): more of them cost the full-size print its weight.
+    struct RealCells {
+        /// Read at 1, 0.6, 0.4 and 0.28 of the crop's size.
+        var asPrinted: [Example] = []
+        /// Read at 0.2 and 0.15 of it.
+        var small: [Example] = []
+        var all: [Example] { asPrinted + small }
+    }
+
     /// Cells of real MRZ lines (`RealLines`, one part of the split), each zone read at four sizes
     /// (as cropped, and 0.6, 0.4, 0.28 of it: 9–20-pixel pitches) where the locator's cells of
     /// the zone's layout agree with the printed text on at least four in five characters (so the
@@ -148,12 +158,12 @@ enum Training {
     /// (over 0.97) on a line no check digit vouches for is left out: the collection's text has a
     /// few mistakes (`O` for a printed `0`), and a wrong label would teach the very confusion the
     /// check digits cannot see.
-    static func realExamples(_ real: RealLines, part: RealLines.Part, classifier: GlyphClassifier) -> [Example] {
+    static func realExamples(_ real: RealLines, part: RealLines.Part, classifier: GlyphClassifier) -> RealCells {
         let cases = real.cases(part)
-        let collected = Mutex<(examples: [Example], zones: Int, skipped: Int)>(([], 0, 0))
+        let collected = Mutex<(examples: RealCells, zones: Int, skipped: Int)>((RealCells(), 0, 0))
         DispatchQueue.concurrentPerform(iterations: cases.count) { index in
             let item = cases[index]
-            var examples: [Example] = []
+            var examples = RealCells()
             var zones = 0, skipped = 0
             var asCropped: CellGeometry?
             for scale: Float in [1, 0.6, 0.4, 0.28, 0.2, 0.15] {
@@ -200,18 +210,23 @@ enum Training {
                             skipped += 1
                             continue
                         }
-                        examples.append(Example(features: features, label: label))
+                        if scale < 0.25 {
+                            examples.small.append(Example(features: features, label: label))
+                        } else {
+                            examples.asPrinted.append(Example(features: features, label: label))
+                        }
                     }
                 }
             }
             collected.withLock { state in
-                state.examples += examples
+                state.examples.asPrinted += examples.asPrinted
+                state.examples.small += examples.small
                 state.zones += zones
                 state.skipped += skipped
             }
         }
         let (examples, zones, skipped) = collected.withLock { ($0.examples, $0.zones, $0.skipped) }
-        print("real cells (\(part.rawValue)): \(examples.count) from \(zones) zone readings of \(cases.count) zones; \(skipped) cells left out as likely mislabelled")
+        print("real cells (\(part.rawValue)): \(examples.asPrinted.count) + \(examples.small.count) at 5–7-pixel pitches from \(zones) zone readings of \(cases.count) zones; \(skipped) cells left out as likely mislabelled")
         return examples
     }
 

@@ -2,6 +2,7 @@
 // classifier's training. `swift run -c release gbgbridge-mrz-lab samples DIR [--tier kiosk] [--count 8] [--seed 1]`
 import Foundation
 import ImageCodecs
+import GBGBridgeStubs
 import MRZ
 import MRZSynthesis
 import Synchronization
@@ -91,6 +92,34 @@ case "why":
             print("  key cells (character, probability, not OCR-B): " + evidence.keyCells.map { "\($0.character) \(String(format: "%.2f %.2f", $0.probability, $0.foreign))" }.joined(separator: " | "))
         }
     }
+case "stub-frame":
+    // The stub camera's data page as vivid's HDMI loop shows it (VividScenario.loopFrame: fitted
+    // into 1280 × 720, nearest neighbour, on a grey ground), or the page itself with --page:
+    // `stub-frame OUT.png [--page]`. The ICAO specimen every camera test reads: a model that
+    // reads it less surely makes the capture's search run on (in a VM, past the frame budget).
+    guard let out = fileArguments().first else { print("usage: gbgbridge-mrz-lab stub-frame OUT.png [--page]"); exit(2) }
+    let page = StubDocumentCamera.drawPage()
+    var image = page
+    if !CommandLine.arguments.contains("--page") {
+        let (width, height) = (1280, 720)
+        let scale = min(Double(width - 40) / Double(page.width), Double(height - 40) / Double(page.height))
+        let pageWidth = Int(Double(page.width) * scale), pageHeight = Int(Double(page.height) * scale)
+        let left = (width - pageWidth) / 2, top = (height - pageHeight) / 2
+        var pixels = [UInt8](repeating: 0, count: width * height * 3)
+        for y in 0..<height {
+            for x in 0..<width {
+                let (px, py) = (x - left, y - top)
+                let o = (y * width + x) * 3
+                guard px >= 0, py >= 0, px < pageWidth, py < pageHeight else { pixels[o] = 70; pixels[o + 1] = 80; pixels[o + 2] = 90; continue }
+                let sx = min(page.width - 1, Int(Double(px) / scale)), sy = min(page.height - 1, Int(Double(py) / scale))
+                let i = (sy * page.width + sx) * 3
+                pixels[o] = page.pixels[i]; pixels[o + 1] = page.pixels[i + 1]; pixels[o + 2] = page.pixels[i + 2]
+            }
+        }
+        image = ImageCodecs.RGBImage(width: width, height: height, pixels: pixels)
+    }
+    try Data(try ImageCodecs.encodePNG(image)).write(to: URL(fileURLWithPath: out))
+    print("\(out): \(image.width) × \(image.height)")
 case "fonts":
     // How alike each other font draws each MRZ character to OCR-B (ForeignFonts.similarity).
     let ocrb = try GlyphFont(path: GlyphFont.ocrbPaths[0], pixelSize: 96, characters: PageRenderer.mrzCharacters)
@@ -356,10 +385,11 @@ case "evidence":
     for line in lines.withLock({ $0 }).sorted() { print(line) }
 case "train":
     // swift run -c release gbgbridge-mrz-lab train [--shots 3000] [--hidden 128] [--epochs 16] [--seed 2027] [--cap-jitter 0.05]
-    //     [--real-copies 2] [--foreign-every 4] [--out Sources/MRZ/Resources]
+    //     [--real-copies 2] [--small-copies N (default: --real-copies)] [--foreign-every 4] [--out Sources/MRZ/Resources]
     let shots = Int(option("--shots") ?? "3000") ?? 3000, hidden = Int(option("--hidden") ?? "128") ?? 128
     let epochs = Int(option("--epochs") ?? "16") ?? 16, seed = UInt64(option("--seed") ?? "2027") ?? 2027
     let realCopies = Int(option("--real-copies") ?? "2") ?? 2
+    let smallCopies = Int(option("--small-copies") ?? "\(realCopies)") ?? realCopies
     let started = Date()
     let capJitter = Float(option("--cap-jitter") ?? "0.05") ?? 0.05
     let foreignEvery = Int(option("--foreign-every") ?? "4") ?? 4
@@ -376,9 +406,10 @@ case "train":
     var realCalibration: [Training.Example] = [], realMeasurement: [Training.Example] = []
     if let real = try? RealLines(), let current = GlyphClassifier.standard {
         let realTraining = Training.realExamples(real, part: .training, classifier: current)
-        for _ in 0..<realCopies { training += realTraining }
-        realCalibration = Training.realExamples(real, part: .calibration, classifier: current)
-        realMeasurement = Training.realExamples(real, part: .measurement, classifier: current)
+        for _ in 0..<realCopies { training += realTraining.asPrinted }
+        for _ in 0..<smallCopies { training += realTraining.small }
+        realCalibration = Training.realExamples(real, part: .calibration, classifier: current).all
+        realMeasurement = Training.realExamples(real, part: .measurement, classifier: current).all
     } else {
         print("real lines: not there (../shared/fixtures/mrz-real-lines); trained on synthetic cells alone")
     }
@@ -400,7 +431,7 @@ case "train":
     }
     print("temperature \(temperature)")
     model.temperature = temperature
-    let note = "\(shots) photographs (seed \(seed)), every \(foreignEvery)th with other fonts' glyphs, \(training.count) training cells (real lines' training part \(realCopies)×), "
+    let note = "\(shots) photographs (seed \(seed)), every \(foreignEvery)th with other fonts' glyphs, \(training.count) training cells (real lines' training part \(realCopies)×, at 5–7-pixel pitches \(smallCopies)×), "
         + "cap-height jitter \(capJitter), \(hidden) hidden units, \(Training.classes) outputs, \(epochs) epochs, "
         + "held-out synthetic accuracy \(String(format: "%.4f", accuracy)); temperature \(String(format: "%.3f", temperature)); "
         + figures.joined(separator: "; ")
