@@ -249,8 +249,14 @@ public final class MdocBLECentral: @unchecked Sendable {
         closed = true
         if let l2cap {
             // Over L2CAP the session ends with SessionData status 20 (ISO 18013-5 §9.1.1.4): no
-            // State write there. Best effort within 2 s.
-            try? await l2cap.send(SessionMessage.data(nil, status: SessionMessage.statusTermination), deadline: min(deadline, ContinuousClock.now + .seconds(2)))
+            // State write there. Best effort within 2 s of its own (a read that used up its deadline
+            // still says goodbye), and the message is let out before the socket closes: closing
+            // drops an SDU the kernel still holds for want of the holder's credits (CI of stop 62
+            // saw a holder never get it).
+            let goodbye = ContinuousClock.now + .seconds(2)
+            if (try? await l2cap.send(SessionMessage.data(nil, status: SessionMessage.statusTermination), deadline: goodbye)) != nil {
+                await l2cap.drain(until: goodbye)
+            }
             await l2cap.close()
         }
         // Our ends of the notification and write sockets first: a holder streaming into them stops.

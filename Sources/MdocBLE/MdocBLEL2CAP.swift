@@ -151,6 +151,30 @@ public enum MdocBLEL2CAP {
             try await blocking { () throws(MdocError) -> [UInt8]? in try self.receiveNow(deadline: ContinuousClock.now + wait, quietly: true) }
         }
 
+        /// Waits, at most until `deadline`, until what was sent has left this host (the kernel holds
+        /// an SDU until the holder gives credits for it, and closing the socket drops what it still
+        /// holds) or the other side hung up. True when nothing was left unsent.
+        @discardableResult
+        public func drain(until deadline: ContinuousClock.Instant) async -> Bool {
+            (try? await blocking { () throws(MdocError) -> Bool in
+                var size: Int32 = 0
+                var length = socklen_t(MemoryLayout<Int32>.size)
+                guard getsockopt(self.fd, SOL_SOCKET, SO_SNDBUF, &size, &length) == 0, size > 0 else { return false }
+                while true {
+                    // TIOCOUTQ on a Bluetooth socket is the free room of its send buffer: all of it
+                    // free is nothing queued (Linux net/bluetooth/af_bluetooth.c).
+                    var free: Int32 = 0
+                    guard ioctl(self.fd, UInt(TIOCOUTQ), &free) == 0 else { return false }
+                    if free >= size { return true }
+                    let hangUp: Int16 = 0x2000  // POLLRDHUP, which Glibc's module leaves out (_GNU_SOURCE)
+                    var descriptor = pollfd(fd: self.fd, events: hangUp, revents: 0)
+                    if poll(&descriptor, 1, 0) > 0, descriptor.revents & (hangUp | Int16(POLLHUP | POLLERR)) != 0 { return false }
+                    guard ContinuousClock.now < deadline else { return false }
+                    usleep(10_000)
+                }
+            }) ?? false
+        }
+
         /// Closes the socket (idempotent); a blocked send or receive ends.
         public func close() async {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
