@@ -171,4 +171,23 @@ struct MdocBLEL2CAPTests {
                                      deadline: .milliseconds(500))
         #expect(starving?.code == .timeout && starving?.reason.contains("sending to the holder") == true, "\(String(describing: starving))")
     }
+    @Test("the goodbye is let out before the channel closes: drain waits while the holder has not taken it, is true once it has, and ends at its deadline")
+    func drainBeforeClose() async throws {
+        let (ours, peer) = try Self.pair()
+        defer { close(peer) }
+        let link = MdocBLEL2CAP.Link(fd: ours, psm: 0x80, sendMTU: 100, receiveMTU: 672, maximumMessage: 1 << 20)
+        let goodbye: [UInt8] = [0xA1, 0x66, 0x73, 0x74, 0x61, 0x74, 0x75, 0x73, 0x14]
+        try await link.send(goodbye, deadline: .now + .seconds(60))
+        // Nothing has read it: the bytes are still queued, and the drain says so at its deadline.
+        #expect(await link.drain(until: .now + .milliseconds(200)) == false)
+        let received = Mutex<[[UInt8]]>([])
+        let holder = Thread { received.withLock { $0 = Self.read(peer, bytes: goodbye.count + 4) } }
+        holder.start()
+        #expect(await link.drain(until: .now + .seconds(120)) == true)
+        for _ in 0..<6000 where received.withLock({ $0.isEmpty }) { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(received.withLock { $0 }.flatMap { $0 } == MdocBLEL2CAP.frame(goodbye))
+        await link.close()
+        // Closed: nothing to wait for, and no wait.
+        #expect(await link.drain(until: .now + .seconds(60)) == false)
+    }
 }
