@@ -50,10 +50,6 @@ public struct MRZRecognizer: Sendable {
     }
 
     let classifier: GlyphClassifier
-    /// A second reader, asked only when the first claims no key (`read`): a model taught real
-    /// print down to 5–7-pixel pitches (`Resources/glyph-model-small.bin`), which the first —
-    /// surer of full-size print — refuses more of. Nil: the first reader alone.
-    let secondOpinion: GlyphClassifier?
     let policy: MRZDecoder.Policy
     /// The longest side localization works on (larger photos are shrunk for it; cells are
     /// sampled from the full image).
@@ -61,12 +57,11 @@ public struct MRZRecognizer: Sendable {
 
     public init?() {
         guard let classifier = GlyphClassifier.standard else { return nil }
-        self.init(classifier: classifier, secondOpinion: GlyphClassifier.secondOpinion)
+        self.init(classifier: classifier)
     }
 
-    /// `classifier` alone, or with `secondOpinion` asked where it claims no key.
-    package init(classifier: GlyphClassifier, secondOpinion: GlyphClassifier? = nil) {
-        self.init(classifier: classifier, secondOpinion: secondOpinion, policy: .standard)
+    package init(classifier: GlyphClassifier) {
+        self.init(classifier: classifier, policy: .standard)
     }
 
     /// The standard recognizer with some verdict thresholds changed (the lab's `analyze`: which
@@ -90,12 +85,11 @@ public struct MRZRecognizer: Sendable {
         if let keyUndetectableRatio { policy.keyUndetectableRatio = keyUndetectableRatio }
         if let keyForeignMaximum { policy.keyForeignMaximum = keyForeignMaximum }
         if let validForeignMaximum { policy.validForeignMaximum = validForeignMaximum }
-        return MRZRecognizer(classifier: classifier, secondOpinion: secondOpinion, policy: policy)
+        return MRZRecognizer(classifier: classifier, policy: policy)
     }
 
-    init(classifier: GlyphClassifier, secondOpinion: GlyphClassifier? = nil, policy: MRZDecoder.Policy) {
+    init(classifier: GlyphClassifier, policy: MRZDecoder.Policy) {
         self.classifier = classifier
-        self.secondOpinion = secondOpinion
         self.policy = policy
     }
 
@@ -104,48 +98,7 @@ public struct MRZRecognizer: Sendable {
     }
 
     /// Reads `gray` within `budget` (wall clock): past it the search stops and claims nothing.
-    ///
-    /// Where the first reader found a zone and claimed no key, the second opinion (when there is
-    /// one) reads it again in what is left of the budget (`withSecondOpinion`).
     public func read(_ gray: GrayImage, budget: Duration = MRZRecognizer.imageBudget) -> Result {
-        let deadline = ContinuousClock.now + budget
-        let first = readAlone(gray, budget: budget)
-        guard let secondOpinion, first.refusal == nil, first.found, first.reading?.accessKeyValid != true else { return first }
-        let left = deadline - ContinuousClock.now
-        guard left > .zero else { return first }
-        let second = MRZRecognizer(classifier: secondOpinion, policy: policy).readAlone(gray, budget: left)
-        return Self.withSecondOpinion(first, second)
-    }
-
-    /// The first reader's result with a second reader's of the same image, where the first
-    /// claimed no key. The second's key is claimed only when neither the first's best reading (its
-    /// check digits holding) nor its first candidate is another key (one of them would be wrong,
-    /// and nothing says which); a second search that ran out of time or saw no one document's zone adds nothing.
-    /// Candidates: the first's, then the second's others; a claimed key goes first.
-    static func withSecondOpinion(_ first: Result, _ second: Result) -> Result {
-        guard second.refusal == nil else { return first }
-        func key(_ reading: MRZReading) -> [String] { [reading.documentNumber, reading.dateOfBirth, reading.dateOfExpiry] }
-        var claimed: MRZReading?
-        if let reading = second.reading, reading.accessKeyValid {
-            let readsAnother = first.reading.map { keyChecksHold($0) && key($0) != key(reading) } ?? false
-            let ranksAnother = first.candidates.first.map { $0.key != key(reading) } ?? false
-            if !readsAnother, !ranksAnother { claimed = reading }
-        }
-        var candidates = first.candidates
-        for candidate in second.candidates where !candidates.contains(where: { $0.key == candidate.key }) { candidates.append(candidate) }
-        if let claimed, let index = candidates.firstIndex(where: { $0.key == key(claimed) }) {
-            candidates.insert(candidates.remove(at: index), at: 0)
-        }
-        return Result(reading: claimed ?? first.reading ?? second.reading.map { reading in
-            var reading = reading
-            reading.accessKeyValid = false
-            reading.valid = false
-            return reading
-        }, found: true, candidates: Array(candidates.prefix(MRZKeyCandidate.maximum)))
-    }
-
-    /// One reader's search of `gray` within `budget`.
-    private func readAlone(_ gray: GrayImage, budget: Duration) -> Result {
         var best: (reading: MRZReading, score: Double, retry: Bool)?
         var keys = Set<[String]>()
         var primaryKeys = Set<[String]>()
