@@ -170,11 +170,11 @@ public enum MdocBLEL2CAP {
                     var value: Int32 = 0
                     guard ioctl(self.fd, UInt(TIOCOUTQ), &value) == 0 else { return false }
                     if domain == AF_BLUETOOTH ? value >= size : value == 0 { return true }
+                    guard ContinuousClock.now < deadline else { return false }
+                    // 10 ms between looks, cut short when the holder hangs up.
                     let hangUp: Int16 = 0x2000  // POLLRDHUP, which Glibc's module leaves out (_GNU_SOURCE)
                     var descriptor = pollfd(fd: self.fd, events: hangUp, revents: 0)
-                    if poll(&descriptor, 1, 0) > 0, descriptor.revents & (hangUp | Int16(POLLHUP | POLLERR)) != 0 { return false }
-                    guard ContinuousClock.now < deadline else { return false }
-                    usleep(10_000)
+                    if poll(&descriptor, 1, 10) > 0, descriptor.revents & (hangUp | Int16(POLLHUP | POLLERR)) != 0 { return false }
                 }
             }) ?? false
         }

@@ -171,6 +171,7 @@ struct MdocBLEL2CAPTests {
                                      deadline: .milliseconds(500))
         #expect(starving?.code == .timeout && starving?.reason.contains("sending to the holder") == true, "\(String(describing: starving))")
     }
+
     @Test("the goodbye is let out before the channel closes: drain waits while the holder has not taken it, is true once it has, and ends at its deadline")
     func drainBeforeClose() async throws {
         let (ours, peer) = try Self.pair()
