@@ -139,8 +139,10 @@ let package = Package(
         .systemLibrary(name: "CLibPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
         // Reading the MRZ in a photo of a data page: find the zone, rectify the lines, classify the
         // fixed-pitch OCR-B cells, decode with ICAO 9303-3's rules and check digits.
-        .target(name: "MRZ", dependencies: ["ImageCodecs"], exclude: ["Resources/glyph-model.sha256", "Resources/glyph-model.about"],
-                resources: [.embedInCode("Resources/glyph-model.bin")]),
+        .target(name: "MRZ", dependencies: ["ImageCodecs"],
+                exclude: ["Resources/glyph-model.sha256", "Resources/glyph-model.about",
+                          "Resources/glyph-model-small.sha256", "Resources/glyph-model-small.about"],
+                resources: [.embedInCode("Resources/glyph-model.bin"), .embedInCode("Resources/glyph-model-small.bin")]),
         // FreeType, for the synthetic MRZ pages of the tests and benchmark only (the product draws none).
         .systemLibrary(name: "CFreeType", pkgConfig: "freetype2", providers: [.apt(["libfreetype-dev"])]),
         // Synthetic data pages with an MRZ (OCR-B from fonts-ocr-b), distorted like camera frames:

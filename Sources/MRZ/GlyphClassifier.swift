@@ -47,6 +47,24 @@ package struct GlyphClassifier: Sendable {
     /// The bytes of the embedded model file (its SHA-256 is checked against what the trainer wrote).
     package static var standardFile: [UInt8] { PackageResources.glyph_model_bin }
 
+    /// The second opinion (`MRZRecognizer.read`): `Resources/glyph-model-small.bin`, taught real
+    /// print down to 5–7-pixel pitches; nil when the embedded file is not a model this build reads
+    /// (the first reader then reads alone).
+    package static var secondOpinion: GlyphClassifier? { try? secondOpinionFileRead.get() }
+
+    /// Why `secondOpinion` is nil, when it is.
+    package static var secondOpinionLoadError: GlyphModelFileError? {
+        if case .failure(let error) = secondOpinionFileRead { return error }
+        return nil
+    }
+
+    private static let secondOpinionFileRead = Result { () throws(GlyphModelFileError) in
+        try GlyphModelFile.classifier(from: PackageResources.glyph_model_small_bin)
+    }
+
+    /// The bytes of the embedded second model file.
+    package static var secondOpinionFile: [UInt8] { PackageResources.glyph_model_small_bin }
+
     /// Probabilities of the 37 characters (MRZGlyph order) for one cell. With a "not OCR-B"
     /// output, its share is left out and the 37 sum to what remains: a glyph of another font is
     /// unsure of every character, and no verdict's minimum is met by it.

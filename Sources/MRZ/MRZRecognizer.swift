@@ -50,6 +50,10 @@ public struct MRZRecognizer: Sendable {
     }
 
     let classifier: GlyphClassifier
+    /// A second reader, asked only when the first claims no key (`read`): a model taught real
+    /// print down to 5–7-pixel pitches (`Resources/glyph-model-small.bin`), which the first —
+    /// surer of full-size print — refuses more of. Nil: the first reader alone.
+    let secondOpinion: GlyphClassifier?
     let policy: MRZDecoder.Policy
     /// The longest side localization works on (larger photos are shrunk for it; cells are
     /// sampled from the full image).
@@ -57,11 +61,12 @@ public struct MRZRecognizer: Sendable {
 
     public init?() {
         guard let classifier = GlyphClassifier.standard else { return nil }
-        self.init(classifier: classifier)
+        self.init(classifier: classifier, secondOpinion: GlyphClassifier.secondOpinion)
     }
 
-    package init(classifier: GlyphClassifier) {
-        self.init(classifier: classifier, policy: .standard)
+    /// `classifier` alone, or with `secondOpinion` asked where it claims no key.
+    package init(classifier: GlyphClassifier, secondOpinion: GlyphClassifier? = nil) {
+        self.init(classifier: classifier, secondOpinion: secondOpinion, policy: .standard)
     }
 
     /// The standard recognizer with some verdict thresholds changed (the lab's `analyze`: which
@@ -85,11 +90,12 @@ public struct MRZRecognizer: Sendable {
         if let keyUndetectableRatio { policy.keyUndetectableRatio = keyUndetectableRatio }
         if let keyForeignMaximum { policy.keyForeignMaximum = keyForeignMaximum }
         if let validForeignMaximum { policy.validForeignMaximum = validForeignMaximum }
-        return MRZRecognizer(classifier: classifier, policy: policy)
+        return MRZRecognizer(classifier: classifier, secondOpinion: secondOpinion, policy: policy)
     }
 
-    init(classifier: GlyphClassifier, policy: MRZDecoder.Policy) {
+    init(classifier: GlyphClassifier, secondOpinion: GlyphClassifier? = nil, policy: MRZDecoder.Policy) {
         self.classifier = classifier
+        self.secondOpinion = secondOpinion
         self.policy = policy
     }
 
@@ -98,7 +104,21 @@ public struct MRZRecognizer: Sendable {
     }
 
     /// Reads `gray` within `budget` (wall clock): past it the search stops and claims nothing.
+    ///
+    /// Where the first reader found a zone and claimed no key, the second opinion (when there is
+    /// one) reads it again in what is left of the budget (`withSecondOpinion`).
     public func read(_ gray: GrayImage, budget: Duration = MRZRecognizer.imageBudget) -> Result {
+        let deadline = ContinuousClock.now + budget
+        let first = readAlone(gray, budget: budget)
+        guard let secondOpinion, first.refusal == nil, first.found, first.reading?.accessKeyValid != true else { return first }
+        let left = deadline - ContinuousClock.now
+        guard left > .zero else { return first }
+        let second = MRZRecognizer(classifier: secondOpinion, policy: policy).readAlone(gray, budget: left)
+        return Self.withSecondOpinion(first, second)
+    }
+
+    /// One reader's search of `gray` within `budget`.
+    private func readAlone(_ gray: GrayImage, budget: Duration) -> Result {
         var best: (reading: MRZReading, score: Double, retry: Bool)?
         var keys = Set<[String]>()
         var primaryKeys = Set<[String]>()

@@ -29,7 +29,7 @@ let knownTiers = ["scan", "kiosk", "hard", "small", "tiny", "overprint", "font",
 if arguments.contains("--help") || arguments.contains("-h") {
     print("""
         usage: gbgbridge-mrz-bench [--count N] [--tiers T,T,...] [--seed S] [--yardstick N] [--only N] [--list]
-                                   [--dump DIR] [--model glyph-model.bin] [--key-foreign P] [--valid-foreign P] [--small-glyph H] [--foreign-pair P] [--small-lookalike H] [--no-document-print] [--floor-rival P] [--valid-minimum P] [--valid-uncovered P] [--strict-law] [--doubtful-os N]
+                                   [--dump DIR] [--model glyph-model.bin] [--second-model FILE|none] [--key-foreign P] [--valid-foreign P] [--small-glyph H] [--foreign-pair P] [--small-lookalike H] [--no-document-print] [--floor-rival P] [--valid-minimum P] [--valid-uncovered P] [--strict-law] [--doubtful-os N]
           --count N       images a drawn tier (default 1000)
           --tiers         \(knownTiers.joined(separator: ",")) (default scan,kiosk,hard,real,real-small)
           --seed S        the corpus's seed (default 9303; a seed never tuned on for an honest figure)
@@ -46,24 +46,31 @@ if let unknown = tiers.first(where: { !knownTiers.contains($0) }) {
 }
 
 
-/// `--model FILE`: a `glyph-model.bin` the lab wrote, instead of the built-in one (to compare).
-var recognizer: MRZRecognizer
-if let path = option("--model") {
-    let classifier: GlyphClassifier
+/// `--model FILE`: a `glyph-model.bin` the lab wrote, read alone instead of the built-in pair (to
+/// compare); `--second-model FILE`: the second opinion asked where the first claims no key
+/// (`none`: the first reads alone). Neither: the built-in pair.
+func modelFile(_ path: String) -> GlyphClassifier {
     do {
-        classifier = try GlyphModelFile.classifier(atPath: path)
+        let classifier = try GlyphModelFile.classifier(atPath: path)
+        print("model: \(path) (\(classifier.hidden) hidden units, \(classifier.outputs) outputs, temperature \(classifier.temperature))")
+        return classifier
     } catch {
         print("\(error)")
         exit(2)
     }
-    recognizer = MRZRecognizer(classifier: classifier)
-    print("model: \(path) (\(classifier.hidden) hidden units, \(classifier.outputs) outputs, temperature \(classifier.temperature))")
-} else if let standard = MRZRecognizer() {
-    recognizer = standard
-} else {
+}
+guard let builtIn = GlyphClassifier.standard else {
     print("this build has no trained glyph model")
     exit(1)
 }
+let firstModel = option("--model").map(modelFile) ?? builtIn
+let secondModel: GlyphClassifier? = switch option("--second-model") {
+case "none": nil
+case let path?: modelFile(path)
+case nil: option("--model") == nil ? GlyphClassifier.secondOpinion : nil
+}
+var recognizer = MRZRecognizer(classifier: firstModel, secondOpinion: secondModel)
+print("readers: \(option("--model") ?? "the built-in model")\(secondModel == nil ? " alone" : ", then \(option("--second-model") ?? "the built-in second opinion") where it claims no key")")
 // `--key-foreign P --valid-foreign P`: the not-OCR-B share a key (or any other) character may have
 // (the lab's way to weigh a threshold; the product's are MRZDecoder.Policy's).
 if let key = option("--key-foreign").flatMap(Float.init) { recognizer = recognizer.loosened(keyForeignMaximum: key) }

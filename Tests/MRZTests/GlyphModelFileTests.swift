@@ -9,15 +9,29 @@ import Testing
     static let resources = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Sources/MRZ/Resources")
 
-    @Test func theEmbeddedModelIsTheFileTheTrainerWrote() throws {
-        let record = try String(contentsOf: Self.resources.appendingPathComponent("glyph-model.sha256"), encoding: .utf8)
+    /// Each embedded model file: the first reader's and the second opinion's.
+    static let embedded: [(name: String, bytes: [UInt8])] = [("glyph-model", GlyphClassifier.standardFile),
+                                                             ("glyph-model-small", GlyphClassifier.secondOpinionFile)]
+
+    @Test("each embedded model is the file the trainer wrote", arguments: 0..<2)
+    func theEmbeddedModelIsTheFileTheTrainerWrote(_ index: Int) throws {
+        let (name, bytes) = Self.embedded[index]
+        let record = try String(contentsOf: Self.resources.appendingPathComponent("\(name).sha256"), encoding: .utf8)
         let fields = record.split(whereSeparator: \.isWhitespace)
-        #expect(fields.count == 2 && fields.last == "glyph-model.bin", "glyph-model.sha256 is not `sha256sum` output for glyph-model.bin")
+        #expect(fields.count == 2 && fields.last.map(String.init) == "\(name).bin", "\(name).sha256 is not `sha256sum` output for \(name).bin")
         let written = try #require(fields.first).lowercased()
-        let embedded = DigestAlgorithm.sha256.hash(GlyphClassifier.standardFile).map { String(format: "%02x", $0) }.joined()
-        #expect(embedded == written, "the embedded glyph-model.bin is not the file the trainer recorded (retrain, or restore both files)")
-        let onDisk = try Data(contentsOf: Self.resources.appendingPathComponent("glyph-model.bin"))
-        #expect(Array(onDisk) == GlyphClassifier.standardFile)
+        let embedded = DigestAlgorithm.sha256.hash(bytes).map { String(format: "%02x", $0) }.joined()
+        #expect(embedded == written, "the embedded \(name).bin is not the file the trainer recorded (retrain, or restore both files)")
+        let onDisk = try Data(contentsOf: Self.resources.appendingPathComponent("\(name).bin"))
+        #expect(Array(onDisk) == bytes)
+    }
+
+    @Test func theSecondOpinionLoadsAndIsAnotherModel() throws {
+        #expect(GlyphClassifier.secondOpinionLoadError == nil)
+        let second = try #require(GlyphClassifier.secondOpinion)
+        let first = try #require(GlyphClassifier.standard)
+        #expect(second.inputs == first.inputs && second.outputs == first.outputs)
+        #expect(second.weights != first.weights, "the second opinion is the first model again")
     }
 
     @Test func theEmbeddedModelLoads() throws {
