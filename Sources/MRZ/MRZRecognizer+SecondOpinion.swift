@@ -2,7 +2,7 @@ extension MRZRecognizer {
     /// The first reader's result with a second reader's of the same image, where the first
     /// claimed no key. The second's key is claimed only when neither the first's best reading (its
     /// check digits holding) nor its first candidate is another key (one of them would be wrong,
-    /// and nothing says which); a second search that ran out of time or saw no one document's zone adds nothing.
+    /// and nothing says which); a second reading that ran out of time adds nothing.
     /// Candidates: the first's, then the second's others; a claimed key goes first.
     static func withSecondOpinion(_ first: Result, _ second: Result) -> Result {
         guard second.refusal == nil else { return first }

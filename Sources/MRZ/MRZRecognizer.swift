@@ -107,24 +107,23 @@ public struct MRZRecognizer: Sendable {
     ///
     /// Where the first reader found a zone and claimed no key, the second opinion (when there is
     /// one) reads it again in what is left of the budget (`withSecondOpinion`).
+    /// Where the zone could be is found once: the second reads the first's hypotheses.
     public func read(_ gray: GrayImage, budget: Duration = MRZRecognizer.imageBudget) -> Result {
-        let deadline = ContinuousClock.now + budget
-        let first = readAlone(gray, budget: budget)
-        guard let secondOpinion, first.refusal == nil, first.found, first.reading?.accessKeyValid != true else { return first }
-        let left = deadline - ContinuousClock.now
-        guard left > .zero else { return first }
-        let second = MRZRecognizer(classifier: secondOpinion, policy: policy).readAlone(gray, budget: left)
+        let deadline = Deadline(after: budget)
+        let searched = Searched(gray, workingSide: workingSide, deadline: deadline)
+        let first = readAlone(searched, deadline: deadline)
+        guard let secondOpinion, first.refusal == nil, first.found, first.reading?.accessKeyValid != true, !deadline.expired else { return first }
+        let second = MRZRecognizer(classifier: secondOpinion, policy: policy).readAlone(searched, deadline: deadline)
         return Self.withSecondOpinion(first, second)
     }
 
-    /// One reader's search of `gray` within `budget`.
-    private func readAlone(_ gray: GrayImage, budget: Duration) -> Result {
+    /// One reader's reading of a searched photo, by `deadline`.
+    private func readAlone(_ searched: Searched, deadline: Deadline) -> Result {
         var best: (reading: MRZReading, score: Double, retry: Bool)?
         var keys = Set<[String]>()
         var primaryKeys = Set<[String]>()
         var candidates = CandidatePool()
-        let deadline = Deadline(after: budget)
-        let outcome = eachHypothesis(gray, deadline: deadline) { cells, retry, capHeight in
+        let outcome = eachHypothesis(searched, deadline: deadline) { cells, retry, capHeight in
             var rank = -1.0
             let decoders = decoders(cells, capHeight: capHeight)
             for (decoder, scores, _) in decoders {
@@ -316,10 +315,12 @@ public struct MRZRecognizer: Sendable {
     /// the search ends with a refusal.
     private func eachHypothesis(_ photo: GrayImage, deadline: Deadline,
                                 _ body: (CellEvidence, Bool, Float) -> (stop: Bool, rank: Double)) -> (found: Bool, refusal: Refusal?) {
-        let enlarged = Search.enlarged(photo)
-        let enlargement = Float(enlarged.width) / Float(max(1, photo.width))
-        let padded = enlarged.padded(by: min(48, max(4, min(enlarged.width, enlarged.height) / 4)))
-        let search = Search(padded, workingSide: workingSide, deadline: deadline)
+        eachHypothesis(Searched(photo, workingSide: workingSide, deadline: deadline), deadline: deadline, body)
+    }
+
+    private func eachHypothesis(_ searched: Searched, deadline: Deadline,
+                                _ body: (CellEvidence, Bool, Float) -> (stop: Bool, rank: Double)) -> (found: Bool, refusal: Refusal?) {
+        let (search, enlargement) = (searched.search, searched.enlargement)
         if let refusal = search.refusal { return (false, refusal) }
         let gray = search.image
         // `known`: lines already read with these very cells (a shift of one line leaves the others).

@@ -97,6 +97,23 @@ extension MRZRecognizer {
     }
 }
 
+extension MRZRecognizer {
+    /// A photo as the search saw it — enlarged when small, in a border of its own edge, searched —
+    /// with no classifier in it: both readers of `read` read these hypotheses.
+    struct Searched {
+        let search: Search
+        /// The enlarged photo's width over the photo's.
+        let enlargement: Float
+
+        init(_ photo: GrayImage, workingSide: Int, deadline: Deadline) {
+            let enlarged = Search.enlarged(photo)
+            enlargement = Float(enlarged.width) / Float(max(1, photo.width))
+            let padded = enlarged.padded(by: min(48, max(4, min(enlarged.width, enlarged.height) / 4)))
+            search = Search(padded, workingSide: workingSide, deadline: deadline)
+        }
+    }
+}
+
 extension MRZBlock {
     /// The line lengths to read the block at, likeliest first: three lines are TD1's 30; two
     /// lines 36 or 44 by the number of cells they span — each line's extent over its pitch — and
