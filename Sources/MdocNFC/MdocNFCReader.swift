@@ -203,7 +203,7 @@ public enum MdocNFCReader {
         let responseBytes: [UInt8], response: DeviceResponse
         do {
             (responseBytes, response) = try Self.open(answer, session: &encryption, limits: options.sessionLimits, options: options)
-        } catch where [.sessionEncryption, .malformed].contains(error.code) {
+        } catch where Self.looksGarbled(error) {
             guard let hint = session.garbledAnswerHint else { throw error }
             throw MdocError(error.code, error.reason + " — " + hint)
         }
@@ -214,6 +214,15 @@ public enum MdocNFCReader {
         outcome.link = session.link
         outcome.timings = session.timings.merging(["engagement": engagementSeconds]) { $1 }
         return outcome
+    }
+
+    /// What an answer put together from pieces out of order can look like (BLE notifications over
+    /// Enhanced ATT's channels): a tag that does not verify, CBOR that does not parse, or a
+    /// SessionData whose scrambled length header claims more than the limits allow (seen in the
+    /// BlueZ VM: "a string of 3263527695 bytes"). A limit reached inside a decrypted — authentic —
+    /// DeviceResponse is the holder's own doing, and not this.
+    package static func looksGarbled(_ error: MdocError) -> Bool {
+        [.sessionEncryption, .malformed].contains(error.code) || (error.code == .limitExceeded && error.reason.hasPrefix("SessionData"))
     }
 
     static func seconds(_ duration: Duration) -> Double {

@@ -1,4 +1,5 @@
 import BlueZ
+import CBORCoding
 import COSE
 import Foundation
 import Mdoc
@@ -122,6 +123,23 @@ struct MdocBLETests {
         #expect(throws: MdocError.self) { try fresh.take([0x02, 1, 2]) }
         #expect(throws: MdocError.self) { try fresh.take([0x00]) }
         #expect(try fresh.take([0x00, 9]) == [9])
+    }
+
+    @Test("an answer put together out of order (Enhanced ATT) gets the hint, whatever its scrambled bytes make of SessionData; an authentic DeviceResponse's limit does not")
+    func garbledAnswersAreRecognised() throws {
+        // {"data": a byte string whose scrambled length header says 3263527695 bytes} — as in the BlueZ VM.
+        let scrambledLength: [UInt8] = [0xA1, 0x64] + Array("data".utf8) + [0x5A, 0xC2, 0x86, 0xB4, 0x0F, 0x01, 0x02]
+        let limits = CBORLimits(maximumBytes: 4 << 20, maximumDepth: 16, maximumItems: 50_000, maximumStringBytes: 2 << 20)
+        var tooLong: MdocError?
+        do { _ = try SessionMessage.parseData(scrambledLength, limits: limits) } catch { tooLong = error }
+        #expect(tooLong?.code == .limitExceeded, "\(String(describing: tooLong))")
+        #expect(tooLong.map(MdocNFCReader.looksGarbled) == true)
+        var unparsable: MdocError?
+        do { _ = try SessionMessage.parseData([0xA1, 0x64, 0x64, 0x61], limits: limits) } catch { unparsable = error }
+        #expect(unparsable.map(MdocNFCReader.looksGarbled) == true, "\(String(describing: unparsable))")
+        #expect(MdocNFCReader.looksGarbled(MdocError(.sessionEncryption, "the tag does not verify")))
+        #expect(!MdocNFCReader.looksGarbled(MdocError(.limitExceeded, "DeviceResponse: more than 50000 items")))
+        #expect(!MdocNFCReader.looksGarbled(MdocError(.noDocument, "declined")))
     }
 
     @Test("plans from the engagement and from a handover's BLE carrier record; peripheral server mode first")
