@@ -36,3 +36,8 @@ public struct MRZReading: Sendable, Hashable, Codable {
     /// The MRZ text, lines separated by line feeds (what `nfc.read`'s `{mrz}` takes).
     public var text: String { lines.joined(separator: "\n") }
 }
+
+extension MRZReading {
+    /// The access key's fields (number, birth, expiry), as `MRZKeyCandidate.key` holds them.
+    package var key: [String] { [documentNumber, dateOfBirth, dateOfExpiry] }
+}

@@ -6,16 +6,15 @@ extension MRZRecognizer {
     /// Candidates: the first's, then the second's others; a claimed key goes first.
     static func withSecondOpinion(_ first: Result, _ second: Result) -> Result {
         guard second.refusal == nil else { return first }
-        func key(_ reading: MRZReading) -> [String] { [reading.documentNumber, reading.dateOfBirth, reading.dateOfExpiry] }
         var claimed: MRZReading?
         if let reading = second.reading, reading.accessKeyValid {
-            let readsAnother = first.reading.map { keyChecksHold($0) && key($0) != key(reading) } ?? false
-            let ranksAnother = first.candidates.first.map { $0.key != key(reading) } ?? false
+            let readsAnother = first.reading.map { keyChecksHold($0) && $0.key != reading.key } ?? false
+            let ranksAnother = first.candidates.first.map { $0.key != reading.key } ?? false
             if !readsAnother, !ranksAnother { claimed = reading }
         }
         var candidates = first.candidates
         for candidate in second.candidates where !candidates.contains(where: { $0.key == candidate.key }) { candidates.append(candidate) }
-        if let claimed, let index = candidates.firstIndex(where: { $0.key == key(claimed) }) {
+        if let claimed, let index = candidates.firstIndex(where: { $0.key == claimed.key }) {
             candidates.insert(candidates.remove(at: index), at: 0)
         }
         return Result(reading: claimed ?? first.reading ?? second.reading.map { reading in

@@ -131,7 +131,7 @@ public struct MRZRecognizer: Sendable {
                 if policy.candidatesFollowLaw, !candidates.lawHeld, !decoder.nationalNumberRule(scores, lenient: true).allowed.isEmpty { candidates.lawHeld = true }
             }
             for reading in decoded(decoders, cells, retry: retry) {
-                let key = [reading.documentNumber, reading.dateOfBirth, reading.dateOfExpiry]
+                let key = reading.key
                 if reading.accessKeyValid { keys.insert(key) }
                 if !retry, Self.keyChecksHold(reading) { primaryKeys.insert(key) }
                 let score = Self.score(reading)
@@ -182,7 +182,7 @@ public struct MRZRecognizer: Sendable {
                 lawFirst = true
             }
             if !lawFirst, let reading, ["documentNumber", "dateOfBirth", "dateOfExpiry"].allSatisfy({ reading.checkDigits[$0] == true }),
-               let index = ranked.firstIndex(where: { $0.key == [reading.documentNumber, reading.dateOfBirth, reading.dateOfExpiry] }) {
+               let index = ranked.firstIndex(where: { $0.key == reading.key }) {
                 ranked.insert(ranked.remove(at: index), at: 0)
             }
             return Array(ranked.prefix(MRZKeyCandidate.maximum))
@@ -208,7 +208,7 @@ public struct MRZRecognizer: Sendable {
     /// cap height tried again read `DG0BUA58E` — an `O` as `0` and a `K` as `E`, cancelling — and
     /// claimed it.)
     static func withoutPrimaryConflict(_ reading: MRZReading, primaryKeys: Set<[String]>) -> MRZReading {
-        guard reading.accessKeyValid, primaryKeys.contains(where: { $0 != [reading.documentNumber, reading.dateOfBirth, reading.dateOfExpiry] }) else {
+        guard reading.accessKeyValid, primaryKeys.contains(where: { $0 != reading.key }) else {
             return reading
         }
         var reading = reading
