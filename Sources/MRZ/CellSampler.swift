@@ -16,8 +16,16 @@ package enum CellSampler {
     /// The cells of a line sampled once: normalized for the classifier, and each cell's contrast
     /// over the line's median (0 for a cell the photo does not hold whole).
     static func sampleAndContrast(_ image: GrayImage, _ cells: [CellGeometry.Cell]) -> (samples: [[Float]], contrast: [Float]) {
-        let raw = cells.map { Self.raw(image, $0) }
-        return (normalized(raw), zip(cells, contrastRatios(raw: raw)).map { cell, ratio in inside(image, cell) ? ratio : 0 })
+        let line = sampleAndContrast(image, cells, raw: cells.map { Self.raw(image, $0) })
+        return (line.samples, line.contrast)
+    }
+
+    /// The same from the cells' raw grey values (`raw`, one a cell), with each cell's ink and paper levels.
+    static func sampleAndContrast(_ image: GrayImage, _ cells: [CellGeometry.Cell], raw: [[Float]])
+        -> (samples: [[Float]], contrast: [Float], levels: [(ink: Float, paper: Float)]) {
+        let levels = self.levels(raw)
+        let samples = raw.indices.map { normalize(raw[$0], levels[$0]) }
+        return (samples, zip(cells, contrastRatios(raw: raw)).map { cell, ratio in inside(image, cell) ? ratio : 0 }, levels)
     }
 
     static func normalized(_ raw: [[Float]]) -> [[Float]] {

@@ -323,10 +323,11 @@ public struct MRZRecognizer: Sendable {
         let (search, enlargement) = (searched.search, searched.enlargement)
         if let refusal = search.refusal { return (false, refusal) }
         let gray = search.image
+        let memo = CellMemo(raw: searched.rawCells)
         // `known`: lines already read with these very cells (a shift of one line leaves the others).
         func evaluate(_ geometry: CellGeometry, measured: [[[Float]]]? = nil, retry: Bool = false,
                       known: [Int: CellReadings] = [:]) -> (stop: Bool, rank: Double, probabilities: [[[Float]]], cells: [CellReadings]) {
-            let cells = geometry.lines.indices.map { known[$0] ?? cellReadings(gray, geometry.lines[$0]) }
+            let cells = geometry.lines.indices.map { known[$0] ?? cellReadings(gray, geometry.lines[$0], memo: memo) }
             var probabilities = cells.map(\.probabilities)
             // A glyph that at the measured cap height is not OCR-B (another font, a smudge) stays
             // so at a height chosen again: cut squatter or taller, a DejaVu `0` with its slash
@@ -422,11 +423,18 @@ public struct MRZRecognizer: Sendable {
     package typealias CellReadings = (probabilities: [[Float]], contrast: [Float], samples: [[Float]])
 
     /// Each cell's probabilities, contrast over its line's median and pixels, from one sampling of the line.
+    /// With `memo`, a cell sampled or classified before in this photo is not again (`CellMemo`).
     package func cellReadings(_ gray: GrayImage, _ cells: [CellGeometry.Cell]) -> CellReadings {
-        let (samples, contrast) = CellSampler.sampleAndContrast(gray, cells)
+        cellReadings(gray, cells, memo: nil)
+    }
+
+    func cellReadings(_ gray: GrayImage, _ cells: [CellGeometry.Cell], memo: CellMemo?) -> CellReadings {
+        let raw = cells.map { memo?.raw.values(gray, $0) ?? CellSampler.raw(gray, $0) }
+        let (samples, contrast, levels) = CellSampler.sampleAndContrast(gray, cells, raw: raw)
         let probabilities = cells.indices.map { index in
-            CellSampler.inside(gray, cells[index]) ? classifier.probabilities(samples[index])
-                : [Float](repeating: 1 / Float(MRZGlyph.count), count: MRZGlyph.count)
+            guard CellSampler.inside(gray, cells[index]) else { return [Float](repeating: 1 / Float(MRZGlyph.count), count: MRZGlyph.count) }
+            guard let memo else { return classifier.probabilities(samples[index]) }
+            return memo.probabilities(cells[index], level: levels[index]) { classifier.probabilities(samples[index]) }
         }
         return (probabilities, contrast, samples)
     }

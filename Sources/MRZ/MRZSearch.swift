@@ -104,6 +104,8 @@ extension MRZRecognizer {
         let search: Search
         /// The enlarged photo's width over the photo's.
         let enlargement: Float
+        /// Its cells' raw samples, for every reader of it (`CellMemo`).
+        let rawCells = CellMemo.Raw()
 
         init(_ photo: GrayImage, workingSide: Int, deadline: Deadline) {
             let enlarged = Search.enlarged(photo)
