@@ -74,17 +74,20 @@ enum DocumentsTier {
                 let checks = entry.checks ?? [:]
                 let keyHolds = hasMRZ && checks["number"] == true && checks["birth"] == true && checks["expiry"] == true
                 let truth = hasMRZ ? MRZReading(text: entry.lines) : nil
-                let truthKey = truth.map { [$0.documentNumber, $0.dateOfBirth, $0.dateOfExpiry] }
+                let truthKey = truth?.key
                 let keys = result.candidates.map(\.key)
                 let reading = result.reading
-                let claimed = reading.flatMap { $0.accessKeyValid ? [$0.documentNumber, $0.dateOfBirth, $0.dateOfExpiry] : nil }
+                let claimed = reading.flatMap { $0.accessKeyValid ? $0.key : nil }
                 if keyHolds {
                     eligible += 1
                     if keys.first == truthKey { first += 1 }
                     if let truthKey, keys.contains(truthKey) { any += 1 }
                     if let claimed, claimed == truthKey { keyValid += 1 }
+                    let name = entry.file + (turn.map { $0 ? " turned clockwise" : " turned anticlockwise" } ?? "")
                     if listing, keys.first != truthKey {
-                        print("  \(entry.file)\(turn.map { $0 ? " turned clockwise" : " turned anticlockwise" } ?? ""): first candidate \(keys.first ?? []) of \(keys.count), printed \(truthKey ?? []); read \(reading?.lines ?? [])")
+                        print("  \(name): first candidate \(keys.first ?? []) of \(keys.count), printed \(truthKey ?? []); read \(reading?.lines ?? [])")
+                    } else if listing, claimed == nil {
+                        print("  \(name): the printed key first, no accessKeyValid")
                     }
                 } else {
                     misprinted += 1

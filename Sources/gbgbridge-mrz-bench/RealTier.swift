@@ -6,11 +6,13 @@ import MRZSynthesis
 /// The `real` tier: zones made of real MRZ lines (`../shared/fixtures/mrz-real-lines`) from the
 /// documents kept for measuring — never trained or tuned on. Per kind: the key right (of the
 /// zones whose printed key check digits hold), false keys (a key claimed that is not the printed
-/// one, or claimed where the printed check digits are wrong), false valids, no-reads, timing; then
+/// one, or claimed where the printed check digits are wrong), false valids, no-reads, timing, the
+/// printed key as the first of the key candidates and among them; then
 /// the per-character confusion of the real lines.
 enum RealTier {
     struct Tally {
         var zones = 0, keyable = 0, keyRight = 0, exact = 0, falseKey = 0, falseValid = 0, noRead = 0
+        var firstCandidate = 0, anyCandidate = 0
         var times: [Double] = []
     }
 
@@ -43,7 +45,13 @@ enum RealTier {
             tally.zones += 1
             tally.times.append(Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15)
             let truth = item.truthReading
-            if item.keyHolds { tally.keyable += 1 }
+            if item.keyHolds {
+                tally.keyable += 1
+                let printed = [truth.documentNumber, truth.dateOfBirth, truth.dateOfExpiry]
+                let keys = result.candidates.map(\.key)
+                if keys.first == printed { tally.firstCandidate += 1 }
+                if keys.contains(printed) { tally.anyCandidate += 1 }
+            }
             if let reading, reading.accessKeyValid {
                 let right = item.keyHolds && reading.documentNumber == truth.documentNumber && reading.dateOfBirth == truth.dateOfBirth
                     && reading.dateOfExpiry == truth.dateOfExpiry
@@ -56,8 +64,11 @@ enum RealTier {
             } else if item.keyHolds {
                 tally.noRead += 1
                 if listing {
+                    let printed = [truth.documentNumber, truth.dateOfBirth, truth.dateOfExpiry]
+                    let rank = result.candidates.firstIndex { $0.key == printed }.map { "candidate \($0 + 1) of \(result.candidates.count)" }
+                        ?? "not among \(result.candidates.count) candidates"
                     let why = reading.map { r in " [checks \(r.checkDigits.filter { !$0.value }.keys.sorted()), least sure \(String(format: "%.2f", r.confidence)), corrections \(r.corrections)]" } ?? ""
-                    print("  not read (#\(number) \(item.kind.rawValue), \(item.files.map { ($0 as NSString).lastPathComponent })\(result.refusal.map { ", \($0.rawValue)" } ?? "")): \(reading?.lines ?? []) for \(item.truth)\(why)")
+                    print("  not read (#\(number) \(item.kind.rawValue), \(item.files.map { ($0 as NSString).lastPathComponent })\(result.refusal.map { ", \($0.rawValue)" } ?? "")): \(reading?.lines ?? []) for \(item.truth)\(why), printed key \(rank)")
                 }
             }
             if let reading, reading.valid {
@@ -84,7 +95,7 @@ enum RealTier {
             }
             tallies[item.kind] = tally
         }
-        print("kind                 zones   key right   exact MRZ   false key   false valid   not read   p50 ms   p95 ms")
+        print("kind                 zones   key right   exact MRZ   false key   false valid   not read   p50 ms   p95 ms   1st cand   any cand")
         for kind in RealLines.Case.Kind.allCases {
             guard var tally = tallies[kind] else { continue }
             tally.times.sort()
@@ -93,6 +104,7 @@ enum RealTier {
                   + "   " + percent(tally.keyRight, of: tally.keyable) + "    " + percent(tally.exact, of: tally.keyable)
                   + "   " + String(format: "%9d", tally.falseKey) + "   " + String(format: "%11d", tally.falseValid)
                   + "   " + percent(tally.noRead, of: tally.keyable) + " " + milliseconds(tally.times, 0.5) + "   " + milliseconds(tally.times, 0.95)
+                  + "    " + percent(tally.firstCandidate, of: tally.keyable) + "    " + percent(tally.anyCandidate, of: tally.keyable)
                   + "   (\(tally.keyable) with the printed key's check digits holding)")
         }
         let top = confusion.sorted { $0.value > $1.value }.prefix(20).map { "\($0.key) \($0.value)" }
