@@ -18,19 +18,31 @@ public struct GrayImage: Sendable {
 
     /// Luma of an RGB image (BT.601 weights, integer arithmetic).
     public init(_ image: ImageCodecs.RGBImage) {
-        width = image.width
-        height = image.height
+        self.init(image) { (r: UInt8, g: UInt8, b: UInt8) -> UInt8 in
+            let weighted: Int = Int(r) * 77 + Int(g) * 150 + Int(b) * 29
+            return UInt8((weighted + 128) >> 8)
+        }
+    }
+
+    @inline(__always)
+    private init(_ image: ImageCodecs.RGBImage, _ level: (UInt8, UInt8, UInt8) -> UInt8) {
         var pixels = [UInt8](repeating: 0, count: image.width * image.height)
         image.pixels.withUnsafeBufferPointer { rgb in
             pixels.withUnsafeMutableBufferPointer { out in
-                for index in 0..<out.count {
-                    let r = Int(rgb[index * 3]), g = Int(rgb[index * 3 + 1]), b = Int(rgb[index * 3 + 2])
-                    out[index] = UInt8((r * 77 + g * 150 + b * 29 + 128) >> 8)
-                }
+                for index in 0..<out.count { out[index] = level(rgb[index * 3], rgb[index * 3 + 1], rgb[index * 3 + 2]) }
             }
         }
-        self.pixels = pixels
-        content = (0, 0, width, height)
+        self.init(width: image.width, height: image.height, pixels: pixels)
+    }
+
+    /// Each pixel as light as its lightest channel: a photo or a scan of a document as the MRZ's
+    /// ink sees it. The zone is printed in black (ICAO 9303 asks for ink that absorbs in the near
+    /// infrared: carbon black), dark in every channel; a red SPECIMEN stamp over it, a guilloche's
+    /// blue and pink, a UV capture's blue glow are light in at least one channel and go pale. Luma
+    /// keeps a red stamp as dark as mid-grey, and the stamp's letters became blobs of the zone's
+    /// own lines (Docs/mrz.md, "Colour inks").
+    public init(lightestChannelOf image: ImageCodecs.RGBImage) {
+        self.init(image) { r, g, b in max(r, g, b) }
     }
 
     /// The image shrunk by an integer `factor` (each output pixel the mean of a factor × factor block).

@@ -197,7 +197,7 @@ case "mrz":
         let image = try decode(input, format)
         let total = Duration.milliseconds(option("--budget-ms") ?? 2_000)
         let budget = max(.milliseconds(100), total - (ContinuousClock.now - began))
-        let result = recognizer.read(image, budget: budget)
+        let result = recognizer.read(photo: image, budget: budget)
         var header: [String: Field] = ["ok": .bool(true), "found": .bool(result.found), "width": .int(image.width), "height": .int(image.height)]
         if let refusal = result.refusal { header["refusal"] = .string(refusal.rawValue) }
         header["candidates"] = .objects(result.candidates.map { candidate in

@@ -67,7 +67,7 @@ enum DocumentsTier {
             for turn in turns {
                 let image = turn.map { original.turnedQuarter(clockwise: $0) } ?? original
                 let started = ContinuousClock.now
-                let result = recognizer.read(image)
+                let result = recognizer.read(photo: image)
                 let elapsed = ContinuousClock.now - started
                 times.append(Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15)
                 let hasMRZ = entry.format != "none" && !entry.lines.isEmpty
