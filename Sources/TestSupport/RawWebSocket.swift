@@ -15,7 +15,11 @@ public final class RawSocket: @unchecked Sendable {  // a file descriptor; used 
     /// Connects to `address` (IPv4, 127.0.0.1 unless given):`port`, blocking, with receive and send timeouts.
     public init(port: Int, timeout: Int = 30, address: String = "127.0.0.1") throws {
         let host = address
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        // `self.fd` is set only once connected: a class whose stored properties are all set runs
+        // its deinit when its initializer throws, and this one's closed the descriptor a second
+        // time — by then, maybe another thread's newly opened file (a suite's fixture read failed
+        // with EBADF beside the tests that connect to a refused port).
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw RawSocketError("socket: errno \(errno)") }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -25,9 +29,11 @@ public final class RawSocket: @unchecked Sendable {  // a file descriptor; used 
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard connected == 0 else {
+            let failure = errno
             close(fd)
-            throw RawSocketError("connect: errno \(errno)")
+            throw RawSocketError("connect: errno \(failure)")
         }
+        self.fd = fd
         setTimeout(seconds: timeout)
     }
 
