@@ -14,12 +14,13 @@
 /// Bounded: past `capacity` entries nothing more is kept (the read goes on, only slower). One
 /// read's, on one thread: never shared between reads.
 final class CellMemo {
-    /// A cell's geometry, bit for bit.
+    /// A cell's geometry, bit for bit (six words, no array to allocate on every lookup).
     struct Cell: Hashable {
-        let bits: [UInt32]
+        let x: UInt32, y: UInt32, alongX: UInt32, alongY: UInt32, pitch: UInt32, capHeight: UInt32
 
         init(_ cell: CellGeometry.Cell) {
-            bits = [cell.x, cell.y, cell.along.x, cell.along.y, cell.pitch, cell.capHeight].map(\.bitPattern)
+            (x, y, alongX, alongY) = (cell.x.bitPattern, cell.y.bitPattern, cell.along.x.bitPattern, cell.along.y.bitPattern)
+            (pitch, capHeight) = (cell.pitch.bitPattern, cell.capHeight.bitPattern)
         }
     }
 

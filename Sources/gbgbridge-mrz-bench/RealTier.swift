@@ -45,9 +45,9 @@ enum RealTier {
             tally.zones += 1
             tally.times.append(Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15)
             let truth = item.truthReading
+            let printed = truth.key
             if item.keyHolds {
                 tally.keyable += 1
-                let printed = [truth.documentNumber, truth.dateOfBirth, truth.dateOfExpiry]
                 let keys = result.candidates.map(\.key)
                 if keys.first == printed { tally.firstCandidate += 1 }
                 if keys.contains(printed) { tally.anyCandidate += 1 }
@@ -64,7 +64,6 @@ enum RealTier {
             } else if item.keyHolds {
                 tally.noRead += 1
                 if listing {
-                    let printed = [truth.documentNumber, truth.dateOfBirth, truth.dateOfExpiry]
                     let rank = result.candidates.firstIndex { $0.key == printed }.map { "candidate \($0 + 1) of \(result.candidates.count)" }
                         ?? "not among \(result.candidates.count) candidates"
                     let why = reading.map { r in " [checks \(r.checkDigits.filter { !$0.value }.keys.sorted()), least sure \(String(format: "%.2f", r.confidence)), corrections \(r.corrections)]" } ?? ""
