@@ -200,13 +200,15 @@ public enum MdocNFCReader {
         }
         await session.end()
         var encryption = established.encryption
-        let responseBytes: [UInt8], response: DeviceResponse
+        let responseBytes: [UInt8]
         do {
-            (responseBytes, response) = try Self.open(answer, session: &encryption, limits: options.sessionLimits, options: options)
-        } catch where Self.looksGarbled(error) {
+            responseBytes = try Self.unsealed(answer, session: &encryption, limits: options.sessionLimits)
+        } catch where Self.looksGarbled(error, at: .envelope) {
             guard let hint = session.garbledAnswerHint else { throw error }
             throw MdocError(error.code, error.reason + " — " + hint)
         }
+        // Decrypted, so authentic: what its DeviceResponse breaks is the holder's own doing.
+        let response = try DeviceResponse(bytes: responseBytes, limits: options.responseLimits)
         var outcome = MdocReadOutcome(handover: handover, engagement: engagement, transcript: established.transcript, request: established.request,
                                       responseBytes: responseBytes, response: response, readerEphemeralKey: established.readerKey,
                                       exchanges: exchanges, commandLength: 0, responseLength: 0)
@@ -216,13 +218,17 @@ public enum MdocNFCReader {
         return outcome
     }
 
+    /// Where in the holder's answer an error arose: its envelope (SessionData parsed, its status
+    /// judged, its data decrypted: `unsealed`) or the DeviceResponse decrypted from it.
+    package enum AnswerStage: Sendable { case envelope, response }
+
     /// What an answer put together from pieces out of order can look like (BLE notifications over
-    /// Enhanced ATT's channels): a tag that does not verify, CBOR that does not parse, or a
-    /// SessionData whose scrambled length header claims more than the limits allow (seen in the
-    /// BlueZ VM: "a string of 3263527695 bytes"). A limit reached inside a decrypted — authentic —
-    /// DeviceResponse is the holder's own doing, and not this.
-    package static func looksGarbled(_ error: MdocError) -> Bool {
-        [.sessionEncryption, .malformed].contains(error.code) || (error.code == .limitExceeded && error.reason.hasPrefix("SessionData"))
+    /// Enhanced ATT's channels), in its envelope: a tag that does not verify, CBOR that does not
+    /// parse, or a SessionData whose scrambled length header claims more than the limits allow
+    /// (seen in the BlueZ VM: "a string of 3263527695 bytes"). Nothing that a decrypted — authentic
+    /// — DeviceResponse breaks is this: its bytes are the holder's, however many items they hold.
+    package static func looksGarbled(_ error: MdocError, at stage: AnswerStage) -> Bool {
+        stage == .envelope && [.sessionEncryption, .malformed, .limitExceeded].contains(error.code)
     }
 
     static func seconds(_ duration: Duration) -> Double {
@@ -232,6 +238,13 @@ public enum MdocNFCReader {
     /// The holder's SessionData: its status judged, its data decrypted and decoded.
     static func open(_ answer: [UInt8], session: inout SessionEncryption, limits: CBORLimits,
                      options: MdocReadOptions) throws(MdocError) -> ([UInt8], DeviceResponse) {
+        let responseBytes = try unsealed(answer, session: &session, limits: limits)
+        return (responseBytes, try DeviceResponse(bytes: responseBytes, limits: options.responseLimits))
+    }
+
+    /// The holder's SessionData's envelope: parsed, its status judged, its data decrypted (the
+    /// DeviceResponse's bytes, not yet decoded).
+    static func unsealed(_ answer: [UInt8], session: inout SessionEncryption, limits: CBORLimits) throws(MdocError) -> [UInt8] {
         guard !answer.isEmpty else { throw MdocError(.sessionTerminated, "the holder answered the request with nothing") }
         let (data, status) = try SessionMessage.parseData(answer, limits: limits)
         guard let data else {
@@ -242,8 +255,7 @@ public enum MdocNFCReader {
             default: throw MdocError(.sessionTerminated, "the holder answered status \(status.map(String.init) ?? "none") without data")
             }
         }
-        let responseBytes = try session.decrypt(data)
-        return (responseBytes, try DeviceResponse(bytes: responseBytes, limits: options.responseLimits))
+        return try session.decrypt(data)
     }
 
     /// The engagement: the Handover Select read (static) or negotiated through TNEP, and the

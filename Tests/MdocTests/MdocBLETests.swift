@@ -133,13 +133,16 @@ struct MdocBLETests {
         var tooLong: MdocError?
         do { _ = try SessionMessage.parseData(scrambledLength, limits: limits) } catch { tooLong = error }
         #expect(tooLong?.code == .limitExceeded, "\(String(describing: tooLong))")
-        #expect(tooLong.map(MdocNFCReader.looksGarbled) == true)
+        #expect(tooLong.map { MdocNFCReader.looksGarbled($0, at: .envelope) } == true)
         var unparsable: MdocError?
         do { _ = try SessionMessage.parseData([0xA1, 0x64, 0x64, 0x61], limits: limits) } catch { unparsable = error }
-        #expect(unparsable.map(MdocNFCReader.looksGarbled) == true, "\(String(describing: unparsable))")
-        #expect(MdocNFCReader.looksGarbled(MdocError(.sessionEncryption, "the tag does not verify")))
-        #expect(!MdocNFCReader.looksGarbled(MdocError(.limitExceeded, "DeviceResponse: more than 50000 items")))
-        #expect(!MdocNFCReader.looksGarbled(MdocError(.noDocument, "declined")))
+        #expect(unparsable.map { MdocNFCReader.looksGarbled($0, at: .envelope) } == true, "\(String(describing: unparsable))")
+        #expect(MdocNFCReader.looksGarbled(MdocError(.sessionEncryption, "the tag does not verify"), at: .envelope))
+        #expect(!MdocNFCReader.looksGarbled(MdocError(.noDocument, "declined"), at: .envelope))
+        // The same codes from the decrypted DeviceResponse, whatever its reason's words: the holder's own.
+        #expect(!MdocNFCReader.looksGarbled(MdocError(.limitExceeded, "DeviceResponse: more than 50000 items"), at: .response))
+        #expect(!MdocNFCReader.looksGarbled(MdocError(.malformed, "SessionData-like words in a DeviceResponse"), at: .response))
+        #expect(!MdocNFCReader.looksGarbled(MdocError(.limitExceeded, "SessionData: a string of 3263527695 bytes"), at: .response))
     }
 
     @Test("plans from the engagement and from a handover's BLE carrier record; peripheral server mode first")
