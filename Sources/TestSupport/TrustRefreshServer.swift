@@ -25,10 +25,24 @@ public final class TrustRefreshServer: @unchecked Sendable {
         let outPath = work.appendingPathComponent("out").path
         let out = open(outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         let err = open(work.appendingPathComponent("err").path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        let openError = errno
+        // Ours to close once the child holds its copies, or when it could not be started.
+        defer {
+            if out >= 0 { close(out) }
+            if err >= 0 { close(err) }
+        }
+        guard out >= 0, err >= 0 else {
+            try? FileManager.default.removeItem(at: work)
+            throw TrustRefreshServerError(description: "cannot create the server's output files in \(work.path): errno \(openError)")
+        }
         let script = TestFixtures.url("trust-refresh/server.py").path
-        let process = try ChildProcess(executable: "/usr/bin/python3", arguments: [script, files.path, work.path], inheriting: [1: out, 2: err])
-        close(out)
-        close(err)
+        let process: ChildProcess
+        do {
+            process = try ChildProcess(executable: "/usr/bin/python3", arguments: [script, files.path, work.path], inheriting: [1: out, 2: err])
+        } catch {
+            try? FileManager.default.removeItem(at: work)
+            throw error
+        }
         for _ in 0..<600 {
             let text = (try? String(contentsOf: URL(fileURLWithPath: outPath), encoding: .utf8)) ?? ""
             if let match = text.firstMatch(of: /READY (\d+) (\d+) (\S+)/), let https = Int(match.1), let http = Int(match.2) {
