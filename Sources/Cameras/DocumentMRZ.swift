@@ -48,12 +48,11 @@ enum DocumentMRZ {
         }
         guard needsAgreement, frames.count > 1 else {
             return Outcome(reading: last, framesRead: frames.count, framesAgreeing: 1,
-                           candidates: ranked(first: last.accessKeyValid ? [last.documentNumber, last.dateOfBirth, last.dateOfExpiry] : nil))
+                           candidates: ranked(first: last.accessKeyValid ? last.key : nil))
         }
-        func key(_ r: MRZReading) -> [String] { [r.documentNumber, r.dateOfBirth, r.dateOfExpiry] }
         // The access key most frames with a valid key agree on, and how many do.
         let keyed = readings.filter(\.accessKeyValid)
-        let groups = Dictionary(grouping: keyed, by: key)
+        let groups = Dictionary(grouping: keyed, by: \.key)
         guard let (_, agreeing) = groups.max(by: { $0.value.count < $1.value.count }), agreeing.count >= 2, var chosen = agreeing.last else {
             var reading = last
             reading.accessKeyValid = false
@@ -62,7 +61,7 @@ enum DocumentMRZ {
         }
         let sameLines = agreeing.filter { $0.valid && $0.lines == chosen.lines }.count
         chosen.valid = chosen.valid && sameLines >= 2
-        return Outcome(reading: chosen, framesRead: frames.count, framesAgreeing: agreeing.count, candidates: ranked(first: key(chosen)))
+        return Outcome(reading: chosen, framesRead: frames.count, framesAgreeing: agreeing.count, candidates: ranked(first: chosen.key))
     }
 
     /// The response's `data.mrz`: the same fields `gbgbridge mrz --json` prints.

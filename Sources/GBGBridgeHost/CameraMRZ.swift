@@ -50,7 +50,7 @@ package enum CameraMRZ {
                     lastKey = nil
                     continue
                 }
-                let key = [reading.documentNumber, reading.dateOfBirth, reading.dateOfExpiry]
+                let key = reading.key
                 // Two frames in a row with the same access key: that is the document's.
                 if key == lastKey { return keys(first: key) }
                 lastKey = key
