@@ -2,14 +2,15 @@
 """The real specimen documents (../shared/fixtures/mrz-real-documents) as a person's camera or
 scanner might give them — turned a quarter, upside down, stored turned with an EXIF orientation,
 tilted, in a wide margin, faint, dim, blurred, smaller, CMYK, JPEG q25, at half size, a phone's
-photo (perspective, light falling off, JPEG), printed and scanned back, IR and UV captures, a
+photo (perspective, light falling off, JPEG), printed and scanned back, printed with an offset
+press's halftone screen and scanned, photographed off a screen (moiré), IR and UV captures, a
 SPECIMEN stamp, a lamp's glare — read by `gbgbridge mrz --json`; per variant: the printed key as
 first candidate, among the candidates, as accessKeyValid, and false accessKeyValid and false
 valid (Docs/mrz.md, "Pages on their side"). Exits 1 on any false claim.
 
     scripts/mrz-documents-variants.py [--gbgbridge PATH] [--work DIR] [--only VARIANT,...] [--list] [--all]
 
-Needs Pillow (Debian: python3-pil). The variants are drawn the same way each run (the tilt's
+Needs Pillow and NumPy (Debian: python3-pil, python3-numpy). The variants are drawn the same way each run (the tilt's
 angle is chosen from the document's name), so runs compare.
 """
 import argparse, collections, json, os, random, subprocess, sys
@@ -51,6 +52,8 @@ def variants(image, name):
     yield 'uv', ultraviolet(image, chooser), 'PNG', {}
     yield 'stamp', stamped(image, chooser), 'PNG', {}
     yield 'glare', glare(image, chooser), 'JPEG', {'quality': 85}
+    yield 'halftone', halftone(image, chooser), 'PNG', {}
+    yield 'screen', off_screen(image, chooser), 'JPEG', {'quality': 80}
 
 
 def phone_photo(image, chooser):
@@ -140,6 +143,50 @@ def glare(image, chooser):
     ImageDraw.Draw(patch).ellipse([x - radius * 1.6, y - radius, x + radius * 1.6, y + radius], fill=150)
     patch = patch.filter(ImageFilter.GaussianBlur(radius / 3))
     return ImageChops.screen(image, Image.merge('RGB', [patch] * 3))
+
+
+def halftone(image, chooser):
+    """Printed with an offset press's halftone (round dots on a screen at 45°, two pixels a
+    period: about 150 lines an inch scanned at 300 dpi) and scanned back: the dots drawn at four
+    times the size, averaged by the scanner's pixels, a little blur."""
+    import numpy
+    from PIL import Image, ImageFilter
+    width, height = image.size
+    factor, period = 4, 2.0 * 4
+    large = numpy.asarray(image.convert('L').resize((width * factor, height * factor), Image.BICUBIC), dtype=numpy.float32) / 255
+    ys, xs = numpy.mgrid[0:large.shape[0], 0:large.shape[1]].astype(numpy.float32)
+    angle = numpy.radians(45 + chooser.uniform(-3, 3))
+    u = xs * numpy.cos(angle) + ys * numpy.sin(angle)
+    v = -xs * numpy.sin(angle) + ys * numpy.cos(angle)
+    screen = 0.5 + 0.25 * (numpy.cos(2 * numpy.pi * u / period) + numpy.cos(2 * numpy.pi * v / period))
+    dots = Image.fromarray(((large > screen) * 255).astype(numpy.uint8))
+    back = dots.resize((width, height), Image.BOX).filter(ImageFilter.GaussianBlur(0.5))
+    return back.point(lambda v: 25 + v * 205 // 255).convert('RGB')
+
+
+def off_screen(image, chooser):
+    """The page shown on a display at twice its size and photographed: the display's pixel grid
+    (red, green and blue stripes, a dark line between rows) a little turned against the camera's
+    pixels, about 1.3 display pixels to one of the camera's, which sample it into moiré bands;
+    a little soft."""
+    import numpy
+    from PIL import Image, ImageFilter
+    width, height = image.size
+    zoom, subpixels = 2, 3
+    large = numpy.asarray(image.resize((width * zoom * subpixels, height * zoom * subpixels), Image.NEAREST), dtype=numpy.float32)
+    grid = numpy.zeros_like(large)
+    for channel in range(3):
+        grid[:, channel::subpixels, channel] = 1.0
+    grid[subpixels - 1::subpixels, :, :] *= 0.4
+    shown = Image.fromarray(numpy.clip(large * grid * 3.2, 0, 255).astype(numpy.uint8))
+    shown = shown.rotate(chooser.uniform(1, 3) * chooser.choice([-1, 1]), resample=Image.BILINEAR, expand=True, fillcolor=(20, 20, 20))
+    scale = 1 / (subpixels * chooser.uniform(1.2, 1.4))
+    taken = shown.resize((int(shown.width * scale), int(shown.height * scale)), Image.BILINEAR)
+    # The camera's exposure: the bright page near white again.
+    pixels = numpy.asarray(taken, dtype=numpy.float32)
+    bright = max(1.0, float(numpy.percentile(pixels, 98)))
+    exposed = Image.fromarray(numpy.clip(pixels * (235 / bright), 0, 255).astype(numpy.uint8))
+    return exposed.filter(ImageFilter.GaussianBlur(0.5))
 
 
 def main():
