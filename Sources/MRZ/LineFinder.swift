@@ -72,7 +72,7 @@ enum LineFinder {
                     best = (distance, angle)
                 }
             }
-            if let best { histogram[min(179, Int(best.angle / .pi * 180))] += 1 }
+            if let best { histogram[min(179, Int(best.angle / .pi * 180))] += h }
         }
         // Smoothed over ±3°, circularly.
         var smoothed = [Float](repeating: 0, count: 180)
