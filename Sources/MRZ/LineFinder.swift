@@ -51,7 +51,10 @@ enum LineFinder {
     }
 
     /// The dominant direction between neighbouring blobs of about the same size, in radians
-    /// (0 ≤ θ < π), with how strongly it dominates (its share of the votes).
+    /// (0 ≤ θ < π), with how strongly it dominates (its share of the votes). Each blob's vote
+    /// weighs as much as the blob is tall: a halftone screen's dots, ten for each character,
+    /// outvoted the characters of a page stored on its side when every vote counted alike
+    /// (Docs/mrz.md, "A halftone's dots and the text's direction").
     static func dominantAngle(_ blobs: [Component]) -> (angle: Float, share: Float) {
         let grid = Grid(blobs)
         var histogram = [Float](repeating: 0, count: 180)
